@@ -1,0 +1,61 @@
+// What the generic registry knows about one resource: its names for discovery,
+// its subresources, and its strategy (defaulting, validation, table columns,
+// selectable fields). One ResourceDef per resource; no per-resource handlers.
+
+import type { StatusCause } from "./errors";
+import type { KubeObject } from "./types";
+
+export interface TableColumn {
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  format?: string;
+  description: string;
+  /** 0 = always shown; 1 = only with -o wide */
+  priority: number;
+  cell: (obj: KubeObject, now: number) => unknown;
+}
+
+export interface ResourceStrategy {
+  /** Upstream's SetDefaults for the kind; mutates obj. Runs on create, update and patch results. */
+  defaults?(obj: KubeObject): void;
+  /** Field validation beyond the schema; returns one cause per bad field (empty = valid). */
+  validate?(obj: KubeObject, old?: KubeObject): StatusCause[];
+  /** Columns for `kubectl get` (Table). NAME is added by the registry when absent. */
+  columns?: TableColumn[];
+  /** Values of the fields a field selector may name (metadata.name/namespace are always there). */
+  fields?(obj: KubeObject): Record<string, string>;
+  /** Whether spec changes bump metadata.generation (true for most kinds with a spec). */
+  generation?: boolean;
+  /** Prepare a new object before it is stored (e.g. a pod's status.phase = Pending). */
+  prepareForCreate?(obj: KubeObject): void;
+}
+
+export interface SubresourceDef {
+  /** the kind served at this subresource, e.g. Scale, Binding, Pod */
+  kind: string;
+  group?: string;
+  version?: string;
+  verbs: string[];
+}
+
+export interface ResourceDef {
+  group: string;
+  version: string;
+  /** plural, lower case: pods */
+  resource: string;
+  kind: string;
+  listKind: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  categories?: string[];
+  verbs: string[];
+  subresources?: Record<string, SubresourceDef>;
+  strategy: ResourceStrategy;
+}
+
+export const STANDARD_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+export function apiVersionOf(def: { group: string; version: string }): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
+}

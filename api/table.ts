@@ -1,0 +1,60 @@
+// metav1.Table for `kubectl get`: the strategy's columns, NAME first, AGE where upstream has it.
+import type { ResourceDef, TableColumn } from "./resource";
+import type { KubeObject } from "./types";
+
+export type IncludeObject = "None" | "Metadata" | "Object";
+
+const NAME: TableColumn = {
+  name: "Name",
+  type: "string",
+  format: "name",
+  description: "Name must be unique within a namespace.",
+  priority: 0,
+  cell: (o) => o.metadata.name,
+};
+
+export function columnsOf(def: ResourceDef): TableColumn[] {
+  const cols = def.strategy.columns ?? [];
+  if (cols.some((c) => c.format === "name" || c.name === "Name")) return cols;
+  return [NAME, ...cols];
+}
+
+export function columnDefinitions(def: ResourceDef) {
+  return columnsOf(def).map(({ name, type, format, description, priority }) => ({
+    name,
+    type,
+    format: format ?? "",
+    description,
+    priority,
+  }));
+}
+
+export function tableRow(def: ResourceDef, obj: KubeObject, include: IncludeObject, now: number) {
+  const row: Record<string, unknown> = { cells: columnsOf(def).map((c) => c.cell(obj, now) ?? "") };
+  if (include === "Object") row.object = obj;
+  else if (include === "Metadata")
+    row.object = {
+      kind: "PartialObjectMetadata",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: obj.metadata,
+    };
+  return row;
+}
+
+export function table(
+  def: ResourceDef,
+  objs: KubeObject[],
+  opts: { include: IncludeObject; headers: boolean; resourceVersion?: string; continue?: string },
+) {
+  const now = Date.now();
+  const metadata: Record<string, string> = {};
+  if (opts.resourceVersion) metadata.resourceVersion = opts.resourceVersion;
+  if (opts.continue) metadata.continue = opts.continue;
+  return {
+    kind: "Table",
+    apiVersion: "meta.k8s.io/v1",
+    metadata,
+    columnDefinitions: opts.headers ? columnDefinitions(def) : [],
+    rows: objs.map((o) => tableRow(def, o, opts.include, now)),
+  };
+}

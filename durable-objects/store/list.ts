@@ -1,0 +1,172 @@
+// Lists over a store shard: selectors, limit/continue pages that all read one snapshot,
+// and resourceVersion semantics (unset/0: latest; Exact: that snapshot; NotOlderThan).
+import { StatusError, badRequest, expired } from "../../api/errors";
+import type { ResourceDef } from "../../api/resource";
+import { apiVersionOf } from "../../api/resource";
+import { checkFieldSelector, matches, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
+import { table } from "../../api/table";
+import type { KubeObject } from "../../api/types";
+import { supportedFields } from "./fields";
+import type { ListQuery } from "./protocol";
+import type { StoreShard } from "./shard";
+
+interface Entry {
+  [k: string]: SqlStorageValue;
+  namespace: string;
+  name: string;
+  labels: string;
+  fields: string;
+  data: string;
+}
+
+interface ContinueToken {
+  rv: number;
+  start: [string, string];
+}
+
+function encodeContinue(t: ContinueToken): string {
+  return btoa(JSON.stringify({ v: "meta.k8s.io/v1", rv: t.rv, start: t.start }));
+}
+
+function decodeContinue(s: string): ContinueToken {
+  try {
+    const t = JSON.parse(atob(s));
+    if (typeof t.rv !== "number" || !Array.isArray(t.start) || t.start.length !== 2) throw new Error();
+    return { rv: t.rv, start: [String(t.start[0]), String(t.start[1])] };
+  } catch {
+    throw badRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+  }
+}
+
+function parseRV(s: string, what = "resourceVersion"): number {
+  if (!/^\d+$/.test(s)) throw badRequest(`invalid ${what}: ${s}`);
+  return Number(s);
+}
+
+/** The object as it was at revision `snap`, or undefined if it did not exist then. */
+function stateAt(shard: StoreShard, namespace: string, name: string, snap: number): Entry | undefined {
+  const rows = shard.sql
+    .exec<{ type: string; labels: string; fields: string; data: string }>(
+      "SELECT type, labels, fields, data FROM changes WHERE namespace = ? AND name = ? AND rv <= ? ORDER BY rv DESC LIMIT 1",
+      namespace,
+      name,
+      snap,
+    )
+    .toArray();
+  const r = rows[0];
+  if (!r || r.type === "DELETED") return undefined;
+  return { namespace, name, labels: r.labels, fields: r.fields, data: r.data };
+}
+
+function* scan(shard: StoreShard, q: ListQuery, start: [string, string] | null, snap: number): Generator<Entry> {
+  const where: string[] = [];
+  const args: SqlStorageValue[] = [];
+  if (q.namespace !== undefined) {
+    where.push("namespace = ?");
+    args.push(q.namespace);
+  }
+  if (start) {
+    where.push("(namespace, name) > (?, ?)");
+    args.push(start[0], start[1]);
+  }
+  const cond = where.length ? `WHERE ${where.join(" AND ")}` : "";
+  const cursor = shard.sql.exec<Entry & { rv: number }>(
+    `SELECT namespace, name, rv, labels, fields, data FROM objects ${cond} ORDER BY namespace, name`,
+    ...args,
+  );
+  if (snap >= shard.revision) {
+    yield* cursor;
+    return;
+  }
+  // An older snapshot: objects changed since read back from the change log, objects
+  // deleted since merged in at their place in key order.
+  const gone = shard.sql
+    .exec<{ namespace: string; name: string }>(
+      `SELECT DISTINCT namespace, name FROM changes WHERE rv > ? AND type = 'DELETED' ${
+        q.namespace !== undefined ? "AND namespace = ?" : ""
+      } ORDER BY namespace, name`,
+      ...(q.namespace !== undefined ? [snap, q.namespace] : [snap]),
+    )
+    .toArray()
+    .filter((k) => !start || k.namespace > start[0] || (k.namespace === start[0] && k.name > start[1]));
+  let gi = 0;
+  const before = (a: { namespace: string; name: string }, b: { namespace: string; name: string }) =>
+    a.namespace < b.namespace || (a.namespace === b.namespace && a.name < b.name);
+  for (const row of cursor) {
+    while (gi < gone.length && before(gone[gi], row)) {
+      const e = stateAt(shard, gone[gi].namespace, gone[gi].name, snap);
+      gi++;
+      if (e) yield e;
+    }
+    if (gi < gone.length && gone[gi].namespace === row.namespace && gone[gi].name === row.name) gi++;
+    if (row.rv <= snap) yield row;
+    else {
+      const e = stateAt(shard, row.namespace, row.name, snap);
+      if (e) yield e;
+    }
+  }
+  for (; gi < gone.length; gi++) {
+    const e = stateAt(shard, gone[gi].namespace, gone[gi].name, snap);
+    if (e) yield e;
+  }
+}
+
+export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): string {
+  const labelSel = parseLabelSelector(q.labelSelector);
+  const fieldSel = parseFieldSelector(q.fieldSelector);
+  checkFieldSelector(fieldSel, supportedFields(def));
+
+  let snap = shard.revision;
+  let start: [string, string] | null = null;
+  if (q.continue) {
+    const t = decodeContinue(q.continue);
+    if (t.rv <= shard.compacted)
+      throw expired(
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+      );
+    snap = t.rv;
+    start = t.start;
+  } else if (q.resourceVersion && q.resourceVersion !== "0") {
+    const want = parseRV(q.resourceVersion);
+    if (want > shard.revision)
+      throw new StatusError(504, "Timeout", `Too large resource version: ${want}, current: ${shard.revision}`, {
+        causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }],
+        retryAfterSeconds: 1,
+      });
+    if (q.resourceVersionMatch === "Exact") {
+      if (want <= shard.compacted) throw expired(`too old resource version: ${want} (${shard.compacted + 1})`);
+      snap = want;
+    }
+  } else if (q.resourceVersionMatch) {
+    throw badRequest(`resourceVersionMatch is forbidden unless resourceVersion is provided`);
+  }
+
+  const limit = q.limit && q.limit > 0 ? q.limit : Number.POSITIVE_INFINITY;
+  const picked: Entry[] = [];
+  let next: string | undefined;
+  const useFields = fieldSel.length > 0;
+  const useLabels = labelSel.length > 0;
+  for (const e of scan(shard, q, start, snap)) {
+    if (picked.length >= limit) {
+      const last = picked[picked.length - 1];
+      next = encodeContinue({ rv: snap, start: [last.namespace, last.name] });
+      break;
+    }
+    if (useLabels && !matches(labelSel, JSON.parse(e.labels))) continue;
+    if (useFields && !matches(fieldSel, JSON.parse(e.fields))) continue;
+    picked.push(e);
+  }
+
+  if (q.table) {
+    const objs = picked.map((e) => JSON.parse(e.data) as KubeObject);
+    return JSON.stringify(
+      table(def, objs, { include: q.table.include, headers: true, resourceVersion: String(snap), continue: next }),
+    );
+  }
+  const meta = next
+    ? `{"resourceVersion":"${snap}","continue":"${next}"}`
+    : `{"resourceVersion":"${snap}"}`;
+  return `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":${meta},"items":[${picked
+    .map((e) => e.data)
+    .join(",")}]}`;
+}

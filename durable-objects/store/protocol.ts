@@ -1,0 +1,44 @@
+// What the apiserver Worker and a store shard say to each other over RPC.
+import type { Status } from "../../api/errors";
+import type { IncludeObject } from "../../api/table";
+
+export interface ListQuery {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+  /** when set, the body is a meta.k8s.io/v1 Table */
+  table?: { include: IncludeObject };
+}
+
+export interface WatchQuery {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  sendInitialEvents?: boolean;
+  table?: { include: IncludeObject };
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+}
+
+export interface UpdateOptions extends WriteOptions {
+  /** the resourceVersion the caller read; the update fails with 409 if the object moved on */
+  expectRV?: string;
+}
+
+export interface DeleteOptions extends WriteOptions {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: "Orphan" | "Background" | "Foreground";
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/** Bodies cross RPC as JSON text: one parse at the edge, none in between. */
+export type Reply = { ok: true; body: string; code?: number } | { ok: false; status: Status };

@@ -1,0 +1,47 @@
+// The store shard's tables. drizzle-kit generates migrations/ from this file
+// (`npm run db:generate`); each shard applies them when it starts.
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** Current objects of one resource; namespace is "" for cluster-scoped resources. */
+export const objects = sqliteTable(
+  "objects",
+  {
+    namespace: text("namespace").notNull(),
+    name: text("name").notNull(),
+    uid: text("uid").notNull(),
+    rv: integer("rv").notNull(),
+    /** JSON of metadata.labels, read without parsing the whole object for label selectors */
+    labels: text("labels").notNull(),
+    /** JSON of the strategy's selectable fields, for field selectors */
+    fields: text("fields").notNull(),
+    /** the object, as JSON */
+    data: text("data").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.name] })],
+);
+
+/** The change log: one row per committed change, replayed to watches from a resourceVersion. */
+export const changes = sqliteTable(
+  "changes",
+  {
+    rv: integer("rv").primaryKey(),
+    type: text("type", { enum: ["ADDED", "MODIFIED", "DELETED"] }).notNull(),
+    namespace: text("namespace").notNull(),
+    name: text("name").notNull(),
+    labels: text("labels").notNull(),
+    fields: text("fields").notNull(),
+    /** labels and fields before the change (null for ADDED), so a filtered replay knows transitions */
+    prevLabels: text("prev_labels"),
+    prevFields: text("prev_fields"),
+    data: text("data").notNull(),
+    /** commit time, ms since epoch, for time-based compaction */
+    at: integer("at").notNull(),
+  },
+  (t) => [index("changes_at").on(t.at), index("changes_key").on(t.namespace, t.name, t.rv)],
+);
+
+/** Counters: "revision" (the shard's head resourceVersion) and "compacted" (oldest replayable rv - 1). */
+export const meta = sqliteTable("meta", {
+  key: text("key").primaryKey(),
+  value: integer("value").notNull(),
+});

@@ -1,0 +1,317 @@
+// One store shard: every object of one resource in one cluster, in this Durable Object's
+// SQLite. A monotonic revision is the resourceVersion; each commit writes the object and a
+// change-log row in one transaction and then fans out to watchers. The object is single
+// threaded, so a read-check-write inside one method is atomic, like an etcd transaction.
+import { DurableObject } from "cloudflare:workers";
+import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import { StatusError, alreadyExists, conflict, notFound, staleResourceVersion } from "../../api/errors";
+import { lookupKey } from "../../api/registry";
+import type { ResourceDef } from "../../api/resource";
+import type { KubeObject } from "../../api/types";
+import migrations from "../../migrations/migrations.js";
+import type { Env } from "../../workers/env";
+import { decideDelete, readyToRemove, rfc3339 } from "./deletion";
+import { listObjects } from "./list";
+import type { DeleteOptions, ListQuery, Reply, UpdateOptions, WatchQuery, WriteOptions } from "./protocol";
+import { selectableFields } from "./fields";
+import { openWatch } from "./watch";
+import { type Change, WatchHub } from "./watchers";
+
+interface Row {
+  namespace: string;
+  name: string;
+  uid: string;
+  rv: number;
+  labels: string;
+  fields: string;
+  data: string;
+}
+
+const ok = (body: string, code?: number): Reply => ({ ok: true, body, code });
+
+function fail(e: unknown): Reply {
+  if (e instanceof StatusError) return { ok: false, status: e.toStatus() };
+  console.error("store shard error", e);
+  const msg = e instanceof Error ? e.message : String(e);
+  return { ok: false, status: new StatusError(500, "InternalError", msg).toStatus() };
+}
+
+export class StoreShard extends DurableObject<Env> {
+  readonly sql: SqlStorage;
+  readonly db: DrizzleSqliteDODatabase;
+  /** head revision: the resourceVersion of the last commit */
+  revision = 0;
+  /** oldest revision a watch may start from is compacted + 1 */
+  compacted = 0;
+  def?: ResourceDef;
+  readonly hub: WatchHub;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.db = drizzle(ctx.storage);
+    this.hub = new WatchHub(
+      () => this.def,
+      () => this.revision,
+    );
+    ctx.blockConcurrencyWhile(async () => {
+      await migrate(this.db, migrations);
+      for (const r of this.sql.exec<{ key: string; value: number }>("SELECT key, value FROM meta")) {
+        if (r.key === "revision") this.revision = r.value;
+        if (r.key === "compacted") this.compacted = r.value;
+      }
+    });
+  }
+
+  private use(res: string): ResourceDef {
+    if (!this.def) this.def = lookupKey(res);
+    return this.def;
+  }
+
+  row(namespace: string, name: string): Row | undefined {
+    const rows = this.sql
+      .exec<Row & Record<string, SqlStorageValue>>(
+        "SELECT namespace, name, uid, rv, labels, fields, data FROM objects WHERE namespace = ? AND name = ?",
+        namespace,
+        name,
+      )
+      .toArray();
+    return rows[0];
+  }
+
+  // ---- RPC surface -------------------------------------------------------------------
+
+  async get(res: string, namespace: string, name: string): Promise<Reply> {
+    try {
+      const def = this.use(res);
+      const r = this.row(namespace, name);
+      if (!r) throw notFound(def, name);
+      return ok(r.data);
+    } catch (e) {
+      return fail(e);
+    }
+  }
+
+  async list(res: string, q: ListQuery): Promise<Reply> {
+    try {
+      return ok(listObjects(this, this.use(res), q));
+    } catch (e) {
+      return fail(e);
+    }
+  }
+
+  async create(res: string, obj: KubeObject, opts: WriteOptions = {}): Promise<Reply> {
+    try {
+      const def = this.use(res);
+      const meta = obj.metadata;
+      const namespace = meta.namespace ?? "";
+      if (!meta.name && meta.generateName) {
+        for (let i = 0; i < 8 && !meta.name; i++) {
+          const candidate = meta.generateName + randomSuffix();
+          if (!this.row(namespace, candidate)) meta.name = candidate;
+        }
+        if (!meta.name) throw new StatusError(500, "ServerTimeout", `failed to generate a unique name for ${meta.generateName}`);
+      }
+      const name = meta.name!;
+      if (this.row(namespace, name)) throw alreadyExists(def, name);
+      meta.uid = crypto.randomUUID();
+      meta.creationTimestamp = rfc3339(new Date());
+      if (def.strategy.generation) meta.generation = 1;
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+      if (opts.dryRun) return ok(JSON.stringify(obj), 201);
+      return ok(this.commit("ADDED", obj, undefined), 201);
+    } catch (e) {
+      return fail(e);
+    }
+  }
+
+  async update(res: string, obj: KubeObject, opts: UpdateOptions = {}): Promise<Reply> {
+    try {
+      const def = this.use(res);
+      const namespace = obj.metadata.namespace ?? "";
+      const name = obj.metadata.name!;
+      const cur = this.row(namespace, name);
+      if (!cur) throw notFound(def, name);
+      if (opts.expectRV !== undefined && opts.expectRV !== String(cur.rv)) throw staleResourceVersion(def, name);
+      if (obj.metadata.uid && obj.metadata.uid !== cur.uid)
+        throw conflict(def, name, `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${cur.uid}`);
+      const old = JSON.parse(cur.data) as KubeObject;
+      obj.metadata.uid = cur.uid;
+      obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
+      obj.metadata.resourceVersion = String(cur.rv);
+      if (JSON.stringify(obj) === cur.data) return ok(cur.data); // a no-op keeps its resourceVersion
+      if (opts.dryRun) return ok(JSON.stringify(obj));
+      if (readyToRemove(obj)) {
+        return ok(this.commit("DELETED", obj, cur));
+      }
+      return ok(this.commit("MODIFIED", obj, cur));
+    } catch (e) {
+      return fail(e);
+    }
+  }
+
+  async remove(res: string, namespace: string, name: string, opts: DeleteOptions = {}): Promise<Reply> {
+    try {
+      const def = this.use(res);
+      const cur = this.row(namespace, name);
+      if (!cur) throw notFound(def, name);
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== cur.uid)
+        throw conflict(def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.uid}`);
+      if (pre?.resourceVersion && pre.resourceVersion !== String(cur.rv))
+        throw conflict(
+          def,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.rv}`,
+        );
+      const obj = JSON.parse(cur.data) as KubeObject;
+      const d = decideDelete(def, obj, opts, new Date());
+      if (d.action === "unchanged") return ok(cur.data, 202);
+      if (d.action === "mark") {
+        if (opts.dryRun) return ok(JSON.stringify(d.object), 202);
+        return ok(this.commit("MODIFIED", d.object, cur), 202);
+      }
+      if (opts.dryRun) return ok(cur.data);
+      return ok(this.commit("DELETED", obj, cur));
+    } catch (e) {
+      return fail(e);
+    }
+  }
+
+  /** Deletes every object a list query selects; the body is the list of what was deleted. */
+  async removeCollection(res: string, q: ListQuery, opts: DeleteOptions = {}): Promise<Reply> {
+    try {
+      const def = this.use(res);
+      const list = JSON.parse(listObjects(this, def, { ...q, table: undefined, limit: undefined }));
+      const items: string[] = [];
+      for (const item of list.items as KubeObject[]) {
+        const r = await this.remove(res, item.metadata.namespace ?? "", item.metadata.name!, opts);
+        if (r.ok) items.push(r.body);
+      }
+      list.items = items.map((s) => JSON.parse(s));
+      list.metadata = { resourceVersion: String(this.revision) };
+      return ok(JSON.stringify(list));
+    } catch (e) {
+      return fail(e);
+    }
+  }
+
+  /** Watches arrive as HTTP: the body is a JSON {res, query}; the response is the event stream. */
+  override async fetch(request: Request): Promise<Response> {
+    try {
+      const { res, query } = (await request.json()) as { res: string; query: WatchQuery };
+      return openWatch(this, this.use(res), query);
+    } catch (e) {
+      const r = fail(e) as { ok: false; status: { code: number } };
+      return new Response(JSON.stringify(r.status), {
+        status: r.status.code,
+        headers: { "content-type": "application/json" },
+      });
+    }
+  }
+
+  // ---- commits ------------------------------------------------------------------------
+
+  /** Writes one change atomically and publishes it; returns the stored JSON. */
+  commit(type: Change["type"], obj: KubeObject, prev: Row | undefined): string {
+    const def = this.def!;
+    const rv = this.revision + 1;
+    obj.metadata.resourceVersion = String(rv);
+    const data = JSON.stringify(obj);
+    const labels = obj.metadata.labels ?? {};
+    const fields = selectableFields(def, obj);
+    const labelsJson = JSON.stringify(labels);
+    const fieldsJson = JSON.stringify(fields);
+    const namespace = obj.metadata.namespace ?? "";
+    const name = obj.metadata.name!;
+    const at = Date.now();
+    this.ctx.storage.transactionSync(() => {
+      if (type === "DELETED") {
+        this.sql.exec("DELETE FROM objects WHERE namespace = ? AND name = ?", namespace, name);
+      } else {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO objects (namespace, name, uid, rv, labels, fields, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          namespace,
+          name,
+          obj.metadata.uid!,
+          rv,
+          labelsJson,
+          fieldsJson,
+          data,
+        );
+      }
+      this.sql.exec(
+        "INSERT INTO changes (rv, type, namespace, name, labels, fields, prev_labels, prev_fields, data, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rv,
+        type,
+        namespace,
+        name,
+        labelsJson,
+        fieldsJson,
+        prev?.labels ?? null,
+        prev?.fields ?? null,
+        data,
+        at,
+      );
+      this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('revision', ?)", rv);
+    });
+    this.revision = rv;
+    this.hub.publish({
+      rv,
+      type,
+      namespace,
+      name,
+      labels,
+      fields,
+      prevLabels: prev ? JSON.parse(prev.labels) : null,
+      prevFields: prev ? JSON.parse(prev.fields) : null,
+      data,
+    });
+    if (rv % 256 === 0) this.compact(at);
+    return data;
+  }
+
+  /**
+   * Drops change-log rows that fall out of the watch window. As etcd's compaction, the
+   * newest version of each key at the compaction point is kept, so a paged list over an
+   * older snapshot still reads every object as it was.
+   */
+  compact(now = Date.now()): void {
+    const seconds = Number(this.env.EDGEPLANE_WATCH_WINDOW_SECONDS ?? 300);
+    const events = Number(this.env.EDGEPLANE_WATCH_WINDOW_EVENTS ?? 100000);
+    const byCount = this.revision - events;
+    const byTime =
+      this.sql
+        .exec<{ rv: number | null }>("SELECT MAX(rv) AS rv FROM changes WHERE at < ?", now - seconds * 1000)
+        .one().rv ?? 0;
+    this.compactTo(Math.max(byCount, byTime));
+  }
+
+  private compactTo(point: number): void {
+    if (point <= this.compacted) return;
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec(
+        `DELETE FROM changes WHERE rv <= ?1 AND (type = 'DELETED' OR rv < (
+           SELECT MAX(c2.rv) FROM changes c2 WHERE c2.namespace = changes.namespace AND c2.name = changes.name AND c2.rv <= ?1))`,
+        point,
+      );
+      this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('compacted', ?)", point);
+    });
+    this.compacted = point;
+  }
+
+  /** Operator and test hook: compact the change log up to the head now. */
+  async compactNow(): Promise<number> {
+    this.compactTo(this.revision);
+    return this.compacted;
+  }
+}
+
+function randomSuffix(): string {
+  // upstream: 5 characters from an alphabet without vowels and confusable digits
+  const alphabet = "bcdfghjklmnpqrstvwxz2456789";
+  const bytes = crypto.getRandomValues(new Uint8Array(5));
+  return [...bytes].map((b) => alphabet[b % alphabet.length]).join("");
+}

@@ -1,0 +1,191 @@
+// Watch fan-out inside a store shard: each watcher is a filter (namespace, label and
+// field selectors) and a stream. A change is encoded once per event type and written to
+// every watcher it concerns, with upstream's selector transitions (a change that makes an
+// object stop matching is a DELETED for that watcher, one that makes it match an ADDED).
+import { matches, type Selector } from "../../api/selectors";
+import { type IncludeObject, columnDefinitions, tableRow } from "../../api/table";
+import type { ResourceDef } from "../../api/resource";
+import { apiVersionOf } from "../../api/resource";
+import type { KubeObject } from "../../api/types";
+
+export interface Change {
+  rv: number;
+  type: "ADDED" | "MODIFIED" | "DELETED";
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  fields: Record<string, string>;
+  prevLabels: Record<string, string> | null;
+  prevFields: Record<string, string> | null;
+  data: string;
+}
+
+export interface WatchFilter {
+  namespace?: string;
+  labels: Selector;
+  fields: Selector;
+}
+
+interface Watcher {
+  filter: WatchFilter;
+  writer: WritableStreamDefaultWriter<Uint8Array>;
+  table?: { include: IncludeObject; headersSent: boolean };
+  bookmarks: boolean;
+  timer?: ReturnType<typeof setTimeout>;
+  closed: boolean;
+}
+
+const encoder = new TextEncoder();
+
+/** Which event a watcher with this filter sees for a change, if any. */
+export function eventFor(f: WatchFilter, c: Change): Change["type"] | null {
+  if (f.namespace !== undefined && f.namespace !== c.namespace) return null;
+  const now = matches(f.labels, c.labels) && matches(f.fields, c.fields);
+  if (c.type === "ADDED") return now ? "ADDED" : null;
+  if (c.type === "DELETED") return now ? "DELETED" : null;
+  const before = c.prevLabels !== null && matches(f.labels, c.prevLabels) && matches(f.fields, c.prevFields ?? {});
+  if (now && before) return "MODIFIED";
+  if (now) return "ADDED";
+  if (before) return "DELETED";
+  return null;
+}
+
+export class WatchHub {
+  private watchers = new Set<Watcher>();
+  private bookmarkTimer?: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly def: () => ResourceDef | undefined,
+    private readonly head: () => number,
+  ) {}
+
+  get size(): number {
+    return this.watchers.size;
+  }
+
+  /** Opens a stream; `replay` events are written first, then live changes follow. */
+  open(
+    filter: WatchFilter,
+    opts: { table?: { include: IncludeObject }; bookmarks: boolean; timeoutSeconds?: number },
+  ): { readable: ReadableStream<Uint8Array>; watcher: Watcher } {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, undefined, {
+      highWaterMark: 1 << 20,
+      size: (chunk) => chunk.byteLength,
+    });
+    const w: Watcher = {
+      filter,
+      writer: writable.getWriter(),
+      table: opts.table ? { include: opts.table.include, headersSent: false } : undefined,
+      bookmarks: opts.bookmarks,
+      closed: false,
+    };
+    if (opts.timeoutSeconds && opts.timeoutSeconds > 0) {
+      w.timer = setTimeout(() => this.close(w), opts.timeoutSeconds * 1000);
+    }
+    w.writer.closed.catch(() => this.drop(w));
+    this.watchers.add(w);
+    if (opts.bookmarks) this.ensureBookmarks();
+    return { readable, watcher: w };
+  }
+
+  /** Writes one change to one watcher (used for replay before the watcher is live). */
+  replayTo(w: Watcher, c: Change): void {
+    const type = eventFor(w.filter, c);
+    if (type) this.write(w, this.frame(w, type, c.data, c.rv, new Map()));
+  }
+
+  /** A synthetic ADDED for an object that exists when the watch starts. */
+  initial(w: Watcher, data: string, rv: number): void {
+    this.write(w, this.frame(w, "ADDED", data, rv, new Map()));
+  }
+
+  error(w: Watcher, status: unknown): void {
+    this.write(w, encoder.encode(`${JSON.stringify({ type: "ERROR", object: status })}\n`));
+    this.close(w);
+  }
+
+  bookmark(w: Watcher, rv: number, annotations?: Record<string, string>): void {
+    const def = this.def();
+    if (!def) return;
+    const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+    if (annotations) metadata.annotations = annotations;
+    const obj = { kind: def.kind, apiVersion: apiVersionOf(def), metadata };
+    this.write(w, encoder.encode(`${JSON.stringify({ type: "BOOKMARK", object: obj })}\n`));
+  }
+
+  /** Fan-out of one committed change. */
+  publish(c: Change): void {
+    if (this.watchers.size === 0) return;
+    const cache = new Map<string, unknown>();
+    for (const w of this.watchers) {
+      const type = eventFor(w.filter, c);
+      if (type) this.write(w, this.frame(w, type, c.data, c.rv, cache));
+    }
+  }
+
+  close(w: Watcher): void {
+    if (w.closed) return;
+    this.drop(w);
+    w.writer.close().catch(() => {});
+  }
+
+  closeAll(): void {
+    for (const w of [...this.watchers]) this.close(w);
+  }
+
+  private drop(w: Watcher): void {
+    w.closed = true;
+    if (w.timer) clearTimeout(w.timer);
+    this.watchers.delete(w);
+    if (this.bookmarkTimer && ![...this.watchers].some((x) => x.bookmarks)) {
+      clearInterval(this.bookmarkTimer);
+      this.bookmarkTimer = undefined;
+    }
+  }
+
+  private ensureBookmarks(): void {
+    if (this.bookmarkTimer) return;
+    this.bookmarkTimer = setInterval(() => {
+      const rv = this.head();
+      for (const w of this.watchers) if (w.bookmarks && !w.table) this.bookmark(w, rv);
+    }, 30_000);
+  }
+
+  private write(w: Watcher, bytes: Uint8Array): void {
+    if (w.closed) return;
+    // A watcher that stopped reading and has more than 64 MiB queued is cut off (upstream
+    // closes slow watchers too); the client re-lists or re-watches from its last version.
+    if ((w.writer.desiredSize ?? 0) < -(64 << 20)) {
+      this.close(w);
+      return;
+    }
+    w.writer.write(bytes).catch(() => this.drop(w));
+  }
+
+  private frame(w: Watcher, type: string, data: string, rv: number, cache: Map<string, unknown>): Uint8Array {
+    if (!w.table) {
+      const key = `raw:${type}`;
+      let bytes = cache.get(key) as Uint8Array | undefined;
+      if (!bytes) {
+        bytes = encoder.encode(`{"type":"${type}","object":${data}}\n`);
+        cache.set(key, bytes);
+      }
+      return bytes;
+    }
+    const def = this.def()!;
+    let obj = cache.get("obj") as KubeObject | undefined;
+    if (!obj) {
+      obj = JSON.parse(data) as KubeObject;
+      cache.set("obj", obj);
+    }
+    const table = {
+      kind: "Table",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: { resourceVersion: String(rv) },
+      columnDefinitions: w.table.headersSent ? [] : columnDefinitions(def),
+      rows: [tableRow(def, obj, w.table.include, Date.now())],
+    };
+    w.table.headersSent = true;
+    return encoder.encode(`${JSON.stringify({ type, object: table })}\n`);
+  }
+}

@@ -1,0 +1,146 @@
+// Starting the control plane locally: wrangler dev (workerd) with state on disk, an admin
+// token, and a kubeconfig. Used by `npm start`, the tests and the benchmarks alike.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.unref();
+    s.on("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** The admin token of a state dir, made on first use and kept (mode 0600). */
+export function adminToken(stateDir) {
+  const file = join(stateDir, "admin-token");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(stateDir, { recursive: true });
+  const token = randomBytes(24).toString("base64url");
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+export function kubeconfig(server, token, name = "edgeplane") {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: ${name}
+  cluster:
+    server: ${server}
+contexts:
+- name: ${name}
+  context:
+    cluster: ${name}
+    user: ${name}-admin
+    namespace: default
+current-context: ${name}
+users:
+- name: ${name}-admin
+  user:
+    token: ${token}
+`;
+}
+
+/**
+ * Starts wrangler dev. Returns { url, port, token, kubeconfigPath, child, stop(), kill() }.
+ * opts: { stateDir, port, vars: {NAME: value}, tokens: extra token-file lines, quiet }
+ */
+export async function startDevServer(opts) {
+  const stateDir = resolve(opts.stateDir);
+  mkdirSync(stateDir, { recursive: true });
+  const port = opts.port ?? (await freePort());
+  const token = adminToken(stateDir);
+  const tokens = [`${token},admin,admin,system:masters`, ...(opts.tokens ?? [])].join("\\n");
+  const vars = { EDGEPLANE_TOKENS: tokens, ...(opts.vars ?? {}) };
+  const envFile = join(stateDir, "dev.vars");
+  writeFileSync(
+    envFile,
+    Object.entries(vars)
+      .map(([k, v]) => `${k}="${String(v).replaceAll('"', '\\"')}"`)
+      .join("\n"),
+    { mode: 0o600 },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const kubeconfigPath = join(stateDir, "kubeconfig");
+  writeFileSync(kubeconfigPath, kubeconfig(url, token), { mode: 0o600 });
+  const args = [
+    join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+    "dev",
+    "--config",
+    join(ROOT, "wrangler.toml"),
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    join(stateDir, "state"),
+    "--env-file",
+    envFile,
+    "--test-scheduled",
+    "--show-interactive-dev-session=false",
+    "--inspector-port",
+    String(await freePort()),
+    "--log-level",
+    opts.logLevel ?? "warn",
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    stdio: opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "" , NO_COLOR: "1"},
+    detached: true,
+  });
+  let output = "";
+  if (opts.quiet) {
+    child.stdout.on("data", (d) => (output = (output + d).slice(-20000)));
+    child.stderr.on("data", (d) => (output = (output + d).slice(-20000)));
+  }
+  let exited = false;
+  child.on("exit", () => (exited = true));
+  const deadline = Date.now() + (opts.timeoutMs ?? 60000);
+  for (;;) {
+    if (exited) throw new Error(`wrangler dev exited early:\n${output}`);
+    try {
+      const r = await fetch(`${url}/readyz`);
+      if (r.ok) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      process.kill(-child.pid, "SIGKILL");
+      throw new Error(`wrangler dev did not become ready on ${url}:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  const stop = async () => {
+    if (exited) return;
+    const done = new Promise((r) => child.on("exit", r));
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    const t = setTimeout(() => {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+    }, 5000);
+    await done;
+    clearTimeout(t);
+  };
+  /** kill -9 of the whole process group: the crash the durability test needs */
+  const kill = async () => {
+    if (exited) return;
+    const done = new Promise((r) => child.on("exit", r));
+    process.kill(-child.pid, "SIGKILL");
+    await done;
+  };
+  return { url, port, token, kubeconfigPath, stateDir, child, stop, kill, output: () => output };
+}

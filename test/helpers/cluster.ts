@@ -1,0 +1,72 @@
+// Test access to a running control plane: raw HTTP with the admin token, and real kubectl.
+import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { promisify } from "node:util";
+import { inject } from "vitest";
+
+const run = promisify(execFile);
+export const KUBECTL = process.env.KUBECTL ?? "/usr/bin/kubectl";
+export const hasKubectl = existsSync(KUBECTL);
+if (!hasKubectl) console.warn(`SKIPPED: kubectl tests: ${KUBECTL} not found (CI installs it)`);
+
+export interface Target {
+  url: string;
+  token: string;
+  kubeconfigPath: string;
+}
+
+export function shared(): Target {
+  return inject("server");
+}
+
+export async function api(t: Target, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const init: RequestInit = {
+    method,
+    headers: {
+      authorization: `Bearer ${t.token}`,
+      ...(body !== undefined && typeof body !== "string" ? { "content-type": "application/json" } : {}),
+      ...headers,
+    },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  };
+  const res = await fetch(t.url + path, init);
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text, headers: res.headers };
+}
+
+export async function kubectl(t: Target, args: string[], opts: { input?: string; env?: Record<string, string> } = {}) {
+  if (opts.input !== undefined) {
+    return new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
+      const p = spawn(KUBECTL, ["--kubeconfig", t.kubeconfigPath, ...args], { env: { ...process.env, ...opts.env } });
+      let stdout = "";
+      let stderr = "";
+      p.stdout.on("data", (d) => (stdout += d));
+      p.stderr.on("data", (d) => (stderr += d));
+      p.on("close", (code) => resolve({ stdout, stderr, code: code ?? -1 }));
+      p.stdin.end(opts.input);
+    });
+  }
+  try {
+    const { stdout, stderr } = await run(KUBECTL, ["--kubeconfig", t.kubeconfigPath, ...args], {
+      env: { ...process.env, ...opts.env },
+      maxBuffer: 64 << 20,
+    });
+    return { stdout, stderr, code: 0 };
+  } catch (e: any) {
+    return { stdout: e.stdout ?? "", stderr: e.stderr ?? String(e), code: typeof e.code === "number" ? e.code : 1 };
+  }
+}
+
+/** A namespace unique to a test, created through the API. */
+export async function freshNamespace(t: Target, prefix = "t"): Promise<string> {
+  const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+  const r = await api(t, "POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  if (r.status !== 201) throw new Error(`namespace create failed: ${r.status} ${r.text}`);
+  return name;
+}

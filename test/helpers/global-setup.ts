@@ -1,0 +1,24 @@
+// One shared control plane (real wrangler dev / workerd) for the suites that need a server
+// but no special configuration; suites that crash or reconfigure it start their own.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+// @ts-expect-error plain ESM helper shared with npm start
+import { startDevServer } from "../../scripts/lib/devserver.mjs";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    server: { url: string; token: string; kubeconfigPath: string };
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const dir = mkdtempSync(join(tmpdir(), "edgeplane-test-"));
+  const server = await startDevServer({ stateDir: dir, quiet: true });
+  project.provide("server", { url: server.url, token: server.token, kubeconfigPath: server.kubeconfigPath });
+  return async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}

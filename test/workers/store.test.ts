@@ -1,0 +1,250 @@
+// Store semantics through the real apiserver on workerd: what etcd + kube-apiserver promise.
+import { describe, expect, it } from "vitest";
+import { api, freshNamespace, shared } from "../helpers/cluster";
+
+const t = shared();
+
+function cm(name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}) {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, labels }, data };
+}
+
+/** Reads a watch stream until `n` events arrived (or the time runs out). */
+async function readEvents(path: string, n: number, ms = 5000): Promise<any[]> {
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(), ms);
+  const res = await fetch(t.url + path, { headers: { authorization: `Bearer ${t.token}` }, signal: ctrl.signal });
+  const events: any[] = [];
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  try {
+    while (events.length < n) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i).trim();
+        buf = buf.slice(i + 1);
+        if (line) events.push(JSON.parse(line));
+      }
+    }
+  } catch (e) {
+    if (!ctrl.signal.aborted) throw e;
+  } finally {
+    clearTimeout(timer);
+    ctrl.abort();
+  }
+  return events;
+}
+
+describe("store semantics", () => {
+  it("creates with uid, creationTimestamp and resourceVersion; AlreadyExists on a taken name", async () => {
+    const ns = await freshNamespace(t);
+    const r = await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("a", { k: "v" }));
+    expect(r.status).toBe(201);
+    expect(r.json.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.json.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(Number(r.json.metadata.resourceVersion)).toBeGreaterThan(0);
+    const again = await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("a"));
+    expect(again.status).toBe(409);
+    expect(again.json).toMatchObject({
+      kind: "Status",
+      status: "Failure",
+      reason: "AlreadyExists",
+      code: 409,
+      message: 'configmaps "a" already exists',
+      details: { name: "a", kind: "configmaps" },
+    });
+  });
+
+  it("rejects a stale resourceVersion with 409 Conflict and bumps generation on spec change", async () => {
+    const ns = await freshNamespace(t);
+    const dep = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "d" },
+      spec: {
+        selector: { matchLabels: { app: "d" } },
+        template: { metadata: { labels: { app: "d" } }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+      },
+    };
+    const created = await api(t, "POST", `/apis/apps/v1/namespaces/${ns}/deployments`, dep);
+    expect(created.status).toBe(201);
+    expect(created.json.metadata.generation).toBe(1);
+    const stale = created.json.metadata.resourceVersion;
+    const v2 = structuredClone(created.json);
+    v2.spec.replicas = 3;
+    const u1 = await api(t, "PUT", `/apis/apps/v1/namespaces/${ns}/deployments/d`, v2);
+    expect(u1.status).toBe(200);
+    expect(u1.json.metadata.generation).toBe(2);
+    v2.spec.replicas = 4;
+    v2.metadata.resourceVersion = stale;
+    const u2 = await api(t, "PUT", `/apis/apps/v1/namespaces/${ns}/deployments/d`, v2);
+    expect(u2.status).toBe(409);
+    expect(u2.json.reason).toBe("Conflict");
+    expect(u2.json.message).toContain("the object has been modified");
+    // a status-only change does not bump generation
+    const st = structuredClone(u1.json);
+    st.status = { observedGeneration: 2, replicas: 0 };
+    const u3 = await api(t, "PUT", `/apis/apps/v1/namespaces/${ns}/deployments/d/status`, st);
+    expect(u3.status).toBe(200);
+    expect(u3.json.metadata.generation).toBe(2);
+    expect(u3.json.status.observedGeneration).toBe(2);
+  });
+
+  it("filters lists by label and field selectors", async () => {
+    const ns = await freshNamespace(t);
+    for (const [n, tier] of [["a", "web"], ["b", "db"], ["c", "web"]] as const) {
+      expect((await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm(n, {}, { tier }))).status).toBe(201);
+    }
+    const web = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?labelSelector=tier%3Dweb`);
+    expect(web.json.items.map((i: any) => i.metadata.name)).toEqual(["a", "c"]);
+    const notWeb = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?labelSelector=tier!%3Dweb`);
+    expect(notWeb.json.items.map((i: any) => i.metadata.name)).toEqual(["b"]);
+    const setSel = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?labelSelector=${encodeURIComponent("tier in (db,x)")}`);
+    expect(setSel.json.items.map((i: any) => i.metadata.name)).toEqual(["b"]);
+    const byName = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?fieldSelector=metadata.name%3Dc`);
+    expect(byName.json.items.map((i: any) => i.metadata.name)).toEqual(["c"]);
+    const bad = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?fieldSelector=spec.bogus%3Dx`);
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toContain("field label not supported: spec.bogus");
+  });
+
+  it("pages with limit/continue over one consistent snapshot", async () => {
+    const ns = await freshNamespace(t);
+    for (let i = 0; i < 7; i++) {
+      await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm(`p${i}`, { v: "old" }));
+    }
+    const p1 = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3`);
+    expect(p1.json.items.map((i: any) => i.metadata.name)).toEqual(["p0", "p1", "p2"]);
+    expect(p1.json.metadata.continue).toBeTruthy();
+    const snapRV = p1.json.metadata.resourceVersion;
+    // change the world between pages: modify one, delete one, add one
+    const p4 = (await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/p4`)).json;
+    p4.data.v = "new";
+    expect((await api(t, "PUT", `/api/v1/namespaces/${ns}/configmaps/p4`, p4)).status).toBe(200);
+    expect((await api(t, "DELETE", `/api/v1/namespaces/${ns}/configmaps/p5`)).status).toBe(200);
+    await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("p3a", { v: "new" }));
+    const p2 = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3&continue=${encodeURIComponent(p1.json.metadata.continue)}`);
+    expect(p2.status).toBe(200);
+    expect(p2.json.metadata.resourceVersion).toBe(snapRV);
+    expect(p2.json.items.map((i: any) => i.metadata.name)).toEqual(["p3", "p4", "p5"]);
+    expect(p2.json.items[1].data.v).toBe("old");
+    const p3 = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3&continue=${encodeURIComponent(p2.json.metadata.continue)}`);
+    expect(p3.json.items.map((i: any) => i.metadata.name)).toEqual(["p6"]);
+    expect(p3.json.metadata.continue).toBeUndefined();
+  });
+
+  it("watches from a resourceVersion replay the exact sequence, with selector transitions", async () => {
+    const ns = await freshNamespace(t);
+    const base = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps`);
+    const from = base.json.metadata.resourceVersion;
+    const a = (await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("w", { n: "1" }, { keep: "yes" }))).json;
+    a.data.n = "2";
+    const b = (await api(t, "PUT", `/api/v1/namespaces/${ns}/configmaps/w`, a)).json;
+    b.metadata.labels = { keep: "no" };
+    await api(t, "PUT", `/api/v1/namespaces/${ns}/configmaps/w`, b);
+    await api(t, "DELETE", `/api/v1/namespaces/${ns}/configmaps/w`);
+    const all = await readEvents(`/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${from}`, 4);
+    expect(all.map((e) => e.type)).toEqual(["ADDED", "MODIFIED", "MODIFIED", "DELETED"]);
+    const rvs = all.map((e) => Number(e.object.metadata.resourceVersion));
+    expect([...rvs].sort((x, y) => x - y)).toEqual(rvs);
+    expect(all[1].object.data.n).toBe("2");
+    const filtered = await readEvents(
+      `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${from}&labelSelector=keep%3Dyes`,
+      3,
+      1500,
+    );
+    // the label change makes it stop matching: DELETED, and the real delete is not seen again
+    expect(filtered.map((e) => e.type)).toEqual(["ADDED", "MODIFIED", "DELETED"]);
+  });
+
+  it("delivers live events to a watch in order", async () => {
+    const ns = await freshNamespace(t);
+    const list = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps`);
+    const watching = readEvents(`/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`, 5);
+    await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 5; i++) await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm(`live${i}`));
+    const evs = await watching;
+    expect(evs.map((e) => e.object.metadata.name)).toEqual(["live0", "live1", "live2", "live3", "live4"]);
+    expect(evs.every((e) => e.type === "ADDED")).toBe(true);
+  });
+
+  it("keeps an object with finalizers until they are removed", async () => {
+    const ns = await freshNamespace(t);
+    const obj = cm("fin");
+    (obj.metadata as any).finalizers = ["example.com/hold"];
+    await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, obj);
+    const del = await api(t, "DELETE", `/api/v1/namespaces/${ns}/configmaps/fin`);
+    expect(del.status).toBe(202);
+    const held = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/fin`);
+    expect(held.json.metadata.deletionTimestamp).toBeTruthy();
+    const patched = await api(t, "PATCH", `/api/v1/namespaces/${ns}/configmaps/fin`, JSON.stringify({ metadata: { finalizers: null } }), {
+      "content-type": "application/merge-patch+json",
+    });
+    expect(patched.status).toBe(200);
+    expect((await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/fin`)).status).toBe(404);
+  });
+
+  it("deletes an unbound pod at once and leaves a bound one for its node", async () => {
+    const ns = await freshNamespace(t);
+    const pod = (name: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name },
+      spec: { containers: [{ name: "c", image: "busybox" }] },
+    });
+    await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod("free"));
+    expect((await api(t, "DELETE", `/api/v1/namespaces/${ns}/pods/free`)).status).toBe(200);
+    expect((await api(t, "GET", `/api/v1/namespaces/${ns}/pods/free`)).status).toBe(404);
+
+    await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod("bound"));
+    const bind = await api(t, "POST", `/api/v1/namespaces/${ns}/pods/bound/binding`, {
+      apiVersion: "v1",
+      kind: "Binding",
+      metadata: { name: "bound" },
+      target: { kind: "Node", name: "node-1" },
+    });
+    expect(bind.status).toBe(201);
+    const bound = await api(t, "GET", `/api/v1/namespaces/${ns}/pods/bound`);
+    expect(bound.json.spec.nodeName).toBe("node-1");
+    expect(bound.json.status.conditions).toContainEqual(expect.objectContaining({ type: "PodScheduled", status: "True" }));
+    const rebind = await api(t, "POST", `/api/v1/namespaces/${ns}/pods/bound/binding`, {
+      metadata: { name: "bound" },
+      target: { kind: "Node", name: "node-2" },
+    });
+    expect(rebind.status).toBe(409);
+    const del = await api(t, "DELETE", `/api/v1/namespaces/${ns}/pods/bound`);
+    expect(del.status).toBe(202);
+    const marked = await api(t, "GET", `/api/v1/namespaces/${ns}/pods/bound`);
+    expect(marked.json.metadata.deletionTimestamp).toBeTruthy();
+    expect(marked.json.metadata.deletionGracePeriodSeconds).toBe(30);
+    // the node finishes it with grace period 0
+    const fin = await api(t, "DELETE", `/api/v1/namespaces/${ns}/pods/bound`, { gracePeriodSeconds: 0 });
+    expect(fin.status).toBe(200);
+    expect((await api(t, "GET", `/api/v1/namespaces/${ns}/pods/bound`)).status).toBe(404);
+  });
+
+  it("serves the scale subresource", async () => {
+    const ns = await freshNamespace(t);
+    await api(t, "POST", `/apis/apps/v1/namespaces/${ns}/replicasets`, {
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      metadata: { name: "rs" },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: "rs" } },
+        template: { metadata: { labels: { app: "rs" } }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+      },
+    });
+    const s = await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets/rs/scale`);
+    expect(s.json).toMatchObject({ kind: "Scale", apiVersion: "autoscaling/v1", spec: { replicas: 2 }, status: { selector: "app=rs" } });
+    const p = await api(t, "PATCH", `/apis/apps/v1/namespaces/${ns}/replicasets/rs/scale`, JSON.stringify({ spec: { replicas: 5 } }), {
+      "content-type": "application/merge-patch+json",
+    });
+    expect(p.status).toBe(200);
+    expect(p.json.spec.replicas).toBe(5);
+    expect((await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets/rs`)).json.spec.replicas).toBe(5);
+  });
+});

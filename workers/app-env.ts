@@ -1,0 +1,18 @@
+// The Hono app's typed context: bindings and what the filters attach to each request.
+import type { Env } from "./env";
+import type { RequestInfo } from "./request-info";
+
+export interface UserInfo {
+  name: string;
+  uid: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: {
+    info: RequestInfo;
+    user: UserInfo;
+  };
+}

@@ -1,0 +1,40 @@
+// What every cluster has from its first request: the system namespaces. Done once per
+// isolate; creating what already exists is harmless (AlreadyExists is ignored).
+import { StatusError } from "../api/errors";
+import { lookupGVR } from "../api/registry";
+import type { KubeObject } from "../api/types";
+import type { Env } from "./env";
+import { Store } from "./store-client";
+
+const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+const done = new Map<string, Promise<void>>();
+
+async function createNamespaces(env: Env): Promise<void> {
+  const def = lookupGVR("", "v1", "namespaces")!;
+  const store = new Store(env, def);
+  for (const name of SYSTEM_NAMESPACES) {
+    if (await store.find("", name)) continue;
+    const ns: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
+    def.strategy.defaults?.(ns);
+    def.strategy.prepareForCreate?.(ns);
+    try {
+      await store.create(ns);
+    } catch (e) {
+      if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
+    }
+  }
+}
+
+export function bootstrap(env: Env): Promise<void> {
+  const key = env.EDGEPLANE_CLUSTER;
+  let p = done.get(key);
+  if (!p) {
+    p = createNamespaces(env).catch((e) => {
+      done.delete(key);
+      throw e;
+    });
+    done.set(key, p);
+  }
+  return p;
+}

@@ -1,0 +1,108 @@
+// The generic write pipeline's steps, the same for every resource: type checks, server-owned
+// metadata, the strategy's defaults, spec/status separation, generation, validation.
+import { StatusError, badRequest, field, invalid, type StatusCause } from "../../api/errors";
+import { apiVersionOf, type ResourceDef } from "../../api/resource";
+import type { KubeObject } from "../../api/types";
+import type { RequestInfo } from "../request-info";
+
+export function isObject(v: unknown): v is Record<string, any> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The body must be an object of the endpoint's kind; apiVersion and kind may be omitted. */
+export function checkTypeMeta(def: ResourceDef, body: unknown, kind = def.kind, apiVersion = apiVersionOf(def)): KubeObject {
+  if (!isObject(body)) throw badRequest("the body of the request must be a JSON or YAML object");
+  if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
+    throw badRequest(
+      `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`,
+    );
+  }
+  if (body.kind !== undefined && body.kind !== kind) {
+    throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${kind})`);
+  }
+  if (body.metadata !== undefined && !isObject(body.metadata)) {
+    throw invalid({ group: def.group, kind }, "", [field.invalid("metadata", body.metadata, "must be an object")]);
+  }
+  // apiVersion and kind first, as upstream serializes objects
+  const { apiVersion: _a, kind: _k, metadata, ...rest } = body;
+  return { apiVersion, kind, metadata: metadata ?? {}, ...rest } as KubeObject;
+}
+
+/** Namespace from the URL wins; a different one in the body is an error, as upstream. */
+export function checkNamespace(def: ResourceDef, obj: KubeObject, info: RequestInfo): void {
+  const meta = obj.metadata;
+  if (!def.namespaced) {
+    delete meta.namespace;
+    return;
+  }
+  if (meta.namespace && info.namespace && meta.namespace !== info.namespace) {
+    throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+  }
+  meta.namespace = info.namespace || meta.namespace;
+  if (!meta.namespace) throw badRequest("the server could not find the requested resource (namespace is required)");
+}
+
+const SERVER_OWNED = ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"];
+
+export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestInfo): void {
+  checkNamespace(def, obj, info);
+  for (const k of SERVER_OWNED) delete obj.metadata[k];
+  def.strategy.defaults?.(obj);
+  def.strategy.prepareForCreate?.(obj);
+  if (def.subresources?.status && !def.strategy.prepareForCreate && "status" in obj) {
+    // status is written through the status subresource, never on create (upstream resets it)
+    delete obj.status;
+  }
+}
+
+/**
+ * Merges an update into the current object: server-owned metadata comes from the old
+ * object; the main resource cannot change status and the status subresource cannot
+ * change anything else; a spec change bumps generation.
+ */
+export function prepareUpdate(def: ResourceDef, obj: KubeObject, old: KubeObject, subresource: string): KubeObject {
+  let next: KubeObject;
+  if (subresource === "status") {
+    next = structuredClone(old);
+    next.status = obj.status;
+    // labels and annotations may be written alongside status, as upstream allows
+    if (obj.metadata.labels !== undefined) next.metadata.labels = obj.metadata.labels;
+    if (obj.metadata.annotations !== undefined) next.metadata.annotations = obj.metadata.annotations;
+    if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
+  } else {
+    next = obj;
+    if (def.subresources?.status) {
+      if (old.status === undefined) delete next.status;
+      else next.status = old.status;
+    }
+  }
+  const m = next.metadata;
+  m.uid = old.metadata.uid;
+  m.creationTimestamp = old.metadata.creationTimestamp;
+  m.deletionTimestamp = old.metadata.deletionTimestamp;
+  m.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+  if (m.deletionTimestamp === undefined) delete m.deletionTimestamp;
+  if (m.deletionGracePeriodSeconds === undefined) delete m.deletionGracePeriodSeconds;
+  m.generation = old.metadata.generation;
+  if (m.generation === undefined) delete m.generation;
+  def.strategy.defaults?.(next);
+  if (def.strategy.generation && subresource !== "status" && JSON.stringify(next.spec) !== JSON.stringify(old.spec)) {
+    m.generation = (old.metadata.generation ?? 0) + 1;
+  }
+  return next;
+}
+
+/** 422 with one cause per bad field, or nothing. */
+export function validateObject(def: ResourceDef, obj: KubeObject, old?: KubeObject): void {
+  const causes: StatusCause[] = [];
+  const meta = obj.metadata;
+  if (!meta.name && !meta.generateName && !old) causes.push(field.required("metadata.name", "name or generateName is required"));
+  if (def.strategy.validate) causes.push(...def.strategy.validate(obj, old));
+  if (old && meta.name !== old.metadata.name) causes.push(field.invalid("metadata.name", meta.name, "field is immutable"));
+  if (causes.length) throw invalid({ group: def.group, kind: obj.kind ?? def.kind }, meta.name ?? meta.generateName ?? "", causes);
+}
+
+/** Thrown when a read-modify-write lost a race and may be retried. */
+export function isConflict(e: unknown): boolean {
+  return e instanceof StatusError && e.code === 409 && e.reason === "Conflict";
+}

@@ -1,0 +1,298 @@
+// The one generic handler behind every resource: get, list, watch, create, update, patch,
+// delete, deletecollection, and the status subresource. Per-resource behaviour lives in
+// strategies (api/strategies) and in the few special subresources (subresources.ts).
+import type { Context } from "hono";
+import { StatusError, badRequest, methodNotAllowed, notFoundPath } from "../../api/errors";
+import { lookupGVR } from "../../api/registry";
+import type { ResourceDef } from "../../api/resource";
+import type { KubeObject } from "../../api/types";
+import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects/store/protocol";
+import { admit } from "../admission";
+import type { AppEnv } from "../app-env";
+import { PATCH_TYPES, decodeObject, mediaType, parseBody, readText } from "../body";
+import { negotiate } from "../negotiate";
+import { isTrue, type RequestInfo } from "../request-info";
+import { encoded, json } from "../respond";
+import { Store } from "../store-client";
+import { checkFields, type FieldValidation } from "./field-validation";
+import { applyPatchBody, managerOf, recordManagedFields } from "./patching";
+import { checkTypeMeta, isConflict, prepareCreate, prepareUpdate, validateObject } from "./prepare";
+import { subresourceHandler } from "./subresources";
+
+type C = Context<AppEnv>;
+
+export interface WriteContext {
+  c: C;
+  info: RequestInfo;
+  def: ResourceDef;
+  store: Store;
+  dryRun: boolean;
+  fieldValidation: FieldValidation;
+  warnings: string[];
+}
+
+function intParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === "") return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`invalid value for ${name}: ${v}`);
+  return Number(v);
+}
+
+function dryRunOf(q: URLSearchParams): boolean {
+  const values = q.getAll("dryRun");
+  for (const v of values) if (v !== "All" && v !== "") throw badRequest(`Invalid dry run value: ${v}`);
+  return values.includes("All");
+}
+
+function fieldValidationOf(q: URLSearchParams): FieldValidation {
+  const v = q.get("fieldValidation") ?? "Warn";
+  if (v !== "Strict" && v !== "Warn" && v !== "Ignore")
+    throw badRequest(`fieldValidation must be one of Ignore, Warn or Strict, got ${v}`);
+  return v;
+}
+
+function respondWith(w: WriteContext, text: string, code: number): Response {
+  const headers: Record<string, string> = {};
+  if (w.warnings.length) headers.warning = w.warnings.map((m) => `299 - ${JSON.stringify(m)}`).join(", ");
+  return encoded(text, code, w.c.req.header("accept") ?? null, headers);
+}
+
+export async function handleResource(c: C): Promise<Response> {
+  const info = c.get("info");
+  const def = lookupGVR(info.apiGroup, info.apiVersion, info.resource);
+  if (!def || (info.namespace && !def.namespaced && !(def.resource === "namespaces" && info.name))) {
+    throw notFoundPath();
+  }
+  const store = new Store(c.env, def);
+  const q = new URL(c.req.url).searchParams;
+  if (info.subresource) {
+    const sub = def.subresources?.[info.subresource];
+    if (!sub) throw notFoundPath();
+    if (!sub.verbs.includes(info.verb)) throw methodNotAllowed(info.verb, def);
+  } else if (!def.verbs.includes(info.verb)) {
+    throw methodNotAllowed(info.verb, def);
+  }
+  // for namespaces, /api/v1/namespaces/<name> names the object, not its namespace
+  const namespace = def.namespaced ? info.namespace : "";
+  const w: WriteContext = {
+    c,
+    info,
+    def,
+    store,
+    dryRun: dryRunOf(q),
+    fieldValidation: fieldValidationOf(q),
+    warnings: [],
+  };
+  if (info.subresource && info.subresource !== "status") return subresourceHandler(w, namespace);
+
+  switch (info.verb) {
+    case "get": {
+      const out = negotiate(c.req.header("accept"), q.get("includeObject"));
+      if (out.kind === "table") {
+        const text = await store.listText({
+          namespace: def.namespaced ? namespace : undefined,
+          fieldSelector: `metadata.name=${info.name}`,
+          table: { include: out.include },
+        });
+        const t = JSON.parse(text);
+        if (t.rows.length === 0) await store.getText(namespace, info.name); // throws the 404
+        return json(t, 200, { "content-type": "application/json;as=Table;v=v1;g=meta.k8s.io" });
+      }
+      return encoded(await store.getText(namespace, info.name), 200, c.req.header("accept") ?? null);
+    }
+    case "list": {
+      const out = negotiate(c.req.header("accept"), q.get("includeObject"));
+      const query: ListQuery = {
+        namespace: def.namespaced && info.namespace ? info.namespace : undefined,
+        labelSelector: q.get("labelSelector") ?? undefined,
+        fieldSelector: q.get("fieldSelector") ?? undefined,
+        limit: intParam(q, "limit"),
+        continue: q.get("continue") ?? undefined,
+        resourceVersion: q.get("resourceVersion") ?? undefined,
+        resourceVersionMatch: q.get("resourceVersionMatch") ?? undefined,
+        table: out.kind === "table" ? { include: out.include } : undefined,
+      };
+      const text = await store.listText(query);
+      if (out.kind === "table") return json(text, 200, { "content-type": "application/json;as=Table;v=v1;g=meta.k8s.io" });
+      return encoded(text, 200, c.req.header("accept") ?? null);
+    }
+    case "watch":
+      return watch(c, def, store, info, q);
+    case "create":
+      return create(w, namespace);
+    case "update":
+      return update(w, namespace);
+    case "patch":
+      return patch(w, namespace);
+    case "delete":
+      return remove(w, namespace);
+    case "deletecollection": {
+      const opts = await deleteOptions(w);
+      const text = await store.removeCollection(
+        {
+          namespace: def.namespaced && info.namespace ? info.namespace : undefined,
+          labelSelector: q.get("labelSelector") ?? undefined,
+          fieldSelector: q.get("fieldSelector") ?? undefined,
+        },
+        opts,
+      );
+      return encoded(text, 200, c.req.header("accept") ?? null);
+    }
+  }
+  throw methodNotAllowed(info.verb, def);
+}
+
+async function watch(c: C, def: ResourceDef, store: Store, info: RequestInfo, q: URLSearchParams): Promise<Response> {
+  const out = negotiate(c.req.header("accept"), q.get("includeObject"));
+  let fieldSelector = q.get("fieldSelector") ?? undefined;
+  if (info.name) fieldSelector = [fieldSelector, `metadata.name=${info.name}`].filter(Boolean).join(",");
+  const query: WatchQuery = {
+    namespace: def.namespaced && info.namespace ? info.namespace : undefined,
+    labelSelector: q.get("labelSelector") ?? undefined,
+    fieldSelector,
+    resourceVersion: q.get("resourceVersion") ?? undefined,
+    allowWatchBookmarks: isTrue(q.get("allowWatchBookmarks")),
+    sendInitialEvents: q.has("sendInitialEvents") ? isTrue(q.get("sendInitialEvents")) : undefined,
+    timeoutSeconds: intParam(q, "timeoutSeconds"),
+    table: out.kind === "table" ? { include: out.include } : undefined,
+  };
+  const res = await store.watch(query, c.req.raw.signal);
+  if (!res.ok) {
+    const status = await res.json();
+    throw StatusError.fromStatus(status as never);
+  }
+  return new Response(res.body, {
+    status: 200,
+    headers: {
+      "content-type": res.headers.get("content-type") ?? "application/json",
+      "cache-control": "no-cache, private",
+      // a compressed stream would sit in the compressor's buffer: events must go out as committed
+      "content-encoding": "identity",
+    },
+  });
+}
+
+async function create(w: WriteContext, namespace: string): Promise<Response> {
+  const body = await decodeObject(w.c.req.raw);
+  const obj = checkTypeMeta(w.def, body);
+  checkFields(w, obj);
+  prepareCreate(w.def, obj, w.info);
+  validateObject(w.def, obj);
+  await admit(w, "CREATE", obj, undefined);
+  recordManagedFields(w, undefined, obj, managerOf(w.c, "Update"));
+  void namespace;
+  const r = await w.store.create(obj, { dryRun: w.dryRun });
+  return respondWith(w, r.body, r.code);
+}
+
+async function update(w: WriteContext, namespace: string): Promise<Response> {
+  const body = await decodeObject(w.c.req.raw);
+  const obj = checkTypeMeta(w.def, body);
+  if (obj.metadata.name && obj.metadata.name !== w.info.name)
+    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`);
+  obj.metadata.name = w.info.name;
+  if (w.def.namespaced) obj.metadata.namespace = namespace;
+  checkFields(w, obj);
+  const clientRV = obj.metadata.resourceVersion;
+  const old = await w.store.get(namespace, w.info.name);
+  if (clientRV && clientRV !== old.metadata.resourceVersion) {
+    throw new StatusError(
+      409,
+      "Conflict",
+      `Operation cannot be fulfilled on ${w.def.group ? `${w.def.resource}.${w.def.group}` : w.def.resource} "${w.info.name}": the object has been modified; please apply your changes to the latest version and try again`,
+      { name: w.info.name, group: w.def.group || undefined, kind: w.def.resource },
+    );
+  }
+  const next = prepareUpdate(w.def, obj, old, w.info.subresource);
+  validateObject(w.def, next, old);
+  await admit(w, "UPDATE", next, old);
+  recordManagedFields(w, old, next, managerOf(w.c, "Update"));
+  const text = await w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
+  return respondWith(w, text, 200);
+}
+
+async function patch(w: WriteContext, namespace: string): Promise<Response> {
+  const type = mediaType(w.c.req.header("content-type") ?? null);
+  if (!PATCH_TYPES.includes(type) || type === "application/apply-patch+cbor") {
+    throw new StatusError(
+      415,
+      "UnsupportedMediaType",
+      `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.slice(0, 4).join(", ")}`,
+    );
+  }
+  const text = await readText(w.c.req.raw);
+  const body = parseBody(text, type, [type]);
+  const q = new URL(w.c.req.url).searchParams;
+  const force = isTrue(q.get("force"));
+  if (type !== "application/apply-patch+yaml" && q.has("force"))
+    throw badRequest("force: Invalid value: true: may not be specified for non-apply patch");
+  for (let attempt = 0; ; attempt++) {
+    const old = await w.store.find(namespace, w.info.name);
+    try {
+      if (!old) {
+        if (type !== "application/apply-patch+yaml") await w.store.get(namespace, w.info.name); // 404
+        return await createByApply(w, body, force);
+      }
+      const next = applyPatchBody(w, old, body, type, force);
+      const prepared = prepareUpdate(w.def, next, old, w.info.subresource);
+      checkFields(w, prepared);
+      validateObject(w.def, prepared, old);
+      await admit(w, "UPDATE", prepared, old);
+      if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared, managerOf(w.c, "Update"));
+      const out = await w.store.update(prepared, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
+      return respondWith(w, out, 200);
+    } catch (e) {
+      const pinned = (body as KubeObject | null)?.metadata?.resourceVersion;
+      if (isConflict(e) && !pinned && attempt < 8) continue;
+      throw e;
+    }
+  }
+}
+
+async function createByApply(w: WriteContext, body: unknown, force: boolean): Promise<Response> {
+  const obj = checkTypeMeta(w.def, body);
+  if (obj.metadata.name && obj.metadata.name !== w.info.name)
+    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`);
+  obj.metadata.name = w.info.name;
+  const applied = applyPatchBody(w, undefined, obj, "application/apply-patch+yaml", force);
+  checkFields(w, applied);
+  prepareCreate(w.def, applied, w.info);
+  validateObject(w.def, applied);
+  await admit(w, "CREATE", applied, undefined);
+  const r = await w.store.create(applied, { dryRun: w.dryRun });
+  return respondWith(w, r.body, 201);
+}
+
+async function deleteOptions(w: WriteContext): Promise<DeleteOptions> {
+  const q = new URL(w.c.req.url).searchParams;
+  let body: Record<string, any> = {};
+  const text = await readText(w.c.req.raw);
+  if (text.trim()) {
+    const parsed = parseBody(text, mediaType(w.c.req.header("content-type") ?? null) || "application/json", [
+      "application/json",
+      "application/yaml",
+    ]);
+    if (typeof parsed !== "object" || parsed === null) throw badRequest("DeleteOptions must be an object");
+    body = parsed as Record<string, any>;
+  }
+  const policy = q.get("propagationPolicy") ?? body.propagationPolicy ?? (body.orphanDependents === true ? "Orphan" : undefined);
+  if (policy !== undefined && !["Orphan", "Background", "Foreground"].includes(policy))
+    throw new StatusError(422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+  const grace = intParam(q, "gracePeriodSeconds") ?? body.gracePeriodSeconds;
+  if (grace !== undefined && (typeof grace !== "number" || grace < 0))
+    throw badRequest(`invalid gracePeriodSeconds: ${grace}`);
+  return {
+    gracePeriodSeconds: grace,
+    propagationPolicy: policy,
+    preconditions: body.preconditions,
+    dryRun: w.dryRun || (Array.isArray(body.dryRun) && body.dryRun.includes("All")),
+  };
+}
+
+async function remove(w: WriteContext, namespace: string): Promise<Response> {
+  const opts = await deleteOptions(w);
+  const old = await w.store.get(namespace, w.info.name);
+  await admit(w, "DELETE", undefined, old);
+  const r = await w.store.remove(namespace, w.info.name, opts);
+  return respondWith(w, r.body, r.code);
+}

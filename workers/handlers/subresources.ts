@@ -1,0 +1,129 @@
+// Subresources with a kind of their own: scale (autoscaling/v1 Scale over spec.replicas)
+// and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
+import { StatusError, badRequest, conflict, field, invalid, notFoundPath } from "../../api/errors";
+import { formatSelector, fromLabelSelector } from "../../api/selectors";
+import type { KubeObject } from "../../api/types";
+import { decodeObject, mediaType, parseBody, readText } from "../body";
+import { encoded, json } from "../respond";
+import { applyPatchBody } from "./patching";
+import { checkTypeMeta, isConflict, isObject } from "./prepare";
+import type { WriteContext } from "./resource";
+
+function now(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+export function scaleOf(obj: KubeObject) {
+  const sel = fromLabelSelector(obj.spec?.selector);
+  return {
+    kind: "Scale",
+    apiVersion: "autoscaling/v1",
+    metadata: {
+      name: obj.metadata.name,
+      namespace: obj.metadata.namespace,
+      uid: obj.metadata.uid,
+      resourceVersion: obj.metadata.resourceVersion,
+      creationTimestamp: obj.metadata.creationTimestamp,
+    },
+    spec: { replicas: obj.spec?.replicas ?? 0 },
+    status: { replicas: obj.status?.replicas ?? 0, selector: sel ? formatSelector(sel) : "" },
+  };
+}
+
+async function scale(w: WriteContext, namespace: string): Promise<Response> {
+  const accept = w.c.req.header("accept") ?? null;
+  if (w.info.verb === "get") return encoded(JSON.stringify(scaleOf(await w.store.get(namespace, w.info.name))), 200, accept);
+  let body: unknown;
+  let type = "";
+  if (w.info.verb === "patch") {
+    type = mediaType(w.c.req.header("content-type") ?? null);
+    body = parseBody(await readText(w.c.req.raw), type, [
+      "application/json-patch+json",
+      "application/merge-patch+json",
+      "application/strategic-merge-patch+json",
+    ]);
+  } else {
+    body = await decodeObject(w.c.req.raw);
+  }
+  for (let attempt = 0; ; attempt++) {
+    const old = await w.store.get(namespace, w.info.name);
+    const current = scaleOf(old);
+    let wanted: KubeObject;
+    if (w.info.verb === "patch") {
+      wanted = applyPatchBodyForScale(w, current as unknown as KubeObject, body, type);
+    } else {
+      if (!isObject(body)) throw badRequest("the body of the request must be a Scale object");
+      wanted = body as KubeObject;
+      if (wanted.kind && wanted.kind !== "Scale") throw badRequest(`the kind in the data (${wanted.kind}) does not match the expected kind (Scale)`);
+      const rv = wanted.metadata?.resourceVersion;
+      if (rv && rv !== old.metadata.resourceVersion)
+        throw conflict(w.def, w.info.name, "the object has been modified; please apply your changes to the latest version and try again");
+    }
+    const replicas = wanted.spec?.replicas;
+    if (typeof replicas !== "number" || !Number.isInteger(replicas) || replicas < 0) {
+      throw invalid({ group: "autoscaling", kind: "Scale" }, w.info.name, [
+        field.invalid("spec.replicas", replicas, "must be greater than or equal to 0"),
+      ]);
+    }
+    const next = structuredClone(old);
+    next.spec = { ...next.spec, replicas };
+    if (next.spec.replicas !== old.spec?.replicas) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    try {
+      const text = await w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
+      return encoded(JSON.stringify(scaleOf(JSON.parse(text))), 200, accept);
+    } catch (e) {
+      if (isConflict(e) && w.info.verb === "patch" && attempt < 8) continue;
+      throw e;
+    }
+  }
+}
+
+function applyPatchBodyForScale(w: WriteContext, current: KubeObject, body: unknown, type: string): KubeObject {
+  // the patch engines work on the Scale document; checkTypeMeta would expect the parent kind
+  const def = { ...w.def, kind: "Scale", group: "autoscaling", version: "v1" };
+  return applyPatchBody({ ...w, def }, current, body, type, false);
+}
+
+async function binding(w: WriteContext, namespace: string): Promise<Response> {
+  const body = await decodeObject(w.c.req.raw);
+  const b = checkTypeMeta({ ...w.def, kind: "Binding" }, body, "Binding", "v1");
+  const target = b.target;
+  if (b.metadata.name && b.metadata.name !== w.info.name)
+    throw badRequest(`Binding name "${b.metadata.name}" does not match the pod name "${w.info.name}"`);
+  if (!isObject(target) || !target.name)
+    throw invalid({ group: "", kind: "Binding" }, w.info.name, [field.required("target.name")]);
+  for (let attempt = 0; ; attempt++) {
+    const pod = await w.store.get(namespace, w.info.name);
+    if (b.metadata.uid && b.metadata.uid !== pod.metadata.uid)
+      throw conflict({ group: "", resource: "pods/binding" }, w.info.name, `Precondition failed: UID in precondition: ${b.metadata.uid}, UID in object meta: ${pod.metadata.uid}`);
+    if (pod.metadata.deletionTimestamp)
+      throw conflict({ group: "", resource: "pods/binding" }, w.info.name, `pod ${w.info.name} is being deleted, cannot be assigned to a host`);
+    if (pod.spec?.nodeName)
+      throw conflict({ group: "", resource: "pods/binding" }, w.info.name, `pod ${w.info.name} is already assigned to node "${pod.spec.nodeName}"`);
+    pod.spec.nodeName = String(target.name);
+    if (b.metadata.annotations) pod.metadata.annotations = { ...pod.metadata.annotations, ...b.metadata.annotations };
+    pod.status ??= {};
+    const conditions: any[] = (pod.status.conditions ?? []).filter((c: any) => c.type !== "PodScheduled");
+    conditions.push({ type: "PodScheduled", status: "True", lastProbeTime: null, lastTransitionTime: now() });
+    pod.status.conditions = conditions;
+    try {
+      await w.store.update(pod, { expectRV: pod.metadata.resourceVersion, dryRun: w.dryRun });
+      return json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 }, 201);
+    } catch (e) {
+      if (isConflict(e) && attempt < 8) continue;
+      throw e;
+    }
+  }
+}
+
+export async function subresourceHandler(w: WriteContext, namespace: string): Promise<Response> {
+  switch (w.info.subresource) {
+    case "scale":
+      return scale(w, namespace);
+    case "binding":
+      if (w.def.kind === "Pod") return binding(w, namespace);
+      break;
+  }
+  throw notFoundPath();
+}
+

@@ -1,0 +1,45 @@
+// Responses: JSON (or YAML when asked), and every error as a metav1.Status, mapped here
+// in one place so no handler writes its own error body.
+import YAML from "yaml";
+import { StatusError, internalError, type Status } from "../api/errors";
+
+export function json(body: unknown, code = 200, headers: Record<string, string> = {}): Response {
+  return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+    status: code,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+/** A body that already is JSON text, re-encoded as YAML if that is what the client accepts. */
+export function encoded(text: string, code: number, accept: string | null, headers: Record<string, string> = {}): Response {
+  if (accept && wantsYaml(accept)) {
+    return new Response(YAML.stringify(JSON.parse(text)), {
+      status: code,
+      headers: { "content-type": "application/yaml", ...headers },
+    });
+  }
+  return json(text, code, headers);
+}
+
+function wantsYaml(accept: string): boolean {
+  const first = accept.split(",")[0].trim().split(";")[0];
+  return first === "application/yaml";
+}
+
+export function statusResponse(s: Status): Response {
+  const headers: Record<string, string> = {};
+  if (s.code === 429 || s.code === 503 || s.code === 504) {
+    headers["retry-after"] = String(s.details?.retryAfterSeconds ?? 1);
+  }
+  return json(s, s.code, headers);
+}
+
+export function errorResponse(e: unknown): Response {
+  if (e instanceof StatusError) return statusResponse(e.toStatus());
+  console.error("unexpected error", e instanceof Error ? (e.stack ?? e.message) : e);
+  return statusResponse(internalError("an internal error occurred").toStatus());
+}
+
+export function success(details: Record<string, unknown>, code = 200): Response {
+  return json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details }, code);
+}
