@@ -26,11 +26,24 @@ async function createNamespaces(env: Env): Promise<void> {
   }
 }
 
-export function bootstrap(env: Env): Promise<void> {
+/** Wakes the controller manager and the scheduler (they re-list and resync). */
+export async function wakeControlLoops(env: Env): Promise<void> {
+  const id = env.EDGEPLANE_CLUSTER;
+  await Promise.all([
+    env.CONTROLLERS.get(env.CONTROLLERS.idFromName(id)).resync(),
+    env.SCHEDULER.get(env.SCHEDULER.idFromName(id)).resync(),
+  ]);
+}
+
+export function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => void): Promise<void> {
   const key = env.EDGEPLANE_CLUSTER;
   let p = done.get(key);
   if (!p) {
-    p = createNamespaces(env).catch((e) => {
+    p = createNamespaces(env).then(() => {
+      const woken = wakeControlLoops(env).catch((e) => console.error("waking control loops failed", e));
+      waitUntil?.(woken);
+    });
+    p = p.catch((e) => {
       done.delete(key);
       throw e;
     });

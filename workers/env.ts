@@ -1,8 +1,12 @@
 // The Worker's bindings (wrangler.toml [vars], secrets and Durable Object namespaces).
+import type { ControllerManager } from "../durable-objects/controllers/manager";
+import type { SchedulerObject } from "../durable-objects/scheduler/object";
 import type { StoreShard } from "../durable-objects/store/shard";
 
 export interface Env {
   STORE: DurableObjectNamespace<StoreShard>;
+  CONTROLLERS: DurableObjectNamespace<ControllerManager>;
+  SCHEDULER: DurableObjectNamespace<SchedulerObject>;
   EDGEPLANE_CLUSTER: string;
   EDGEPLANE_WATCH_WINDOW_SECONDS?: string;
   EDGEPLANE_WATCH_WINDOW_EVENTS?: string;

@@ -1,68 +1,15 @@
-// The apiserver Worker: request info -> authentication -> authorization -> handler,
-// every failure a metav1.Status. Durable Object classes are exported from here.
-import { Hono } from "hono";
-import { notFoundPath } from "../api/errors";
-import { allResources } from "../api/registry";
-import type { ResourceDef } from "../api/resource";
-import type { AppEnv } from "./app-env";
-import { bootstrap } from "./bootstrap";
-import { handleDiscovery } from "./discovery/routes";
+// The Worker's entry: the apiserver app for HTTP, the cron trigger, and the Durable Object classes.
+import { app } from "./app";
+import { bootstrap, wakeControlLoops } from "./bootstrap";
 import type { Env } from "./env";
-import { authentication } from "./filters/authn";
-import { authorization } from "./filters/authz";
-import { handleResource } from "./handlers/resource";
-import { requestInfo } from "./request-info";
-import { errorResponse } from "./respond";
 
+export { ControllerManager } from "../durable-objects/controllers/manager";
+export { SchedulerObject } from "../durable-objects/scheduler/object";
 export { StoreShard } from "../durable-objects/store/shard";
-
-const defs = allResources() as ResourceDef[];
-
-export const app = new Hono<AppEnv>();
-
-app.onError((err) => errorResponse(err));
-app.notFound(() => errorResponse(notFoundPath()));
-
-app.use("*", async (c, next) => {
-  c.set("info", requestInfo(c.req.method, new URL(c.req.url)));
-  await next();
-});
-app.use("*", authentication());
-app.use("*", authorization());
-app.use("*", async (c, next) => {
-  await bootstrap(c.env);
-  await next();
-});
-
-const ok = () => new Response("ok", { headers: { "content-type": "text/plain; charset=utf-8" } });
-app.get("/healthz", ok);
-app.get("/livez", ok);
-app.get("/readyz", ok);
-app.get("/healthz/*", ok);
-app.get("/livez/*", ok);
-app.get("/readyz/*", ok);
-
-app.all("*", async (c) => {
-  const info = c.get("info");
-  if (!info.isResourceRequest) {
-    const url = new URL(c.req.url);
-    const r = handleDiscovery(defs, {
-      method: c.req.method,
-      path: url.pathname,
-      query: url.searchParams,
-      accept: c.req.header("accept"),
-      ifNoneMatch: c.req.header("if-none-match"),
-      host: url.host,
-    });
-    if (!r) throw notFoundPath();
-    return new Response(r.body, { status: r.status, headers: r.headers });
-  }
-  return handleResource(c);
-});
 
 export default {
   fetch: app.fetch,
   async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext) {
-    ctx.waitUntil(bootstrap(env));
+    ctx.waitUntil(bootstrap(env).then(() => wakeControlLoops(env)));
   },
 } satisfies ExportedHandler<Env>;

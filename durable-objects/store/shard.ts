@@ -6,7 +6,8 @@ import { DurableObject } from "cloudflare:workers";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import { StatusError, alreadyExists, conflict, notFound, staleResourceVersion } from "../../api/errors";
-import { lookupKey } from "../../api/registry";
+import { lookupKey, resourceKey } from "../../api/registry";
+import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
@@ -270,7 +271,56 @@ export class StoreShard extends DurableObject<Env> {
       data,
     });
     if (rv % 256 === 0) this.compact(at);
+    this.pokeSubscribers();
     return data;
+  }
+
+  // ---- waking the controllers and the scheduler ---------------------------------------
+
+  private pokes = new Map<Subscriber, { inflight: boolean; again: boolean }>();
+
+  private pokeSubscribers(): void {
+    const key = resourceKey(this.def!);
+    for (const s of SUBSCRIPTIONS[key] ?? []) this.poke(s, key);
+  }
+
+  private poke(s: Subscriber, key: string): void {
+    let st = this.pokes.get(s);
+    if (!st) this.pokes.set(s, (st = { inflight: false, again: false }));
+    if (st.inflight) {
+      st.again = true;
+      return;
+    }
+    st.inflight = true;
+    const ns = s === "controllers" ? this.env.CONTROLLERS : this.env.SCHEDULER;
+    const stub = ns.get(ns.idFromName(this.env.EDGEPLANE_CLUSTER));
+    stub
+      .poke(key, this.revision)
+      .catch((e: unknown) => console.error(`poke ${s} failed`, e))
+      .finally(() => {
+        st.inflight = false;
+        if (st.again) {
+          st.again = false;
+          this.poke(s, key);
+        }
+      });
+  }
+
+  /**
+   * Changes after `rv`, oldest first, at most `limit`; `expired` when the change log no
+   * longer reaches back that far (the caller re-lists).
+   */
+  async changesSince(
+    res: string,
+    rv: number,
+    limit = 5000,
+  ): Promise<{ expired: boolean; head: number; events: { type: string; data: string }[] }> {
+    this.use(res);
+    if (rv < this.compacted) return { expired: true, head: this.revision, events: [] };
+    const events = this.sql
+      .exec<{ type: string; data: string }>("SELECT type, data FROM changes WHERE rv > ? ORDER BY rv LIMIT ?", rv, limit)
+      .toArray();
+    return { expired: false, head: this.revision, events };
   }
 
   /**

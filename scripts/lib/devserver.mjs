@@ -6,6 +6,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startFront } from "./front.mjs";
+import { ensurePki } from "./pki.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -32,13 +34,14 @@ export function adminToken(stateDir) {
   return token;
 }
 
-export function kubeconfig(server, token, name = "edgeplane") {
+export function kubeconfig(server, token, caCert, name = "edgeplane") {
   return `apiVersion: v1
 kind: Config
 clusters:
 - name: ${name}
   cluster:
     server: ${server}
+    certificate-authority-data: ${Buffer.from(caCert).toString("base64")}
 contexts:
 - name: ${name}
   context:
@@ -61,6 +64,8 @@ export async function startDevServer(opts) {
   const stateDir = resolve(opts.stateDir);
   mkdirSync(stateDir, { recursive: true });
   const port = opts.port ?? (await freePort());
+  const internalPort = await freePort();
+  const pki = ensurePki(stateDir);
   const token = adminToken(stateDir);
   const tokens = [`${token},admin,admin,system:masters`, ...(opts.tokens ?? [])].join("\\n");
   const vars = { EDGEPLANE_TOKENS: tokens, ...(opts.vars ?? {}) };
@@ -73,8 +78,9 @@ export async function startDevServer(opts) {
     { mode: 0o600 },
   );
   const url = `http://127.0.0.1:${port}`;
+  const httpsUrl = `https://127.0.0.1:${port}`;
   const kubeconfigPath = join(stateDir, "kubeconfig");
-  writeFileSync(kubeconfigPath, kubeconfig(url, token), { mode: 0o600 });
+  writeFileSync(kubeconfigPath, kubeconfig(httpsUrl, token, pki.caCert), { mode: 0o600 });
   const args = [
     join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
     "dev",
@@ -83,7 +89,7 @@ export async function startDevServer(opts) {
     "--ip",
     "127.0.0.1",
     "--port",
-    String(port),
+    String(internalPort),
     "--persist-to",
     join(stateDir, "state"),
     "--env-file",
@@ -108,6 +114,7 @@ export async function startDevServer(opts) {
   }
   let exited = false;
   child.on("exit", () => (exited = true));
+  const front = await startFront({ port, upstreamPort: internalPort, cert: pki.cert, key: pki.key });
   const deadline = Date.now() + (opts.timeoutMs ?? 60000);
   for (;;) {
     if (exited) throw new Error(`wrangler dev exited early:\n${output}`);
@@ -117,11 +124,13 @@ export async function startDevServer(opts) {
     } catch {}
     if (Date.now() > deadline) {
       process.kill(-child.pid, "SIGKILL");
+      await front.close();
       throw new Error(`wrangler dev did not become ready on ${url}:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 150));
   }
   const stop = async () => {
+    await front.close();
     if (exited) return;
     const done = new Promise((r) => child.on("exit", r));
     try {
@@ -137,10 +146,11 @@ export async function startDevServer(opts) {
   };
   /** kill -9 of the whole process group: the crash the durability test needs */
   const kill = async () => {
+    await front.close();
     if (exited) return;
     const done = new Promise((r) => child.on("exit", r));
     process.kill(-child.pid, "SIGKILL");
     await done;
   };
-  return { url, port, token, kubeconfigPath, stateDir, child, stop, kill, output: () => output };
+  return { url, httpsUrl, port, internalPort, token, kubeconfigPath, caCert: pki.caCert, stateDir, child, stop, kill, output: () => output };
 }

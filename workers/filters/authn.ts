@@ -4,6 +4,7 @@
 import type { MiddlewareHandler } from "hono";
 import { unauthorized } from "../../api/errors";
 import type { AppEnv, UserInfo } from "../app-env";
+import { internalUser } from "../internal";
 
 export const ANONYMOUS: UserInfo = { name: "system:anonymous", uid: "", groups: ["system:unauthenticated"] };
 
@@ -48,6 +49,11 @@ function tokenMap(text: string): Map<string, UserInfo> {
 
 export function authentication(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    const internal = internalUser(c.req.raw);
+    if (internal) {
+      c.set("user", internal);
+      return next();
+    }
     const header = c.req.header("authorization");
     if (!header) {
       c.set("user", ANONYMOUS);

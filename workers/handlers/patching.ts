@@ -1,18 +1,16 @@
 // PATCH bodies applied to the current object (JSON, merge, strategic merge, server-side
 // apply) and managedFields bookkeeping for every write.
-import type { Context } from "hono";
-import { applyPatch, applyPatchByContentType, recordUpdate } from "../../api/patch";
+import { field, invalid } from "../../api/errors";
+import { applyPatch, applyPatchByContentType, fieldManagerFor, recordUpdate } from "../../api/patch";
+import { apiVersionOf } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
-import type { AppEnv } from "../app-env";
 import { checkTypeMeta } from "./prepare";
 import type { WriteContext } from "./resource";
 
 /** fieldManager from the query, else the user agent's program name, as upstream. */
-export function managerOf(c: Context<AppEnv>, _op: "Apply" | "Update"): string {
-  const q = new URL(c.req.url).searchParams.get("fieldManager");
-  if (q) return q;
-  const ua = c.req.header("user-agent") ?? "unknown";
-  return ua.split("/")[0] || "unknown";
+export function managerOf(w: WriteContext): string {
+  const q = new URL(w.c.req.url).searchParams.get("fieldManager") ?? undefined;
+  return fieldManagerFor(q, w.c.req.header("user-agent"));
 }
 
 function now(): string {
@@ -26,25 +24,31 @@ export function applyPatchBody(
   type: string,
   force: boolean,
 ): KubeObject {
-  const kind = w.info.subresource === "scale" ? "Scale" : w.def.kind;
+  const kind = w.def.kind;
   if (type === "application/apply-patch+yaml") {
+    const manager = new URL(w.c.req.url).searchParams.get("fieldManager");
+    if (!manager) {
+      throw invalid({ group: "meta.k8s.io", kind: "PatchOptions" }, "", [
+        field.required("fieldManager", "is required for apply patch"),
+      ]);
+    }
     const applied = checkTypeMeta(w.def, body);
     return applyPatch(old, applied, {
-      manager: managerOf(w.c, "Apply"),
+      manager,
       force,
       kind,
       now: now(),
       subresource: w.info.subresource || undefined,
-    } as never) as KubeObject;
+      expectedApiVersion: apiVersionOf(w.def),
+    });
   }
   const out = applyPatchByContentType(old, body, type, kind) as KubeObject;
   return checkTypeMeta(w.def, out);
 }
 
-export function recordManagedFields(w: WriteContext, old: KubeObject | undefined, next: KubeObject, manager: string): void {
+export function recordManagedFields(w: WriteContext, old: KubeObject | undefined, next: KubeObject): void {
   recordUpdate(old, next, {
-    manager,
-    operation: "Update",
+    manager: managerOf(w),
     subresource: w.info.subresource || undefined,
     now: now(),
     kind: w.def.kind,

@@ -3,6 +3,7 @@
 import { StatusError, badRequest, field, invalid, type StatusCause } from "../../api/errors";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
+import { schemaCauses } from "../../api/validation/schema";
 import type { RequestInfo } from "../request-info";
 
 export function isObject(v: unknown): v is Record<string, any> {
@@ -92,14 +93,22 @@ export function prepareUpdate(def: ResourceDef, obj: KubeObject, old: KubeObject
   return next;
 }
 
-/** 422 with one cause per bad field, or nothing. */
+/** 422 with one cause per bad field (schema first, then the strategy's rules), or nothing. */
 export function validateObject(def: ResourceDef, obj: KubeObject, old?: KubeObject): void {
-  const causes: StatusCause[] = [];
   const meta = obj.metadata;
-  if (!meta.name && !meta.generateName && !old) causes.push(field.required("metadata.name", "name or generateName is required"));
+  const causes: StatusCause[] = schemaCauses(obj.apiVersion ?? "", obj.kind ?? def.kind, obj);
   if (def.strategy.validate) causes.push(...def.strategy.validate(obj, old));
+  else if (!meta.name && !meta.generateName && !old)
+    causes.push(field.required("metadata.name", "name or generateName is required"));
   if (old && meta.name !== old.metadata.name) causes.push(field.invalid("metadata.name", meta.name, "field is immutable"));
-  if (causes.length) throw invalid({ group: def.group, kind: obj.kind ?? def.kind }, meta.name ?? meta.generateName ?? "", causes);
+  const seen = new Set<string>();
+  const unique = causes.filter((c) => {
+    const key = `${c.type}|${c.field}|${c.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  if (unique.length) throw invalid({ group: def.group, kind: obj.kind ?? def.kind }, meta.name ?? meta.generateName ?? "", unique);
 }
 
 /** Thrown when a read-modify-write lost a race and may be retried. */

@@ -15,7 +15,7 @@ import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json } from "../respond";
 import { Store } from "../store-client";
 import { checkFields, type FieldValidation } from "./field-validation";
-import { applyPatchBody, managerOf, recordManagedFields } from "./patching";
+import { applyPatchBody, recordManagedFields } from "./patching";
 import { checkTypeMeta, isConflict, prepareCreate, prepareUpdate, validateObject } from "./prepare";
 import { subresourceHandler } from "./subresources";
 
@@ -179,7 +179,7 @@ async function create(w: WriteContext, namespace: string): Promise<Response> {
   prepareCreate(w.def, obj, w.info);
   validateObject(w.def, obj);
   await admit(w, "CREATE", obj, undefined);
-  recordManagedFields(w, undefined, obj, managerOf(w.c, "Update"));
+  recordManagedFields(w, undefined, obj);
   void namespace;
   const r = await w.store.create(obj, { dryRun: w.dryRun });
   return respondWith(w, r.body, r.code);
@@ -206,7 +206,7 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
   const next = prepareUpdate(w.def, obj, old, w.info.subresource);
   validateObject(w.def, next, old);
   await admit(w, "UPDATE", next, old);
-  recordManagedFields(w, old, next, managerOf(w.c, "Update"));
+  recordManagedFields(w, old, next);
   const text = await w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
   return respondWith(w, text, 200);
 }
@@ -238,7 +238,7 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       checkFields(w, prepared);
       validateObject(w.def, prepared, old);
       await admit(w, "UPDATE", prepared, old);
-      if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared, managerOf(w.c, "Update"));
+      if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared);
       const out = await w.store.update(prepared, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
       return respondWith(w, out, 200);
     } catch (e) {

@@ -1,7 +1,7 @@
 // Subresources with a kind of their own: scale (autoscaling/v1 Scale over spec.replicas)
 // and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
 import { StatusError, badRequest, conflict, field, invalid, notFoundPath } from "../../api/errors";
-import { formatSelector, fromLabelSelector } from "../../api/selectors";
+import { scaleOf, validateScale } from "../../api/strategies/workloads";
 import type { KubeObject } from "../../api/types";
 import { decodeObject, mediaType, parseBody, readText } from "../body";
 import { encoded, json } from "../respond";
@@ -11,23 +11,6 @@ import type { WriteContext } from "./resource";
 
 function now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-export function scaleOf(obj: KubeObject) {
-  const sel = fromLabelSelector(obj.spec?.selector);
-  return {
-    kind: "Scale",
-    apiVersion: "autoscaling/v1",
-    metadata: {
-      name: obj.metadata.name,
-      namespace: obj.metadata.namespace,
-      uid: obj.metadata.uid,
-      resourceVersion: obj.metadata.resourceVersion,
-      creationTimestamp: obj.metadata.creationTimestamp,
-    },
-    spec: { replicas: obj.spec?.replicas ?? 0 },
-    status: { replicas: obj.status?.replicas ?? 0, selector: sel ? formatSelector(sel) : "" },
-  };
 }
 
 async function scale(w: WriteContext, namespace: string): Promise<Response> {
@@ -60,11 +43,10 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
         throw conflict(w.def, w.info.name, "the object has been modified; please apply your changes to the latest version and try again");
     }
     const replicas = wanted.spec?.replicas;
-    if (typeof replicas !== "number" || !Number.isInteger(replicas) || replicas < 0) {
-      throw invalid({ group: "autoscaling", kind: "Scale" }, w.info.name, [
-        field.invalid("spec.replicas", replicas, "must be greater than or equal to 0"),
-      ]);
-    }
+    const causes = typeof replicas === "number" && Number.isInteger(replicas)
+      ? validateScale(wanted)
+      : [field.invalid("spec.replicas", replicas, "must be an integer")];
+    if (causes.length) throw invalid({ group: "autoscaling", kind: "Scale" }, w.info.name, causes);
     const next = structuredClone(old);
     next.spec = { ...next.spec, replicas };
     if (next.spec.replicas !== old.spec?.replicas) next.metadata.generation = (old.metadata.generation ?? 0) + 1;

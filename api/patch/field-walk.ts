@@ -1,0 +1,216 @@
+// Field sets of objects: what an applied configuration sets, and what
+// changed between two versions of an object. Lists are associative (by
+// their keys), sets of primitives, or atomic, as patch-meta.ts says.
+
+import { badRequest } from "../errors";
+import { child, type FieldNode, fieldPE, keyPE, newNode, prune, valuePE } from "./fieldset";
+import { type FieldDef, fieldDef, type Schema, schemaOf } from "./patch-meta";
+import { deepEqual, isObject, type JsonObject } from "./util";
+
+/** Key field values of an associative list item (defaults filled in), or undefined. */
+export function itemKey(item: unknown, def: FieldDef | undefined): Record<string, unknown> | undefined {
+  if (!isObject(item) || !def?.keys) return undefined;
+  const key: Record<string, unknown> = {};
+  for (const k of def.keys) {
+    const v = Object.hasOwn(item, k) && item[k] !== null ? item[k] : def.keyDefaults?.[k];
+    if (v !== undefined) key[k] = v;
+  }
+  return key;
+}
+
+function requireKey(item: unknown, def: FieldDef, at: string): string {
+  const key = itemKey(item, def);
+  const first = def.keys?.[0] ?? "";
+  if (!key || !(first in key)) {
+    throw badRequest(`${at}: associative list with keys has an element that omits key field "${first}"`);
+  }
+  return keyPE(key);
+}
+
+/** Whether `item` is the list item named by a `k:` element. */
+export function matchesKey(item: unknown, def: FieldDef | undefined, pe: string): boolean {
+  const key = itemKey(item, def);
+  return key !== undefined && keyPE(key) === pe;
+}
+
+export function listType(def: FieldDef | undefined): "map" | "set" | "atomic" {
+  return def?.list ?? "atomic";
+}
+
+/** The fields an applied configuration sets (upstream's TypedValue.ToFieldSet). */
+export function appliedFieldSet(obj: JsonObject, schema: Schema): FieldNode {
+  const root = newNode();
+  objectInto(obj, schema, root, "");
+  return prune(root);
+}
+
+function objectInto(obj: JsonObject, schema: Schema, node: FieldNode, at: string): void {
+  for (const [k, v] of Object.entries(obj))
+    valueInto(v, fieldDef(schema, k), child(node, fieldPE(k)), `${at}.${k}`);
+}
+
+function valueInto(v: unknown, def: FieldDef | undefined, node: FieldNode, at: string): void {
+  if (Array.isArray(v)) {
+    listInto(v, def, node, at, false);
+  } else if (isObject(v) && !def?.atomic && Object.keys(v).length > 0) {
+    objectInto(v, schemaOf(def), node, at);
+  } else {
+    node.member = true;
+  }
+}
+
+function listInto(
+  list: unknown[],
+  def: FieldDef | undefined,
+  node: FieldNode,
+  at: string,
+  added: boolean,
+): void {
+  const lt = listType(def);
+  if (lt === "atomic") {
+    node.member = true;
+    return;
+  }
+  for (const item of list) {
+    if (lt === "set") {
+      child(node, valuePE(item)).member = true;
+      continue;
+    }
+    const c = child(node, requireKey(item, def as FieldDef, at));
+    c.member = true;
+    if (!isObject(item)) continue;
+    if (added) addedInto(item, { type: def?.type }, c, false, at);
+    else objectInto(item, schemaOf(def), c, at);
+  }
+}
+
+/**
+ * Everything in a value that did not exist before. Added maps are members
+ * themselves, except non-pointer structs whose parent existed already (they
+ * exist, empty, in Go's zero value).
+ */
+function addedInto(
+  v: unknown,
+  def: FieldDef | undefined,
+  node: FieldNode,
+  parentInZero: boolean,
+  at: string,
+) {
+  const inZero = parentInZero && def?.np === true;
+  if (Array.isArray(v)) {
+    listInto(v, def, node, at, true);
+    return;
+  }
+  if (!isObject(v) || def?.atomic) {
+    node.member = true;
+    return;
+  }
+  if (!inZero) node.member = true;
+  const schema = schemaOf(def);
+  for (const [k, x] of Object.entries(v))
+    addedInto(x, fieldDef(schema, k), child(node, fieldPE(k)), inZero, `${at}.${k}`);
+}
+
+export interface Comparison {
+  /** Paths added or modified. */
+  changed: FieldNode;
+  /** Roots of removed subtrees. */
+  removed: FieldNode;
+}
+
+/** What changed from `oldObj` to `newObj` (upstream's TypedValue.Compare). */
+export function compareObjects(
+  oldObj: JsonObject | undefined,
+  newObj: JsonObject,
+  schema: Schema,
+): Comparison {
+  const cmp: Comparison = { changed: newNode(), removed: newNode() };
+  compareObject(oldObj ?? {}, newObj, schema, cmp.changed, cmp.removed, true, "");
+  prune(cmp.changed);
+  prune(cmp.removed);
+  return cmp;
+}
+
+function compareObject(
+  o: JsonObject,
+  n: JsonObject,
+  schema: Schema,
+  changed: FieldNode,
+  removed: FieldNode,
+  inZero: boolean,
+  at: string,
+): void {
+  for (const [k, nv] of Object.entries(n)) {
+    const def = fieldDef(schema, k);
+    const pe = fieldPE(k);
+    if (!Object.hasOwn(o, k) || o[k] === null) {
+      if (nv !== null) addedInto(nv, def, child(changed, pe), inZero, `${at}.${k}`);
+      continue;
+    }
+    compareValue(
+      o[k],
+      nv,
+      def,
+      child(changed, pe),
+      child(removed, pe),
+      inZero && def?.np === true,
+      `${at}.${k}`,
+    );
+  }
+  for (const k of Object.keys(o)) {
+    if ((!Object.hasOwn(n, k) || n[k] === null) && o[k] !== null) child(removed, fieldPE(k)).member = true;
+  }
+}
+
+function compareValue(
+  ov: unknown,
+  nv: unknown,
+  def: FieldDef | undefined,
+  changed: FieldNode,
+  removed: FieldNode,
+  inZero: boolean,
+  at: string,
+): void {
+  if (deepEqual(ov, nv)) return;
+  if (isObject(ov) && isObject(nv) && !def?.atomic) {
+    compareObject(ov, nv, schemaOf(def), changed, removed, inZero, at);
+    return;
+  }
+  if (Array.isArray(ov) && Array.isArray(nv) && listType(def) !== "atomic") {
+    compareList(ov, nv, def as FieldDef, changed, removed, at);
+    return;
+  }
+  changed.member = true;
+}
+
+function compareList(
+  ov: unknown[],
+  nv: unknown[],
+  def: FieldDef,
+  changed: FieldNode,
+  removed: FieldNode,
+  at: string,
+): void {
+  if (listType(def) === "set") {
+    for (const v of nv) if (!ov.some((x) => deepEqual(x, v))) child(changed, valuePE(v)).member = true;
+    for (const v of ov) if (!nv.some((x) => deepEqual(x, v))) child(removed, valuePE(v)).member = true;
+    return;
+  }
+  const oldByKey = new Map<string, unknown>();
+  for (const item of ov) {
+    const key = itemKey(item, def);
+    if (key) oldByKey.set(keyPE(key), item);
+  }
+  const seen = new Set<string>();
+  for (const item of nv) {
+    const pe = requireKey(item, def, at);
+    seen.add(pe);
+    const old = oldByKey.get(pe);
+    if (old === undefined) {
+      listInto([item], def, changed, at, true);
+    } else if (isObject(old) && isObject(item)) {
+      compareObject(old, item, schemaOf(def), child(changed, pe), child(removed, pe), false, at);
+    }
+  }
+  for (const pe of oldByKey.keys()) if (!seen.has(pe)) child(removed, pe).member = true;
+}

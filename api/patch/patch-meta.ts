@@ -1,0 +1,182 @@
+// Patch metadata for the built-in kinds edgeplane serves, written from the
+// upstream Go struct tags (k8s.io/api): `patchStrategy:"merge"
+// patchMergeKey:"..."` for strategic merge patch, and the list types
+// (+listType / +listMapKey / +structType=atomic / +mapType=atomic) that
+// server-side apply uses. A list not described here is replaced by strategic
+// merge patch and is atomic for server-side apply; a map or struct not
+// described here is merged key by key.
+
+export interface FieldDef {
+  /** Struct type of the value, or of each list element. */
+  type?: string;
+  /** patchStrategy (strategic merge patch): merge lists by key, or replace a map whole. */
+  strategy?: "merge" | "replace";
+  /** patchMergeKey (strategic merge patch); absent for merged primitive lists. */
+  mergeKey?: string;
+  /** List type for server-side apply: map (associative by keys), set, atomic. */
+  list?: "map" | "set" | "atomic";
+  /** Key fields of an associative list (+listMapKey), in declaration order. */
+  keys?: string[];
+  /** Defaults of key fields (a port's protocol is TCP when omitted). */
+  keyDefaults?: Record<string, unknown>;
+  /** Struct or map owned as a whole by server-side apply. */
+  atomic?: boolean;
+  /** A non-pointer struct in Go: always present, so never "added" as a whole. */
+  np?: boolean;
+}
+
+export type TypeDef = Record<string, FieldDef>;
+
+const byKey = (mergeKey: string, type?: string, keys: string[] = [mergeKey]): FieldDef => ({
+  strategy: "merge",
+  mergeKey,
+  list: "map",
+  keys,
+  type,
+});
+const conditions = byKey("type");
+const atomic: FieldDef = { atomic: true };
+const atomicList: FieldDef = { list: "atomic" };
+const struct = (type: string): FieldDef => ({ type });
+const npStruct = (type: string): FieldDef => ({ type, np: true });
+const tcp = { protocol: "TCP" };
+
+export const TYPES: Record<string, TypeDef> = {
+  ObjectMeta: {
+    finalizers: { strategy: "merge", list: "set" },
+    ownerReferences: byKey("uid", "OwnerReference"),
+    managedFields: atomicList,
+  },
+  OwnerReference: {},
+  LabelSelector: {},
+
+  // core/v1 Pod and its parts
+  PodTemplateSpec: { metadata: npStruct("ObjectMeta"), spec: npStruct("PodSpec") },
+  PodSpec: {
+    volumes: byKey("name", "Volume"),
+    initContainers: byKey("name", "Container"),
+    containers: byKey("name", "Container"),
+    ephemeralContainers: byKey("name", "Container"),
+    imagePullSecrets: byKey("name", "LocalObjectReference"),
+    hostAliases: byKey("ip"),
+    topologySpreadConstraints: byKey("topologyKey", "TopologySpreadConstraint", [
+      "topologyKey",
+      "whenUnsatisfiable",
+    ]),
+    schedulingGates: byKey("name"),
+    resourceClaims: byKey("name"),
+    tolerations: atomicList,
+    readinessGates: atomicList,
+    affinity: struct("Affinity"),
+    securityContext: struct("PodSecurityContext"),
+    dnsConfig: struct("PodDNSConfig"),
+  },
+  Container: {
+    ports: { ...byKey("containerPort", undefined, ["containerPort", "protocol"]), keyDefaults: tcp },
+    env: byKey("name", "EnvVar"),
+    volumeMounts: byKey("mountPath"),
+    volumeDevices: byKey("devicePath"),
+    resources: npStruct("ResourceRequirements"),
+    command: atomicList,
+    args: atomicList,
+    envFrom: atomicList,
+    resizePolicy: atomicList,
+  },
+  ResourceRequirements: { claims: { list: "map", keys: ["name"] } },
+  EnvVar: { valueFrom: struct("EnvVarSource") },
+  EnvVarSource: { configMapKeyRef: atomic, secretKeyRef: atomic, fieldRef: atomic, resourceFieldRef: atomic },
+  LocalObjectReference: {},
+  TopologySpreadConstraint: { labelSelector: atomic },
+  Volume: {},
+  Affinity: {},
+  PodSecurityContext: {},
+  PodDNSConfig: {},
+  PodStatus: {
+    conditions,
+    podIPs: byKey("ip"),
+    hostIPs: byKey("ip"),
+    resourceClaimStatuses: byKey("name"),
+  },
+
+  // core/v1 others
+  NodeSpec: { podCIDRs: { strategy: "merge", list: "set" }, taints: atomicList },
+  NodeStatus: { conditions, addresses: byKey("type"), images: atomicList, volumesAttached: atomicList },
+  NamespaceSpec: { finalizers: atomicList },
+  NamespaceStatus: { conditions },
+  ServiceSpec: {
+    ports: { ...byKey("port", undefined, ["port", "protocol"]), keyDefaults: tcp },
+    selector: atomic,
+    clusterIPs: atomicList,
+    externalIPs: atomicList,
+    ipFamilies: atomicList,
+  },
+  ServiceStatus: { conditions },
+  LimitRangeSpec: { limits: atomicList },
+  ResourceQuotaSpec: { scopes: atomicList, scopeSelector: atomic },
+
+  // apps/v1
+  DeploymentSpec: {
+    selector: atomic,
+    template: npStruct("PodTemplateSpec"),
+    strategy: npStruct("DeploymentStrategy"),
+  },
+  DeploymentStrategy: {},
+  ReplicaSetSpec: { selector: atomic, template: npStruct("PodTemplateSpec") },
+  WorkloadStatus: { conditions },
+};
+
+const root = (spec?: string, status?: string, extra: TypeDef = {}): TypeDef => ({
+  metadata: npStruct("ObjectMeta"),
+  ...(spec ? { spec: npStruct(spec) } : {}),
+  ...(status ? { status: npStruct(status) } : {}),
+  ...extra,
+});
+
+/** Root type of each kind served with strategic merge patch support. */
+export const KINDS: Record<string, TypeDef> = {
+  Pod: root("PodSpec", "PodStatus"),
+  PodTemplate: root(undefined, undefined, { template: npStruct("PodTemplateSpec") }),
+  Namespace: root("NamespaceSpec", "NamespaceStatus"),
+  Node: root("NodeSpec", "NodeStatus"),
+  ConfigMap: root(),
+  Secret: root(),
+  ServiceAccount: root(undefined, undefined, {
+    secrets: byKey("name"),
+    imagePullSecrets: atomicList,
+  }),
+  Service: root("ServiceSpec", "ServiceStatus"),
+  Endpoints: root(undefined, undefined, { subsets: atomicList }),
+  Event: root(undefined, undefined, { involvedObject: atomic, related: atomic }),
+  LimitRange: root("LimitRangeSpec"),
+  ResourceQuota: root("ResourceQuotaSpec"),
+  Deployment: root("DeploymentSpec", "WorkloadStatus"),
+  ReplicaSet: root("ReplicaSetSpec", "WorkloadStatus"),
+  Lease: root(),
+  Role: root(undefined, undefined, { rules: atomicList }),
+  ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),
+  RoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),
+  ClusterRoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),
+};
+
+/** A schema position: the fields of a struct type, or nothing known. */
+export type Schema = TypeDef | undefined;
+
+/** True when strategic merge patch metadata exists for `kind`. */
+export function hasPatchMeta(kind: string): boolean {
+  return Object.hasOwn(KINDS, kind);
+}
+
+/** Root schema of a kind; unknown kinds get ObjectMeta and nothing else. */
+export function rootSchema(kind: string): TypeDef {
+  return KINDS[kind] ?? root();
+}
+
+/** Metadata of field `name` in `schema`, if any. */
+export function fieldDef(schema: Schema, name: string): FieldDef | undefined {
+  return schema && Object.hasOwn(schema, name) ? schema[name] : undefined;
+}
+
+/** Schema of the value (or list element) of a field. */
+export function schemaOf(def: FieldDef | undefined): Schema {
+  return def?.type ? TYPES[def.type] : undefined;
+}

@@ -1,0 +1,95 @@
+// Every resource edgeplane serves, with lookups by GVR, by kind and by short name.
+
+import type { ResourceDef } from "../resource";
+import { apiVersionOf } from "../resource";
+import { configmaps, secrets } from "./config";
+import { endpoints, podtemplates } from "./endpoints";
+import { events, eventsV1 } from "./events";
+import { leases } from "./leases";
+import { namespaces } from "./namespaces";
+import { nodes } from "./nodes";
+import { pods } from "./pods";
+import { limitranges, resourcequotas } from "./quotas";
+import { clusterrolebindings, clusterroles, rolebindings, roles } from "./rbac";
+import {
+  localsubjectaccessreviews,
+  selfsubjectaccessreviews,
+  selfsubjectreviews,
+  selfsubjectrulesreviews,
+  subjectaccessreviews,
+  tokenreviews,
+} from "./reviews";
+import { serviceaccounts } from "./serviceaccounts";
+import { services } from "./services";
+import { deployments, replicasets } from "./workloads";
+
+export { humanDuration, translateAge } from "./common";
+export { summarizePod } from "./pod-table";
+export { podQOSClass, validatePodBinding } from "./pods";
+export { scaleOf, validateScale } from "./workloads";
+
+/** In the order upstream lists them in discovery (core group first, then by group). */
+export const RESOURCES: ResourceDef[] = [
+  configmaps,
+  endpoints,
+  events,
+  limitranges,
+  namespaces,
+  nodes,
+  pods,
+  podtemplates,
+  resourcequotas,
+  secrets,
+  serviceaccounts,
+  services,
+  deployments,
+  replicasets,
+  tokenreviews,
+  selfsubjectreviews,
+  localsubjectaccessreviews,
+  selfsubjectaccessreviews,
+  selfsubjectrulesreviews,
+  subjectaccessreviews,
+  leases,
+  eventsV1,
+  clusterrolebindings,
+  clusterroles,
+  rolebindings,
+  roles,
+];
+
+const byGVR = new Map(RESOURCES.map((r) => [`${r.group}/${r.version}/${r.resource}`, r]));
+const byKind = new Map(RESOURCES.map((r) => [`${apiVersionOf(r)}/${r.kind}`, r]));
+
+export function findResource(group: string, version: string, resource: string): ResourceDef | undefined {
+  return byGVR.get(`${group}/${version}/${resource}`);
+}
+
+/** By apiVersion ("v1", "apps/v1") and kind ("Pod"). */
+export function findByKind(apiVersion: string, kind: string): ResourceDef | undefined {
+  return byKind.get(`${apiVersion}/${kind}`);
+}
+
+/**
+ * Resolves what a user typed (plural, singular, short name, kind, optionally
+ * "name.group") to resources; core group first, as kubectl prefers it.
+ */
+export function resolveShortName(name: string): ResourceDef[] {
+  const lower = name.toLowerCase();
+  const dot = lower.indexOf(".");
+  const base = dot < 0 ? lower : lower.slice(0, dot);
+  const group = dot < 0 ? undefined : lower.slice(dot + 1);
+  return RESOURCES.filter(
+    (r) =>
+      (group === undefined || r.group === group) &&
+      (r.resource === base ||
+        r.singular === base ||
+        r.kind.toLowerCase() === base ||
+        (r.shortNames ?? []).includes(base)),
+  );
+}
+
+/** All resources in one group/version. */
+export function resourcesIn(group: string, version: string): ResourceDef[] {
+  return RESOURCES.filter((r) => r.group === group && r.version === version);
+}

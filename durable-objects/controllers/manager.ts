@@ -1,0 +1,94 @@
+// The controller manager: one Durable Object per cluster running every controller over
+// shared informer caches. Store commits poke it (milliseconds); the cron trigger resyncs
+// everything once a minute as the safety net; an eviction only costs a re-list.
+import { DurableObject } from "cloudflare:workers";
+import type { KubeObject } from "../../api/types";
+import type { Env } from "../../workers/env";
+import { ApiClient } from "./runtime/client";
+import type { Controller, ControllerContext } from "./runtime/controller";
+import { Informers } from "./runtime/informers";
+import { WorkQueue } from "./runtime/queue";
+import { EventRecorder } from "./runtime/recorder";
+import { resourcesOf } from "./runtime/subscriptions";
+import { CONTROLLERS } from "./index";
+
+const USER = { name: "system:kube-controller-manager", uid: "", groups: ["system:masters", "system:authenticated"] };
+
+export class ControllerManager extends DurableObject<Env> {
+  private informers?: Informers;
+  private started?: Promise<void>;
+  private contexts = new Map<string, ControllerContext>();
+  private queues = new Map<string, WorkQueue>();
+
+  private start(): Promise<void> {
+    if (!this.started) {
+      this.started = this.init().catch((e) => {
+        this.started = undefined;
+        throw e;
+      });
+    }
+    return this.started;
+  }
+
+  private async init(): Promise<void> {
+    const informers = new Informers(this.env, resourcesOf("controllers"));
+    const api = new ApiClient(this.env, USER, (res, obj, deleted) => informers.observe(res, obj, deleted));
+    for (const c of CONTROLLERS) {
+      const queue = new WorkQueue(c.name, (key) => c.sync(key, ctx), c.workers ?? 4);
+      const ctx: ControllerContext = {
+        informers,
+        api,
+        recorder: new EventRecorder(api, c.name),
+        enqueue: (key, afterMs) => (afterMs ? queue.addAfter(key, afterMs) : queue.add(key)),
+        now: () => Date.now(),
+      };
+      this.contexts.set(c.name, ctx);
+      this.queues.set(c.name, queue);
+    }
+    for (const c of CONTROLLERS) c.setup?.(this.contexts.get(c.name)!);
+    informers.onChange((res, _type, obj, old) => this.dispatch(res, obj, old));
+    await informers.startAll();
+    this.informers = informers;
+    this.resyncAll();
+  }
+
+  private dispatch(res: string, obj: KubeObject, old: KubeObject | undefined): void {
+    for (const c of CONTROLLERS) {
+      const fn = c.watches[res];
+      if (!fn) continue;
+      const ctx = this.contexts.get(c.name)!;
+      for (const key of fn(obj, old, ctx)) this.queues.get(c.name)!.add(key);
+    }
+  }
+
+  private resyncAll(): void {
+    for (const c of CONTROLLERS) {
+      const ctx = this.contexts.get(c.name)!;
+      for (const key of c.resync(ctx)) this.queues.get(c.name)!.add(key);
+    }
+  }
+
+  /** A store shard committed a change of `res`: pull it (and everything before it). */
+  async poke(res: string, _rv: number): Promise<void> {
+    await this.start();
+    void this.informers!.pull(res).catch((e) => console.error(`pull ${res} failed`, e));
+  }
+
+  /** The cron trigger: catch up on every resource and look at every key again. */
+  async resync(): Promise<void> {
+    await this.start();
+    await Promise.all(this.informers!.resources.map((r) => this.informers!.pull(r)));
+    this.resyncAll();
+    await this.ctx.storage.setAlarm(Date.now() + 60_000);
+  }
+
+  override async alarm(): Promise<void> {
+    await this.resync();
+  }
+
+  /** Test hook: resolves when every queue is empty. */
+  async settled(): Promise<void> {
+    await this.start();
+    for (const q of this.queues.values()) await q.idle();
+  }
+}

@@ -1,0 +1,87 @@
+// The control plane's own API client: requests run in process through the apiserver app,
+// so controllers and the scheduler pass the same authorization and admission as anyone.
+import { StatusError } from "../../../api/errors";
+import { resourceKey } from "../../../api/registry";
+import { type ResourceDef, apiVersionOf } from "../../../api/resource";
+import type { KubeObject } from "../../../api/types";
+import { app } from "../../../workers/app";
+import type { UserInfo } from "../../../workers/app-env";
+import type { Env } from "../../../workers/env";
+import { internalRequest } from "../../../workers/internal";
+
+export function pathFor(def: ResourceDef, namespace?: string, name?: string, sub?: string): string {
+  const base = def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;
+  const ns = def.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  let p = `${base}${ns}/${def.resource}`;
+  if (name) p += `/${encodeURIComponent(name)}`;
+  if (sub) p += `/${sub}`;
+  return p;
+}
+
+export type WriteObserver = (res: string, obj: KubeObject, deleted: boolean) => void;
+
+export class ApiClient {
+  constructor(
+    private readonly env: Env,
+    readonly user: UserInfo,
+    private readonly observe?: WriteObserver,
+  ) {}
+
+  async request(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<any> {
+    const init: RequestInit = { method, headers: { accept: "application/json", "user-agent": this.user.name } };
+    if (body !== undefined) {
+      init.body = typeof body === "string" ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)["content-type"] = contentType;
+    }
+    const res = await app.fetch(internalRequest(this.user, `http://internal${path}`, init), this.env);
+    const text = await res.text();
+    const json = text ? JSON.parse(text) : undefined;
+    if (res.status >= 400) {
+      throw StatusError.isStatus(json) ? StatusError.fromStatus(json) : new StatusError(res.status, "InternalError", text);
+    }
+    return json;
+  }
+
+  private seen(def: ResourceDef, obj: KubeObject, deleted = false): KubeObject {
+    if (obj?.metadata && obj.kind === def.kind) this.observe?.(resourceKey(def), obj, deleted && !obj.metadata.deletionTimestamp);
+    return obj;
+  }
+
+  async create(def: ResourceDef, obj: KubeObject): Promise<KubeObject> {
+    const body = { apiVersion: apiVersionOf(def), kind: def.kind, ...obj };
+    return this.seen(def, await this.request("POST", pathFor(def, obj.metadata.namespace) + "?fieldManager=" + this.manager(), body));
+  }
+
+  async update(def: ResourceDef, obj: KubeObject, sub?: string): Promise<KubeObject> {
+    const path = pathFor(def, obj.metadata.namespace, obj.metadata.name, sub);
+    return this.seen(def, await this.request("PUT", `${path}?fieldManager=${this.manager()}`, obj));
+  }
+
+  async patch(def: ResourceDef, namespace: string | undefined, name: string, patch: unknown, type = "application/merge-patch+json", sub?: string): Promise<KubeObject> {
+    const path = pathFor(def, namespace, name, sub);
+    return this.seen(def, await this.request("PATCH", `${path}?fieldManager=${this.manager()}`, patch, type));
+  }
+
+  async remove(def: ResourceDef, namespace: string | undefined, name: string, opts: Record<string, unknown> = {}): Promise<KubeObject | undefined> {
+    const res = await this.request("DELETE", pathFor(def, namespace, name), { kind: "DeleteOptions", apiVersion: "v1", ...opts });
+    if (res?.kind === def.kind) this.seen(def, res, true);
+    return res;
+  }
+
+  private manager(): string {
+    return encodeURIComponent(this.user.name.replace(/^system:serviceaccount:kube-system:/, ""));
+  }
+}
+
+/** Whether an error is one a controller shrugs off (the object is already gone / exists). */
+export function isNotFound(e: unknown): boolean {
+  return e instanceof StatusError && e.code === 404;
+}
+
+export function isAlreadyExists(e: unknown): boolean {
+  return e instanceof StatusError && e.reason === "AlreadyExists";
+}
+
+export function isConflict(e: unknown): boolean {
+  return e instanceof StatusError && e.code === 409 && e.reason === "Conflict";
+}

@@ -1,0 +1,211 @@
+// Informer-style caches for the control plane's own objects: filled by a list, kept current
+// by pulling each shard's change log when the shard pokes, re-listed when the log no longer
+// reaches back (410). Writes the components make are applied at once (write-through), so a
+// controller never acts twice on a state its own write already changed.
+import { lookupKey } from "../../../api/registry";
+import type { KubeObject } from "../../../api/types";
+import type { Env } from "../../../workers/env";
+import { Store } from "../../../workers/store-client";
+
+export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
+export type Handler = (res: string, type: ChangeType, obj: KubeObject, old: KubeObject | undefined) => void;
+
+export function keyOf(obj: KubeObject): string {
+  const ns = obj.metadata.namespace;
+  return ns ? `${ns}/${obj.metadata.name}` : obj.metadata.name!;
+}
+
+function rvOf(obj: KubeObject | undefined): number {
+  return obj ? Number(obj.metadata.resourceVersion ?? 0) : 0;
+}
+
+class Cache {
+  readonly byKey = new Map<string, KubeObject>();
+  readonly byNamespace = new Map<string, Map<string, KubeObject>>();
+  readonly indexes = new Map<string, { fn: (o: KubeObject) => string[]; map: Map<string, Map<string, KubeObject>> }>();
+  rv = 0;
+
+  put(obj: KubeObject): void {
+    const key = keyOf(obj);
+    const old = this.byKey.get(key);
+    if (old) this.unindex(key, old);
+    this.byKey.set(key, obj);
+    const ns = obj.metadata.namespace ?? "";
+    let m = this.byNamespace.get(ns);
+    if (!m) this.byNamespace.set(ns, (m = new Map()));
+    m.set(key, obj);
+    for (const ix of this.indexes.values()) {
+      for (const v of ix.fn(obj)) {
+        let s = ix.map.get(v);
+        if (!s) ix.map.set(v, (s = new Map()));
+        s.set(key, obj);
+      }
+    }
+  }
+
+  remove(key: string): void {
+    const old = this.byKey.get(key);
+    if (!old) return;
+    this.unindex(key, old);
+    this.byKey.delete(key);
+  }
+
+  private unindex(key: string, old: KubeObject): void {
+    this.byNamespace.get(old.metadata.namespace ?? "")?.delete(key);
+    for (const ix of this.indexes.values()) for (const v of ix.fn(old)) ix.map.get(v)?.delete(key);
+  }
+}
+
+export class Informers {
+  private caches = new Map<string, Cache>();
+  private handlers: Handler[] = [];
+  private pulling = new Map<string, Promise<void>>();
+  private again = new Set<string>();
+
+  constructor(
+    private readonly env: Env,
+    readonly resources: string[],
+  ) {
+    for (const r of resources) this.caches.set(r, new Cache());
+  }
+
+  onChange(h: Handler): void {
+    this.handlers.push(h);
+  }
+
+  /** An index of a resource's objects by computed values (e.g. pods by node name). */
+  addIndex(res: string, name: string, fn: (o: KubeObject) => string[]): void {
+    const c = this.cache(res);
+    const ix = { fn, map: new Map<string, Map<string, KubeObject>>() };
+    c.indexes.set(name, ix);
+    for (const [key, o] of c.byKey) {
+      for (const v of fn(o)) {
+        let s = ix.map.get(v);
+        if (!s) ix.map.set(v, (s = new Map()));
+        s.set(key, o);
+      }
+    }
+  }
+
+  private cache(res: string): Cache {
+    const c = this.caches.get(res);
+    if (!c) throw new Error(`resource ${res} is not cached here`);
+    return c;
+  }
+
+  get(res: string, key: string): KubeObject | undefined {
+    return this.cache(res).byKey.get(key);
+  }
+
+  list(res: string, namespace?: string): KubeObject[] {
+    const c = this.cache(res);
+    if (namespace === undefined) return [...c.byKey.values()];
+    return [...(c.byNamespace.get(namespace)?.values() ?? [])];
+  }
+
+  byIndex(res: string, index: string, value: string): KubeObject[] {
+    return [...(this.cache(res).indexes.get(index)?.map.get(value)?.values() ?? [])];
+  }
+
+  keys(res: string): string[] {
+    return [...this.cache(res).byKey.keys()];
+  }
+
+  /** Fills every cache from a list; emits ADDED/MODIFIED/DELETED for differences from before. */
+  async relist(res: string): Promise<void> {
+    const store = new Store(this.env, lookupKey(res));
+    const list = JSON.parse(await store.listText({}));
+    const c = this.cache(res);
+    const seen = new Set<string>();
+    for (const obj of list.items as KubeObject[]) {
+      const key = keyOf(obj);
+      seen.add(key);
+      this.apply(res, c, "MODIFIED", obj);
+    }
+    for (const key of [...c.byKey.keys()]) {
+      if (!seen.has(key)) {
+        const old = c.byKey.get(key)!;
+        c.remove(key);
+        this.emit(res, "DELETED", old, old);
+      }
+    }
+    c.rv = Number(list.metadata.resourceVersion);
+  }
+
+  async startAll(): Promise<void> {
+    await Promise.all(this.resources.map((r) => this.relist(r)));
+  }
+
+  /** Pulls the changes of one resource; concurrent calls coalesce into one more pull. */
+  pull(res: string): Promise<void> {
+    const running = this.pulling.get(res);
+    if (running) {
+      this.again.add(res);
+      return running;
+    }
+    const p = (async () => {
+      try {
+        do {
+          this.again.delete(res);
+          await this.pullOnce(res);
+        } while (this.again.has(res));
+      } finally {
+        this.pulling.delete(res);
+      }
+    })();
+    this.pulling.set(res, p);
+    return p;
+  }
+
+  private async pullOnce(res: string): Promise<void> {
+    const c = this.cache(res);
+    const stub = this.env.STORE.get(this.env.STORE.idFromName(`${this.env.EDGEPLANE_CLUSTER}/${res}`));
+    for (;;) {
+      const r = await stub.changesSince(res, c.rv, 2000);
+      if (r.expired) {
+        await this.relist(res);
+        return;
+      }
+      for (const e of r.events) {
+        const obj = JSON.parse(e.data) as KubeObject;
+        this.apply(res, c, e.type as ChangeType, obj);
+        c.rv = Math.max(c.rv, rvOf(obj));
+      }
+      if (r.events.length < 2000) {
+        c.rv = Math.max(c.rv, r.head);
+        return;
+      }
+    }
+  }
+
+  /** A write this component made, applied before its change event arrives. */
+  observe(res: string, obj: KubeObject, deleted = false): void {
+    const c = this.caches.get(res);
+    if (c) this.apply(res, c, deleted ? "DELETED" : "MODIFIED", obj);
+  }
+
+  private apply(res: string, c: Cache, type: ChangeType, obj: KubeObject): void {
+    const key = keyOf(obj);
+    const old = c.byKey.get(key);
+    if (old && rvOf(old) > rvOf(obj)) return; // already newer (a write-through got ahead)
+    if (type === "DELETED") {
+      if (!old) return;
+      c.remove(key);
+      this.emit(res, "DELETED", obj, old);
+      return;
+    }
+    if (old && rvOf(old) === rvOf(obj)) return;
+    c.put(obj);
+    this.emit(res, old ? "MODIFIED" : "ADDED", obj, old);
+  }
+
+  private emit(res: string, type: ChangeType, obj: KubeObject, old: KubeObject | undefined): void {
+    for (const h of this.handlers) {
+      try {
+        h(res, type, obj, old);
+      } catch (e) {
+        console.error("informer handler failed", e);
+      }
+    }
+  }
+}

@@ -1,0 +1,73 @@
+// A work queue after client-go's: a key is queued once however often it is added (dirty
+// set), never worked on twice at once (processing set), and failures come back with
+// per-key exponential backoff (5 ms doubling to 1000 s, as upstream's default limiter).
+
+export class WorkQueue {
+  private dirty = new Set<string>();
+  private processing = new Set<string>();
+  private ready: string[] = [];
+  private failures = new Map<string, number>();
+  private timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private active = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly work: (key: string) => Promise<void>,
+    private readonly concurrency = 4,
+  ) {}
+
+  get length(): number {
+    return this.ready.length;
+  }
+
+  add(key: string): void {
+    if (this.dirty.has(key)) return;
+    this.dirty.add(key);
+    if (!this.processing.has(key)) this.ready.push(key);
+    this.pump();
+  }
+
+  addAfter(key: string, ms: number): void {
+    if (ms <= 0) return this.add(key);
+    const existing = this.timers.get(key);
+    if (existing) clearTimeout(existing);
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        this.add(key);
+      }, ms),
+    );
+  }
+
+  /** Resolves when nothing is queued or running (for tests and resync passes). */
+  async idle(): Promise<void> {
+    while (this.ready.length || this.active) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  private pump(): void {
+    while (this.active < this.concurrency && this.ready.length) {
+      const key = this.ready.shift()!;
+      this.dirty.delete(key);
+      this.processing.add(key);
+      this.active++;
+      this.work(key)
+        .then(
+          () => this.failures.delete(key),
+          (e) => {
+            const n = (this.failures.get(key) ?? 0) + 1;
+            this.failures.set(key, n);
+            const delay = Math.min(5 * 2 ** (n - 1), 1_000_000);
+            console.warn(`${this.name}: sync ${key} failed (attempt ${n}, retry in ${delay} ms): ${e instanceof Error ? e.message : e}`);
+            this.addAfter(key, delay);
+          },
+        )
+        .finally(() => {
+          this.active--;
+          this.processing.delete(key);
+          if (this.dirty.has(key)) this.ready.push(key);
+          this.pump();
+        });
+    }
+  }
+}

@@ -1,0 +1,61 @@
+// Events as upstream's recorder writes them (core/v1 Event, one per occurrence, repeated
+// occurrences of the same reason and message counted on one object).
+import { lookupGVR } from "../../../api/registry";
+import type { KubeObject } from "../../../api/types";
+import type { ApiClient } from "./client";
+
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+export class EventRecorder {
+  private recent = new Map<string, { name: string; count: number; first: string }>();
+
+  constructor(
+    private readonly api: ApiClient,
+    private readonly component: string,
+  ) {}
+
+  async event(obj: KubeObject, type: "Normal" | "Warning", reason: string, message: string): Promise<void> {
+    const def = lookupGVR("", "v1", "events")!;
+    const ns = obj.metadata.namespace || "default";
+    const now = Date.now();
+    const dedupe = `${obj.metadata.uid}|${reason}|${message}`;
+    const seen = this.recent.get(dedupe);
+    try {
+      if (seen) {
+        seen.count++;
+        await this.api.patch(def, ns, seen.name, { count: seen.count, lastTimestamp: rfc3339(now) });
+        return;
+      }
+      const name = `${obj.metadata.name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`;
+      await this.api.create(def, {
+        apiVersion: "v1",
+        kind: "Event",
+        metadata: { name, namespace: ns },
+        involvedObject: {
+          apiVersion: obj.apiVersion,
+          kind: obj.kind,
+          name: obj.metadata.name,
+          namespace: obj.metadata.namespace,
+          uid: obj.metadata.uid,
+          resourceVersion: obj.metadata.resourceVersion,
+        },
+        reason,
+        message,
+        type,
+        source: { component: this.component },
+        firstTimestamp: rfc3339(now),
+        lastTimestamp: rfc3339(now),
+        count: 1,
+        reportingComponent: this.component,
+        reportingInstance: "",
+      });
+      this.recent.set(dedupe, { name, count: 1, first: rfc3339(now) });
+      if (this.recent.size > 4096) this.recent.delete(this.recent.keys().next().value!);
+    } catch (e) {
+      // events are best effort, as upstream
+      console.warn(`event ${reason} for ${obj.metadata.name} not recorded: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+}

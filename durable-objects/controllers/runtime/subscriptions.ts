@@ -1,0 +1,22 @@
+// Which store shards wake which control-plane objects on commit. A shard pokes its
+// subscribers after every commit (coalesced: at most one poke in flight per subscriber);
+// the subscriber then pulls the changes it has not seen.
+
+export type Subscriber = "controllers" | "scheduler";
+
+export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
+  "/pods": ["controllers", "scheduler"],
+  "/nodes": ["controllers", "scheduler"],
+  "/namespaces": ["controllers"],
+  "/serviceaccounts": ["controllers"],
+  "apps/replicasets": ["controllers"],
+  "apps/deployments": ["controllers"],
+  "coordination.k8s.io/leases": ["controllers"],
+};
+
+/** Resources each subscriber caches (the keys of SUBSCRIPTIONS it appears in). */
+export function resourcesOf(s: Subscriber): string[] {
+  return Object.entries(SUBSCRIPTIONS)
+    .filter(([, subs]) => subs.includes(s))
+    .map(([k]) => k);
+}

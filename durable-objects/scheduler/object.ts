@@ -1,0 +1,121 @@
+// The scheduler's Durable Object: pod and node caches fed like the controllers' (pokes from
+// the store shards, pulls of their change logs), scheduling cycles run as soon as a pod
+// is pending, Bindings posted through the apiserver (pods/binding), events as upstream.
+import { DurableObject } from "cloudflare:workers";
+import { lookupGVR } from "../../api/registry";
+import type { KubeObject } from "../../api/types";
+import type { Env } from "../../workers/env";
+import { ApiClient, isNotFound, pathFor } from "../controllers/runtime/client";
+import { Informers } from "../controllers/runtime/informers";
+import { resourcesOf } from "../controllers/runtime/subscriptions";
+import { toCoreV1Event } from "./events";
+import { type SchedulingAction, SchedulingLoop } from "./loop";
+import type { Pod } from "./podinfo";
+
+const USER = { name: "system:kube-scheduler", uid: "", groups: ["system:masters", "system:authenticated"] };
+const MAX_INFLIGHT = 64;
+
+export class SchedulerObject extends DurableObject<Env> {
+  private informers?: Informers;
+  private started?: Promise<void>;
+  private loop = new SchedulingLoop();
+  private api?: ApiClient;
+  private running = false;
+  private again = false;
+
+  private start(): Promise<void> {
+    if (!this.started) {
+      this.started = this.init().catch((e) => {
+        this.started = undefined;
+        throw e;
+      });
+    }
+    return this.started;
+  }
+
+  private async init(): Promise<void> {
+    this.loop = new SchedulingLoop();
+    const informers = new Informers(this.env, resourcesOf("scheduler"));
+    this.api = new ApiClient(this.env, USER);
+    informers.onChange((res, type, obj) => {
+      const now = Date.now();
+      if (res === "/nodes") this.loop.onNode(type, obj, now);
+      else if (res === "/pods") this.loop.onPod(type, obj as Pod, now);
+      this.kick();
+    });
+    await informers.startAll();
+    this.informers = informers;
+  }
+
+  async poke(res: string, _rv: number): Promise<void> {
+    await this.start();
+    void this.informers!.pull(res).catch((e) => console.error(`scheduler pull ${res} failed`, e));
+  }
+
+  async resync(): Promise<void> {
+    await this.start();
+    await Promise.all(this.informers!.resources.map((r) => this.informers!.pull(r)));
+    this.kick();
+  }
+
+  override async alarm(): Promise<void> {
+    await this.resync();
+  }
+
+  /** Runs scheduling cycles until nothing is ready; calls made meanwhile run one more pass. */
+  private kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    queueMicrotask(() => void this.run());
+  }
+
+  private async run(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        for (;;) {
+          const actions = this.loop.runCycles(Date.now(), { maxPods: MAX_INFLIGHT, budgetMs: 50 });
+          if (actions.length === 0) break;
+          await Promise.all(actions.map((a) => this.act(a)));
+        }
+      } while (this.again);
+      const wake = this.loop.nextWakeAt(Date.now());
+      if (wake !== undefined) await this.ctx.storage.setAlarm(wake);
+    } catch (e) {
+      console.error("scheduling pass failed", e);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async act(a: SchedulingAction): Promise<void> {
+    const api = this.api!;
+    const pods = lookupGVR("", "v1", "pods")!;
+    const events = lookupGVR("", "v1", "events")!;
+    const ns = a.pod.metadata.namespace;
+    if (a.kind === "bind") {
+      try {
+        await api.request("POST", pathFor(pods, ns, a.pod.metadata.name, "binding"), a.binding);
+        this.loop.bindingResult(a.key, true, Date.now());
+        void api.create(events, toCoreV1Event(a.event) as KubeObject).catch(() => {});
+      } catch (e) {
+        this.loop.bindingResult(a.key, false, Date.now());
+        if (!isNotFound(e)) console.warn(`binding ${a.key} failed: ${e instanceof Error ? e.message : e}`);
+      }
+      return;
+    }
+    for (const v of a.victims) {
+      void api.remove(pods, v.pod.metadata.namespace, v.pod.metadata.name!).catch(() => {});
+      void api.create(events, toCoreV1Event(v.event) as KubeObject).catch(() => {});
+    }
+    if (a.status) {
+      await api
+        .patch(pods, ns, a.pod.metadata.name!, { status: a.status }, "application/merge-patch+json", "status")
+        .catch(() => {});
+    }
+    void api.create(events, toCoreV1Event(a.event) as KubeObject).catch(() => {});
+  }
+}

@@ -1,0 +1,178 @@
+// Strategic-merge and list metadata that kubernetes-models does not carry
+// (it is in upstream's Go struct tags and OpenAPI extensions). Keyed by
+// "<definition>.<property>". Values are the upstream extension values for
+// the definitions edgeplane serves; lists not named here are left untagged.
+
+export interface FieldMeta {
+  strategy?: string;
+  mergeKey?: string;
+  listType?: "atomic" | "set" | "map";
+  mapKeys?: string[];
+  mapType?: "atomic" | "granular";
+}
+
+const CORE = "io.k8s.api.core.v1";
+const APPS = "io.k8s.api.apps.v1";
+const META = "io.k8s.apimachinery.pkg.apis.meta.v1";
+
+const byName = (key = "name"): FieldMeta => ({
+  strategy: "merge",
+  mergeKey: key,
+  listType: "map",
+  mapKeys: [key],
+});
+const byType: FieldMeta = { strategy: "merge", mergeKey: "type", listType: "map", mapKeys: ["type"] };
+const atomic: FieldMeta = { listType: "atomic" };
+
+export const FIELD_META: Record<string, FieldMeta> = {
+  // metadata
+  [`${META}.ObjectMeta.finalizers`]: { strategy: "merge", listType: "set" },
+  [`${META}.ObjectMeta.ownerReferences`]: {
+    strategy: "merge",
+    mergeKey: "uid",
+    listType: "map",
+    mapKeys: ["uid"],
+  },
+  [`${META}.ObjectMeta.managedFields`]: atomic,
+  [`${META}.LabelSelector.matchExpressions`]: atomic,
+  [`${META}.StatusDetails.causes`]: atomic,
+
+  // pod spec
+  [`${CORE}.PodSpec.containers`]: byName(),
+  [`${CORE}.PodSpec.initContainers`]: byName(),
+  [`${CORE}.PodSpec.ephemeralContainers`]: byName(),
+  [`${CORE}.PodSpec.volumes`]: {
+    strategy: "merge,retainKeys",
+    mergeKey: "name",
+    listType: "map",
+    mapKeys: ["name"],
+  },
+  [`${CORE}.PodSpec.imagePullSecrets`]: byName(),
+  [`${CORE}.PodSpec.hostAliases`]: { strategy: "merge", mergeKey: "ip", listType: "map", mapKeys: ["ip"] },
+  [`${CORE}.PodSpec.topologySpreadConstraints`]: {
+    strategy: "merge",
+    mergeKey: "topologyKey",
+    listType: "map",
+    mapKeys: ["topologyKey", "whenUnsatisfiable"],
+  },
+  [`${CORE}.PodSpec.resourceClaims`]: {
+    strategy: "merge,retainKeys",
+    mergeKey: "name",
+    listType: "map",
+    mapKeys: ["name"],
+  },
+  [`${CORE}.PodSpec.schedulingGates`]: byName(),
+  [`${CORE}.PodSpec.tolerations`]: atomic,
+  [`${CORE}.PodSpec.readinessGates`]: atomic,
+  [`${CORE}.Container.env`]: byName(),
+  [`${CORE}.Container.ports`]: {
+    strategy: "merge",
+    mergeKey: "containerPort",
+    listType: "map",
+    mapKeys: ["containerPort", "protocol"],
+  },
+  [`${CORE}.Container.volumeMounts`]: byName("mountPath"),
+  [`${CORE}.Container.volumeDevices`]: byName("devicePath"),
+  [`${CORE}.Container.args`]: atomic,
+  [`${CORE}.Container.command`]: atomic,
+  [`${CORE}.Container.envFrom`]: atomic,
+  [`${CORE}.Container.resizePolicy`]: atomic,
+  [`${CORE}.EphemeralContainer.env`]: byName(),
+  [`${CORE}.EphemeralContainer.ports`]: {
+    strategy: "merge",
+    mergeKey: "containerPort",
+    listType: "map",
+    mapKeys: ["containerPort", "protocol"],
+  },
+  [`${CORE}.EphemeralContainer.volumeMounts`]: byName("mountPath"),
+  [`${CORE}.EphemeralContainer.volumeDevices`]: byName("devicePath"),
+  [`${CORE}.ResourceRequirements.claims`]: { listType: "map", mapKeys: ["name"] },
+  [`${CORE}.PodStatus.conditions`]: {
+    strategy: "merge",
+    mergeKey: "type",
+    listType: "map",
+    mapKeys: ["type"],
+  },
+  [`${CORE}.PodStatus.podIPs`]: { strategy: "merge", mergeKey: "ip", listType: "map", mapKeys: ["ip"] },
+  [`${CORE}.PodStatus.hostIPs`]: { strategy: "merge", mergeKey: "ip", listType: "atomic" },
+  [`${CORE}.PodStatus.containerStatuses`]: atomic,
+  [`${CORE}.PodStatus.initContainerStatuses`]: atomic,
+  [`${CORE}.PodStatus.ephemeralContainerStatuses`]: atomic,
+  [`${CORE}.PodStatus.resourceClaimStatuses`]: {
+    strategy: "merge,retainKeys",
+    mergeKey: "name",
+    listType: "map",
+    mapKeys: ["name"],
+  },
+
+  // nodes
+  [`${CORE}.NodeSpec.podCIDRs`]: { strategy: "merge", listType: "set" },
+  [`${CORE}.NodeSpec.taints`]: atomic,
+  [`${CORE}.NodeStatus.addresses`]: byType,
+  [`${CORE}.NodeStatus.conditions`]: byType,
+  [`${CORE}.NodeStatus.images`]: atomic,
+  [`${CORE}.NodeStatus.volumesInUse`]: atomic,
+  [`${CORE}.NodeStatus.volumesAttached`]: atomic,
+
+  // services, endpoints, accounts, quotas
+  [`${CORE}.ServiceSpec.ports`]: {
+    strategy: "merge",
+    mergeKey: "port",
+    listType: "map",
+    mapKeys: ["port", "protocol"],
+  },
+  [`${CORE}.ServiceSpec.clusterIPs`]: atomic,
+  [`${CORE}.ServiceSpec.externalIPs`]: atomic,
+  [`${CORE}.ServiceSpec.ipFamilies`]: atomic,
+  [`${CORE}.ServiceSpec.loadBalancerSourceRanges`]: atomic,
+  [`${CORE}.ServiceStatus.conditions`]: byType,
+  [`${CORE}.LoadBalancerStatus.ingress`]: atomic,
+  [`${CORE}.EndpointSubset.addresses`]: atomic,
+  [`${CORE}.EndpointSubset.notReadyAddresses`]: atomic,
+  [`${CORE}.EndpointSubset.ports`]: atomic,
+  [`${CORE}.Endpoints.subsets`]: atomic,
+  [`${CORE}.ServiceAccount.secrets`]: {
+    strategy: "merge",
+    mergeKey: "name",
+    listType: "map",
+    mapKeys: ["name"],
+  },
+  [`${CORE}.ServiceAccount.imagePullSecrets`]: atomic,
+  [`${CORE}.NamespaceStatus.conditions`]: byType,
+  [`${CORE}.NamespaceSpec.finalizers`]: atomic,
+  [`${CORE}.LimitRangeSpec.limits`]: atomic,
+  [`${CORE}.ResourceQuotaSpec.scopes`]: atomic,
+
+  // apps
+  [`${APPS}.DeploymentSpec.strategy`]: { strategy: "retainKeys" },
+  [`${APPS}.DeploymentStatus.conditions`]: byType,
+  [`${APPS}.ReplicaSetStatus.conditions`]: byType,
+
+  // rbac
+  ["io.k8s.api.rbac.v1.ClusterRole.rules"]: atomic,
+  ["io.k8s.api.rbac.v1.Role.rules"]: atomic,
+  ["io.k8s.api.rbac.v1.RoleBinding.subjects"]: atomic,
+  ["io.k8s.api.rbac.v1.ClusterRoleBinding.subjects"]: atomic,
+  ["io.k8s.api.rbac.v1.PolicyRule.verbs"]: atomic,
+  ["io.k8s.api.rbac.v1.PolicyRule.apiGroups"]: atomic,
+  ["io.k8s.api.rbac.v1.PolicyRule.resources"]: atomic,
+  ["io.k8s.api.rbac.v1.PolicyRule.resourceNames"]: atomic,
+  ["io.k8s.api.rbac.v1.PolicyRule.nonResourceURLs"]: atomic,
+};
+
+/** Definitions whose map is atomic for server-side apply (x-kubernetes-map-type). */
+export const ATOMIC_STRUCTS = new Set<string>([
+  `${CORE}.ObjectReference`,
+  `${CORE}.LocalObjectReference`,
+  `${CORE}.NodeSelector`,
+  `${CORE}.NodeSelectorTerm`,
+  `${CORE}.TopologySelectorTerm`,
+  `${CORE}.ConfigMapKeySelector`,
+  `${CORE}.SecretKeySelector`,
+  `${CORE}.ObjectFieldSelector`,
+  `${CORE}.ResourceFieldSelector`,
+  `${CORE}.ConfigMapEnvSource`,
+  `${CORE}.SecretEnvSource`,
+  `${CORE}.TypedLocalObjectReference`,
+  `${META}.LabelSelector`,
+]);
