@@ -126,7 +126,11 @@ export const conflict = (gr: GroupResource, name: string, why: string) =>
   );
 
 export const staleResourceVersion = (gr: GroupResource, name: string) =>
-  conflict(gr, name, "the object has been modified; please apply your changes to the latest version and try again");
+  conflict(
+    gr,
+    name,
+    "the object has been modified; please apply your changes to the latest version and try again",
+  );
 
 export const expired = (message: string) => new StatusError(410, "Expired", message);
 
@@ -146,10 +150,15 @@ export const invalid = (gk: { group: string; kind: string }, name: string, cause
 };
 
 export const methodNotAllowed = (verb: string, gr: GroupResource) =>
-  new StatusError(405, "MethodNotAllowed", `${verb} is not supported on resources of kind "${qualifiedResource(gr)}"`, {
-    group: gr.group || undefined,
-    kind: gr.resource,
-  });
+  new StatusError(
+    405,
+    "MethodNotAllowed",
+    `${verb} is not supported on resources of kind "${qualifiedResource(gr)}"`,
+    {
+      group: gr.group || undefined,
+      kind: gr.resource,
+    },
+  );
 
 export const notAcceptable = (message: string) => new StatusError(406, "NotAcceptable", message);
 

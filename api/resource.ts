@@ -54,7 +54,16 @@ export interface ResourceDef {
   strategy: ResourceStrategy;
 }
 
-export const STANDARD_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+export const STANDARD_VERBS = [
+  "create",
+  "delete",
+  "deletecollection",
+  "get",
+  "list",
+  "patch",
+  "update",
+  "watch",
+];
 
 export function apiVersionOf(def: { group: string; version: string }): string {
   return def.group ? `${def.group}/${def.version}` : def.version;

@@ -41,11 +41,13 @@ export function matches(sel: Selector, labels: Record<string, string> | undefine
   return true;
 }
 
-const KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 function checkKey(key: string, what: string): void {
-  if (!KEY.test(key) || key.length > 316) throw badRequest(`unable to parse requirement: invalid ${what} key: "${key}"`);
+  if (!KEY.test(key) || key.length > 316)
+    throw badRequest(`unable to parse requirement: invalid ${what} key: "${key}"`);
 }
 
 function checkValue(value: string, strict: boolean): void {
@@ -82,7 +84,7 @@ export function parseLabelSelector(s: string | null | undefined): Selector {
         .split(",")
         .map((v) => v.trim())
         .filter((v) => v !== "");
-      values.forEach((v) => checkValue(v, true));
+      for (const v of values) checkValue(v, true);
       out.push({ key: set[1], op: set[2] as Op, values });
       continue;
     }
@@ -131,9 +133,12 @@ export interface LabelSelectorObject {
 export function fromLabelSelector(obj: LabelSelectorObject | null | undefined): Selector | null {
   if (obj === null || obj === undefined) return null;
   const out: Selector = [];
-  for (const [key, value] of Object.entries(obj.matchLabels ?? {})) out.push({ key, op: "=", values: [value] });
+  for (const [key, value] of Object.entries(obj.matchLabels ?? {}))
+    out.push({ key, op: "=", values: [value] });
   for (const e of obj.matchExpressions ?? []) {
-    const op = ({ In: "in", NotIn: "notin", Exists: "exists", DoesNotExist: "!" } as Record<string, Op>)[e.operator];
+    const op = ({ In: "in", NotIn: "notin", Exists: "exists", DoesNotExist: "!" } as Record<string, Op>)[
+      e.operator
+    ];
     if (!op) throw badRequest(`"${e.operator}" is not a valid label selector operator`);
     out.push({ key: e.key, op, values: e.values ?? [] });
   }
@@ -153,7 +158,7 @@ export function formatSelector(sel: Selector): string {
           return `${r.key} ${r.op} (${[...r.values].sort().join(",")})`;
         case "exists":
           return r.key;
-        case "!":
+        default:
           return `!${r.key}`;
       }
     })

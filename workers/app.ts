@@ -63,4 +63,3 @@ app.all("*", async (c) => {
   }
   return handleResource(c);
 });
-

@@ -47,7 +47,12 @@ export async function readText(req: Request): Promise<string> {
 export async function decodeObject(req: Request): Promise<unknown> {
   const type = mediaType(req.headers.get("content-type"));
   const text = await readText(req);
-  return parseBody(text, type || "application/json", ["application/json", "application/yaml", "text/yaml", "*/*"]);
+  return parseBody(text, type || "application/json", [
+    "application/json",
+    "application/yaml",
+    "text/yaml",
+    "*/*",
+  ]);
 }
 
 export function parseBody(text: string, type: string, allowed: string[]): unknown {

@@ -19,9 +19,17 @@ export function negotiate(accept: string | null | undefined, includeObject: stri
   for (const entry of accept.split(",")) {
     const { type, p } = params(entry);
     if (p.as) {
-      if (p.as === "Table" && p.g === "meta.k8s.io" && (p.v === "v1" || p.v === "v1beta1") && type === "application/json") {
+      if (
+        p.as === "Table" &&
+        p.g === "meta.k8s.io" &&
+        (p.v === "v1" || p.v === "v1beta1") &&
+        type === "application/json"
+      ) {
         const include = (includeObject ?? "Metadata") as IncludeObject;
-        return { kind: "table", include: ["None", "Metadata", "Object"].includes(include) ? include : "Metadata" };
+        return {
+          kind: "table",
+          include: ["None", "Metadata", "Object"].includes(include) ? include : "Metadata",
+        };
       }
       continue; // other transformations (PartialObjectMetadata) are not offered
     }

@@ -29,7 +29,7 @@ export function requestInfo(method: string, url: URL): RequestInfo {
   const info: RequestInfo = {
     isResourceRequest: false,
     path,
-    verb: (METHOD_VERBS[method] ?? method.toLowerCase()),
+    verb: METHOD_VERBS[method] ?? method.toLowerCase(),
     apiPrefix: "",
     apiGroup: "",
     apiVersion: "",
@@ -38,7 +38,10 @@ export function requestInfo(method: string, url: URL): RequestInfo {
     subresource: "",
     name: "",
   };
-  const parts = path.split("/").filter((p) => p !== "").map(decodeURIComponent);
+  const parts = path
+    .split("/")
+    .filter((p) => p !== "")
+    .map(decodeURIComponent);
   if (parts[0] !== "api" && parts[0] !== "apis") return info;
   info.apiPrefix = parts[0];
   let rest = parts.slice(1);

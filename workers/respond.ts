@@ -1,7 +1,7 @@
 // Responses: JSON (or YAML when asked), and every error as a metav1.Status, mapped here
 // in one place so no handler writes its own error body.
 import YAML from "yaml";
-import { StatusError, internalError, type Status } from "../api/errors";
+import { internalError, type Status, StatusError } from "../api/errors";
 
 export function json(body: unknown, code = 200, headers: Record<string, string> = {}): Response {
   return new Response(typeof body === "string" ? body : JSON.stringify(body), {
@@ -11,7 +11,12 @@ export function json(body: unknown, code = 200, headers: Record<string, string> 
 }
 
 /** A body that already is JSON text, re-encoded as YAML if that is what the client accepts. */
-export function encoded(text: string, code: number, accept: string | null, headers: Record<string, string> = {}): Response {
+export function encoded(
+  text: string,
+  code: number,
+  accept: string | null,
+  headers: Record<string, string> = {},
+): Response {
   if (accept && wantsYaml(accept)) {
     return new Response(YAML.stringify(JSON.parse(text)), {
       status: code,

@@ -3,7 +3,14 @@ import { StatusError } from "../api/errors";
 import { resourceKey } from "../api/registry";
 import type { ResourceDef } from "../api/resource";
 import type { KubeObject } from "../api/types";
-import type { DeleteOptions, ListQuery, Reply, UpdateOptions, WatchQuery, WriteOptions } from "../durable-objects/store/protocol";
+import type {
+  DeleteOptions,
+  ListQuery,
+  Reply,
+  UpdateOptions,
+  WatchQuery,
+  WriteOptions,
+} from "../durable-objects/store/protocol";
 import type { Env } from "./env";
 
 function unwrap(r: Reply): string {
@@ -55,7 +62,11 @@ export class Store {
     return unwrap(await this.stub.update(this.key, obj, opts));
   }
 
-  async remove(namespace: string, name: string, opts: DeleteOptions = {}): Promise<{ body: string; code: number }> {
+  async remove(
+    namespace: string,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<{ body: string; code: number }> {
     const r = await this.stub.remove(this.key, namespace, name, opts);
     return { body: unwrap(r), code: (r.ok && r.code) || 200 };
   }

@@ -4,15 +4,19 @@
 import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../../workers/env";
+import { CONTROLLERS } from "./index";
 import { ApiClient } from "./runtime/client";
-import type { Controller, ControllerContext } from "./runtime/controller";
+import type { ControllerContext } from "./runtime/controller";
 import { Informers } from "./runtime/informers";
 import { WorkQueue } from "./runtime/queue";
 import { EventRecorder } from "./runtime/recorder";
 import { resourcesOf } from "./runtime/subscriptions";
-import { CONTROLLERS } from "./index";
 
-const USER = { name: "system:kube-controller-manager", uid: "", groups: ["system:masters", "system:authenticated"] };
+const USER = {
+  name: "system:kube-controller-manager",
+  uid: "",
+  groups: ["system:masters", "system:authenticated"],
+};
 
 export class ControllerManager extends DurableObject<Env> {
   private informers?: Informers;

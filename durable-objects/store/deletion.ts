@@ -18,10 +18,27 @@ function podGrace(pod: KubeObject, requested: number | undefined): number {
   return Math.max(0, g);
 }
 
-export function decideDelete(def: ResourceDef, current: KubeObject, opts: DeleteOptions, now: Date): DeleteDecision {
+/** A namespace also waits for its spec.finalizers (the namespace controller's "kubernetes"). */
+function specFinalizers(obj: KubeObject): number {
+  return obj.kind === "Namespace" && Array.isArray(obj.spec?.finalizers) ? obj.spec.finalizers.length : 0;
+}
+
+export function decideDelete(
+  def: ResourceDef,
+  current: KubeObject,
+  opts: DeleteOptions,
+  now: Date,
+): DeleteDecision {
   const obj: KubeObject = structuredClone(current);
   const meta = obj.metadata;
   const finalizers = new Set(meta.finalizers ?? []);
+  if (specFinalizers(obj) > 0) {
+    if (meta.deletionTimestamp) return { action: "unchanged" };
+    meta.deletionTimestamp = rfc3339(now);
+    meta.deletionGracePeriodSeconds = 0;
+    obj.status = { ...obj.status, phase: "Terminating" };
+    return { action: "mark", object: obj };
+  }
   if (opts.propagationPolicy === "Orphan") {
     finalizers.add("orphan");
     finalizers.delete("foregroundDeletion");
@@ -56,7 +73,12 @@ export function decideDelete(def: ResourceDef, current: KubeObject, opts: Delete
 /** Whether an update leaves a marked object with nothing left to wait for. */
 export function readyToRemove(obj: KubeObject): boolean {
   const m = obj.metadata;
-  return !!m.deletionTimestamp && (m.finalizers?.length ?? 0) === 0 && (m.deletionGracePeriodSeconds ?? 0) === 0;
+  return (
+    !!m.deletionTimestamp &&
+    (m.finalizers?.length ?? 0) === 0 &&
+    (m.deletionGracePeriodSeconds ?? 0) === 0 &&
+    specFinalizers(obj) === 0
+  );
 }
 
 /** RFC 3339 with second precision, as Kubernetes writes metav1.Time. */

@@ -1,6 +1,6 @@
 // Lists over a store shard: selectors, limit/continue pages that all read one snapshot,
 // and resourceVersion semantics (unset/0: latest; Exact: that snapshot; NotOlderThan).
-import { StatusError, badRequest, expired } from "../../api/errors";
+import { badRequest, expired, StatusError } from "../../api/errors";
 import type { ResourceDef } from "../../api/resource";
 import { apiVersionOf } from "../../api/resource";
 import { checkFieldSelector, matches, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
@@ -34,7 +34,9 @@ function decodeContinue(s: string): ContinueToken {
     if (typeof t.rv !== "number" || !Array.isArray(t.start) || t.start.length !== 2) throw new Error();
     return { rv: t.rv, start: [String(t.start[0]), String(t.start[1])] };
   } catch {
-    throw badRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    throw badRequest(
+      "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+    );
   }
 }
 
@@ -58,7 +60,12 @@ function stateAt(shard: StoreShard, namespace: string, name: string, snap: numbe
   return { namespace, name, labels: r.labels, fields: r.fields, data: r.data };
 }
 
-function* scan(shard: StoreShard, q: ListQuery, start: [string, string] | null, snap: number): Generator<Entry> {
+function* scan(
+  shard: StoreShard,
+  q: ListQuery,
+  start: [string, string] | null,
+  snap: number,
+): Generator<Entry> {
   const where: string[] = [];
   const args: SqlStorageValue[] = [];
   if (q.namespace !== undefined) {
@@ -129,12 +136,18 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
   } else if (q.resourceVersion && q.resourceVersion !== "0") {
     const want = parseRV(q.resourceVersion);
     if (want > shard.revision)
-      throw new StatusError(504, "Timeout", `Too large resource version: ${want}, current: ${shard.revision}`, {
-        causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }],
-        retryAfterSeconds: 1,
-      });
+      throw new StatusError(
+        504,
+        "Timeout",
+        `Too large resource version: ${want}, current: ${shard.revision}`,
+        {
+          causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }],
+          retryAfterSeconds: 1,
+        },
+      );
     if (q.resourceVersionMatch === "Exact") {
-      if (want <= shard.compacted) throw expired(`too old resource version: ${want} (${shard.compacted + 1})`);
+      if (want <= shard.compacted)
+        throw expired(`too old resource version: ${want} (${shard.compacted + 1})`);
       snap = want;
     }
   } else if (q.resourceVersionMatch) {
@@ -160,12 +173,15 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
   if (q.table) {
     const objs = picked.map((e) => JSON.parse(e.data) as KubeObject);
     return JSON.stringify(
-      table(def, objs, { include: q.table.include, headers: true, resourceVersion: String(snap), continue: next }),
+      table(def, objs, {
+        include: q.table.include,
+        headers: true,
+        resourceVersion: String(snap),
+        continue: next,
+      }),
     );
   }
-  const meta = next
-    ? `{"resourceVersion":"${snap}","continue":"${next}"}`
-    : `{"resourceVersion":"${snap}"}`;
+  const meta = next ? `{"resourceVersion":"${snap}","continue":"${next}"}` : `{"resourceVersion":"${snap}"}`;
   return `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":${meta},"items":[${picked
     .map((e) => e.data)
     .join(",")}]}`;

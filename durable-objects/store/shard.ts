@@ -3,19 +3,19 @@
 // change-log row in one transaction and then fans out to watchers. The object is single
 // threaded, so a read-check-write inside one method is atomic, like an etcd transaction.
 import { DurableObject } from "cloudflare:workers";
-import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
-import { StatusError, alreadyExists, conflict, notFound, staleResourceVersion } from "../../api/errors";
+import { alreadyExists, conflict, notFound, StatusError, staleResourceVersion } from "../../api/errors";
 import { lookupKey, resourceKey } from "../../api/registry";
-import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
 import type { Env } from "../../workers/env";
+import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
 import { decideDelete, readyToRemove, rfc3339 } from "./deletion";
+import { selectableFields } from "./fields";
 import { listObjects } from "./list";
 import type { DeleteOptions, ListQuery, Reply, UpdateOptions, WatchQuery, WriteOptions } from "./protocol";
-import { selectableFields } from "./fields";
 import { openWatch } from "./watch";
 import { type Change, WatchHub } from "./watchers";
 
@@ -112,7 +112,12 @@ export class StoreShard extends DurableObject<Env> {
           const candidate = meta.generateName + randomSuffix();
           if (!this.row(namespace, candidate)) meta.name = candidate;
         }
-        if (!meta.name) throw new StatusError(500, "ServerTimeout", `failed to generate a unique name for ${meta.generateName}`);
+        if (!meta.name)
+          throw new StatusError(
+            500,
+            "ServerTimeout",
+            `failed to generate a unique name for ${meta.generateName}`,
+          );
       }
       const name = meta.name!;
       if (this.row(namespace, name)) throw alreadyExists(def, name);
@@ -135,9 +140,14 @@ export class StoreShard extends DurableObject<Env> {
       const name = obj.metadata.name!;
       const cur = this.row(namespace, name);
       if (!cur) throw notFound(def, name);
-      if (opts.expectRV !== undefined && opts.expectRV !== String(cur.rv)) throw staleResourceVersion(def, name);
+      if (opts.expectRV !== undefined && opts.expectRV !== String(cur.rv))
+        throw staleResourceVersion(def, name);
       if (obj.metadata.uid && obj.metadata.uid !== cur.uid)
-        throw conflict(def, name, `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${cur.uid}`);
+        throw conflict(
+          def,
+          name,
+          `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${cur.uid}`,
+        );
       const old = JSON.parse(cur.data) as KubeObject;
       obj.metadata.uid = cur.uid;
       obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
@@ -160,7 +170,11 @@ export class StoreShard extends DurableObject<Env> {
       if (!cur) throw notFound(def, name);
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== cur.uid)
-        throw conflict(def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.uid}`);
+        throw conflict(
+          def,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.uid}`,
+        );
       if (pre?.resourceVersion && pre.resourceVersion !== String(cur.rv))
         throw conflict(
           def,
@@ -318,7 +332,11 @@ export class StoreShard extends DurableObject<Env> {
     this.use(res);
     if (rv < this.compacted) return { expired: true, head: this.revision, events: [] };
     const events = this.sql
-      .exec<{ type: string; data: string }>("SELECT type, data FROM changes WHERE rv > ? ORDER BY rv LIMIT ?", rv, limit)
+      .exec<{ type: string; data: string }>(
+        "SELECT type, data FROM changes WHERE rv > ? ORDER BY rv LIMIT ?",
+        rv,
+        limit,
+      )
       .toArray();
     return { expired: false, head: this.revision, events };
   }

@@ -1,6 +1,6 @@
 // Starting a watch on a shard: initial state or replay from a resourceVersion, then live
 // changes, all before the method yields, so nothing committed in between is missed or doubled.
-import { StatusError, badRequest } from "../../api/errors";
+import { badRequest, StatusError } from "../../api/errors";
 import type { ResourceDef } from "../../api/resource";
 import { checkFieldSelector, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
 import { supportedFields } from "./fields";
@@ -15,7 +15,9 @@ export function openWatch(shard: StoreShard, def: ResourceDef, q: WatchQuery): R
   const rvText = q.resourceVersion ?? "";
   if (rvText !== "" && !/^\d+$/.test(rvText)) throw badRequest(`invalid resource version: ${rvText}`);
   if (q.sendInitialEvents && !q.allowWatchBookmarks)
-    throw badRequest("allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true");
+    throw badRequest(
+      "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
+    );
 
   const filter = { namespace: q.namespace, labels, fields };
   const { readable, watcher } = shard.hub.open(filter, {
@@ -29,7 +31,14 @@ export function openWatch(shard: StoreShard, def: ResourceDef, q: WatchQuery): R
     // Synthetic ADDED for what exists now, then live changes from the head.
     const nsCond = q.namespace !== undefined ? "WHERE namespace = ?" : "";
     const args = q.namespace !== undefined ? [q.namespace] : [];
-    const cursor = shard.sql.exec<{ rv: number; labels: string; fields: string; data: string; namespace: string; name: string }>(
+    const cursor = shard.sql.exec<{
+      rv: number;
+      labels: string;
+      fields: string;
+      data: string;
+      namespace: string;
+      name: string;
+    }>(
       `SELECT namespace, name, rv, labels, fields, data FROM objects ${nsCond} ORDER BY namespace, name`,
       ...args,
     );
@@ -47,7 +56,8 @@ export function openWatch(shard: StoreShard, def: ResourceDef, q: WatchQuery): R
       };
       shard.hub.replayTo(watcher, c);
     }
-    if (q.sendInitialEvents) shard.hub.bookmark(watcher, shard.revision, { "k8s.io/initial-events-end": "true" });
+    if (q.sendInitialEvents)
+      shard.hub.bookmark(watcher, shard.revision, { "k8s.io/initial-events-end": "true" });
   } else {
     const from = Number(rvText);
     if (from < shard.compacted) {
@@ -90,10 +100,12 @@ export function openWatch(shard: StoreShard, def: ResourceDef, q: WatchQuery): R
       }
     }
   }
-  const contentType = q.table
-    ? "application/json;as=Table;v=v1;g=meta.k8s.io"
-    : "application/json";
+  const contentType = q.table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
   return new Response(readable, {
-    headers: { "content-type": contentType, "transfer-encoding": "chunked", "cache-control": "no-cache, private" },
+    headers: {
+      "content-type": contentType,
+      "transfer-encoding": "chunked",
+      "cache-control": "no-cache, private",
+    },
   });
 }

@@ -2,10 +2,11 @@
 // field selectors) and a stream. A change is encoded once per event type and written to
 // every watcher it concerns, with upstream's selector transitions (a change that makes an
 // object stop matching is a DELETED for that watcher, one that makes it match an ADDED).
-import { matches, type Selector } from "../../api/selectors";
-import { type IncludeObject, columnDefinitions, tableRow } from "../../api/table";
+
 import type { ResourceDef } from "../../api/resource";
 import { apiVersionOf } from "../../api/resource";
+import { matches, type Selector } from "../../api/selectors";
+import { columnDefinitions, type IncludeObject, tableRow } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 
 export interface Change {
@@ -43,7 +44,8 @@ export function eventFor(f: WatchFilter, c: Change): Change["type"] | null {
   const now = matches(f.labels, c.labels) && matches(f.fields, c.fields);
   if (c.type === "ADDED") return now ? "ADDED" : null;
   if (c.type === "DELETED") return now ? "DELETED" : null;
-  const before = c.prevLabels !== null && matches(f.labels, c.prevLabels) && matches(f.fields, c.prevFields ?? {});
+  const before =
+    c.prevLabels !== null && matches(f.labels, c.prevLabels) && matches(f.fields, c.prevFields ?? {});
   if (now && before) return "MODIFIED";
   if (now) return "ADDED";
   if (before) return "DELETED";

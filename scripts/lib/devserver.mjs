@@ -104,7 +104,7 @@ export async function startDevServer(opts) {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "" , NO_COLOR: "1"},
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "", NO_COLOR: "1" },
     detached: true,
   });
   let output = "";
@@ -152,5 +152,18 @@ export async function startDevServer(opts) {
     process.kill(-child.pid, "SIGKILL");
     await done;
   };
-  return { url, httpsUrl, port, internalPort, token, kubeconfigPath, caCert: pki.caCert, stateDir, child, stop, kill, output: () => output };
+  return {
+    url,
+    httpsUrl,
+    port,
+    internalPort,
+    token,
+    kubeconfigPath,
+    caCert: pki.caCert,
+    stateDir,
+    child,
+    stop,
+    kill,
+    output: () => output,
+  };
 }

@@ -53,7 +53,11 @@ export function startFront({ port, host = "127.0.0.1", upstreamPort, cert, key }
       upstream.on("close", () => sockets.delete(upstream));
       let down = client;
       if (first[0] === TLS_HANDSHAKE) {
-        down = new tls.TLSSocket(replaying(client, first), { isServer: true, secureContext, ALPNProtocols: ["http/1.1"] });
+        down = new tls.TLSSocket(replaying(client, first), {
+          isServer: true,
+          secureContext,
+          ALPNProtocols: ["http/1.1"],
+        });
         down.on("error", () => {
           client.destroy();
           upstream.destroy();

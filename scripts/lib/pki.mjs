@@ -16,15 +16,51 @@ export function ensurePki(stateDir) {
   if (!Object.values(files).every((f) => existsSync(f))) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key"], dir);
-    openssl(["req", "-x509", "-new", "-key", "ca.key", "-sha256", "-days", "3650", "-subj", "/CN=edgeplane-local-ca", "-out", "ca.crt"], dir);
+    openssl(
+      [
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        "ca.key",
+        "-sha256",
+        "-days",
+        "3650",
+        "-subj",
+        "/CN=edgeplane-local-ca",
+        "-out",
+        "ca.crt",
+      ],
+      dir,
+    );
     openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "server.key"], dir);
-    openssl(["req", "-new", "-key", "server.key", "-subj", "/CN=edgeplane-apiserver", "-out", "server.csr"], dir);
+    openssl(
+      ["req", "-new", "-key", "server.key", "-subj", "/CN=edgeplane-apiserver", "-out", "server.csr"],
+      dir,
+    );
     writeFileSync(
       join(dir, "server.ext"),
       "subjectAltName=IP:127.0.0.1,DNS:localhost,IP:::1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n",
     );
     openssl(
-      ["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "3650", "-sha256", "-extfile", "server.ext", "-out", "server.crt"],
+      [
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "3650",
+        "-sha256",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+      ],
       dir,
     );
   }

@@ -24,7 +24,9 @@ describe.skipIf(!hasKubectl)("kubectl", () => {
     expect(JSON.parse(v.stdout).serverVersion).toMatchObject({ major: "1", minor: "32" });
     const av = await k(["api-versions"]);
     expect(av.code, av.stderr).toBe(0);
-    expect(av.stdout.split("\n")).toEqual(expect.arrayContaining(["v1", "apps/v1", "coordination.k8s.io/v1", "rbac.authorization.k8s.io/v1"]));
+    expect(av.stdout.split("\n")).toEqual(
+      expect.arrayContaining(["v1", "apps/v1", "coordination.k8s.io/v1", "rbac.authorization.k8s.io/v1"]),
+    );
     const ar = await k(["api-resources"]);
     expect(ar.code, ar.stderr).toBe(0);
     expect(ar.stdout).toMatch(/^pods\s+po\s+v1\s+true\s+Pod$/m);
@@ -54,25 +56,35 @@ describe.skipIf(!hasKubectl)("kubectl", () => {
     expect(y.stdout).toContain("color: blue");
     const j = await k(["get", "cm", "settings", "-n", ns, "-o", "json"]);
     expect(JSON.parse(j.stdout).data.color).toBe("blue");
-    expect((await k(["get", "cm", "-n", ns, "-l", "app=web", "-o", "name"])).stdout.trim()).toBe("configmap/settings");
-    expect((await k(["get", "cm", "-n", ns, "-l", "app=db", "-o", "name"])).stdout.trim()).toBe("");
-    expect((await k(["get", "cm", "-n", ns, "--field-selector", "metadata.name=settings", "-o", "name"])).stdout.trim()).toBe(
+    expect((await k(["get", "cm", "-n", ns, "-l", "app=web", "-o", "name"])).stdout.trim()).toBe(
       "configmap/settings",
     );
+    expect((await k(["get", "cm", "-n", ns, "-l", "app=db", "-o", "name"])).stdout.trim()).toBe("");
+    expect(
+      (
+        await k(["get", "cm", "-n", ns, "--field-selector", "metadata.name=settings", "-o", "name"])
+      ).stdout.trim(),
+    ).toBe("configmap/settings");
     const all = await k(["get", "cm", "-A"]);
     expect(all.stdout).toMatch(new RegExp(`^${ns}\\s+settings\\s+1\\s+`, "m"));
     const d = await k(["describe", "cm", "settings", "-n", ns]);
     expect(d.code, d.stderr).toBe(0);
     expect(d.stdout).toMatch(/Name:\s+settings/);
-    expect((await k(["label", "cm", "settings", "-n", ns, "tier=front"])).stdout.trim()).toBe("configmap/settings labeled");
-    expect((await k(["annotate", "cm", "settings", "-n", ns, "owner=me"])).stdout.trim()).toBe("configmap/settings annotated");
+    expect((await k(["label", "cm", "settings", "-n", ns, "tier=front"])).stdout.trim()).toBe(
+      "configmap/settings labeled",
+    );
+    expect((await k(["annotate", "cm", "settings", "-n", ns, "owner=me"])).stdout.trim()).toBe(
+      "configmap/settings annotated",
+    );
     const after = JSON.parse((await k(["get", "cm", "settings", "-n", ns, "-o", "json"])).stdout);
     expect(after.metadata.labels).toEqual({ app: "web", tier: "front" });
     expect(after.metadata.annotations.owner).toBe("me");
     const del = await k(["delete", "cm", "settings", "-n", ns]);
     expect(del.code, del.stderr).toBe(0);
     expect(del.stdout.trim()).toBe('configmap "settings" deleted');
-    expect((await k(["get", "cm", "settings", "-n", ns])).stderr).toContain('configmaps "settings" not found');
+    expect((await k(["get", "cm", "settings", "-n", ns])).stderr).toContain(
+      'configmaps "settings" not found',
+    );
   });
 
   it("apply -f twice says unchanged; apply --server-side", async () => {
@@ -105,10 +117,21 @@ spec:
     const a2 = await k(["apply", "-f", f]);
     expect(a2.code, a2.stderr).toBe(0);
     expect(a2.stdout.trim()).toBe("deployment.apps/web unchanged");
-    writeFileSync(f, (await import("node:fs")).readFileSync(f, "utf8").replace("busybox:1.36", "busybox:1.37"));
+    writeFileSync(
+      f,
+      (await import("node:fs")).readFileSync(f, "utf8").replace("busybox:1.36", "busybox:1.37"),
+    );
     const a3 = await k(["apply", "-f", f]);
     expect(a3.stdout.trim()).toBe("deployment.apps/web configured");
-    const img = await k(["get", "deploy", "web", "-n", ns, "-o", "jsonpath={.spec.template.spec.containers[0].image}"]);
+    const img = await k([
+      "get",
+      "deploy",
+      "web",
+      "-n",
+      ns,
+      "-o",
+      "jsonpath={.spec.template.spec.containers[0].image}",
+    ]);
     expect(img.stdout).toBe("busybox:1.37");
 
     const s = file(
@@ -118,19 +141,47 @@ spec:
     const ss1 = await k(["apply", "--server-side", "-f", s]);
     expect(ss1.code, ss1.stderr).toBe(0);
     expect(ss1.stdout.trim()).toBe("configmap/ss serverside-applied");
-    const got = JSON.parse((await k(["get", "cm", "ss", "-n", ns, "-o", "json", "--show-managed-fields"])).stdout);
+    const got = JSON.parse(
+      (await k(["get", "cm", "ss", "-n", ns, "-o", "json", "--show-managed-fields"])).stdout,
+    );
     expect(got.metadata.managedFields[0]).toMatchObject({ manager: "kubectl", operation: "Apply" });
   });
 
   it("patch with strategic, merge and json types", async () => {
     const ns = await freshNamespace(t);
     await k(["create", "deployment", "pd", "-n", ns, "--image=busybox"]);
-    const sp = await k(["patch", "deploy", "pd", "-n", ns, "-p", '{"spec":{"template":{"spec":{"containers":[{"name":"busybox","image":"busybox:2"}]}}}}']);
+    const sp = await k([
+      "patch",
+      "deploy",
+      "pd",
+      "-n",
+      ns,
+      "-p",
+      '{"spec":{"template":{"spec":{"containers":[{"name":"busybox","image":"busybox:2"}]}}}}',
+    ]);
     expect(sp.code, sp.stderr).toBe(0);
     expect(sp.stdout.trim()).toBe("deployment.apps/pd patched");
-    const mp = await k(["patch", "deploy", "pd", "-n", ns, "--type=merge", "-p", '{"metadata":{"labels":{"x":"y"}}}']);
+    const mp = await k([
+      "patch",
+      "deploy",
+      "pd",
+      "-n",
+      ns,
+      "--type=merge",
+      "-p",
+      '{"metadata":{"labels":{"x":"y"}}}',
+    ]);
     expect(mp.code, mp.stderr).toBe(0);
-    const jp = await k(["patch", "deploy", "pd", "-n", ns, "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":4}]']);
+    const jp = await k([
+      "patch",
+      "deploy",
+      "pd",
+      "-n",
+      ns,
+      "--type=json",
+      "-p",
+      '[{"op":"replace","path":"/spec/replicas","value":4}]',
+    ]);
     expect(jp.code, jp.stderr).toBe(0);
     const d = JSON.parse((await k(["get", "deploy", "pd", "-n", ns, "-o", "json"])).stdout);
     expect(d.spec.template.spec.containers).toHaveLength(1);
@@ -159,15 +210,25 @@ spec:
     const pods = await k(["get", "pods", "-n", ns]);
     expect(pods.stdout).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\nweb\s+0\/1\s+Pending\s+0\s+\S+\n$/);
     const wide = await k(["get", "pods", "-n", ns, "-o", "wide"]);
-    expect(wide.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/);
+    expect(wide.stdout.split("\n")[0]).toMatch(
+      /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/,
+    );
     const pod = JSON.parse((await k(["get", "pod", "web", "-n", ns, "-o", "json"])).stdout);
-    expect(pod.spec).toMatchObject({ restartPolicy: "Never", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30 });
+    expect(pod.spec).toMatchObject({
+      restartPolicy: "Never",
+      dnsPolicy: "ClusterFirst",
+      schedulerName: "default-scheduler",
+      terminationGracePeriodSeconds: 30,
+    });
     expect(pod.spec.containers[0].imagePullPolicy).toBe("Always");
     const cd = await k(["create", "deployment", "app", "-n", ns, "--image=busybox:1", "--replicas=3"]);
     expect(cd.code, cd.stderr).toBe(0);
     expect(cd.stdout.trim()).toBe("deployment.apps/app created");
     const dep = JSON.parse((await k(["get", "deploy", "app", "-n", ns, "-o", "json"])).stdout);
-    expect(dep.spec.strategy).toEqual({ type: "RollingUpdate", rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" } });
+    expect(dep.spec.strategy).toEqual({
+      type: "RollingUpdate",
+      rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" },
+    });
     expect(dep.spec).toMatchObject({ replicas: 3, revisionHistoryLimit: 10, progressDeadlineSeconds: 600 });
     await k(["create", "cm", "zz", "-n", ns]);
     await k(["create", "cm", "aa", "-n", ns]);
@@ -178,7 +239,17 @@ spec:
   it("get -w prints each change", async () => {
     const ns = await freshNamespace(t);
     const { spawn } = await import("node:child_process");
-    const p = spawn("/usr/bin/kubectl", ["--kubeconfig", t.kubeconfigPath, "get", "cm", "-n", ns, "-w", "-o", "name"]);
+    const p = spawn("/usr/bin/kubectl", [
+      "--kubeconfig",
+      t.kubeconfigPath,
+      "get",
+      "cm",
+      "-n",
+      ns,
+      "-w",
+      "-o",
+      "name",
+    ]);
     let out = "";
     p.stdout.on("data", (d) => (out += d));
     await new Promise((r) => setTimeout(r, 1500));
@@ -188,7 +259,8 @@ spec:
       "content-type": "application/merge-patch+json",
     });
     const deadline = Date.now() + 5000;
-    while (out.trim().split("\n").length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (out.trim().split("\n").length < 3 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     p.kill();
     expect(out.trim().split("\n")).toEqual(["configmap/w1", "configmap/w2", "configmap/w1"]);
   });

@@ -19,7 +19,13 @@ export function shared(): Target {
   return inject("server");
 }
 
-export async function api(t: Target, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+export async function api(
+  t: Target,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const init: RequestInit = {
     method,
     headers: {
@@ -40,10 +46,16 @@ export async function api(t: Target, method: string, path: string, body?: unknow
   return { status: res.status, json, text, headers: res.headers };
 }
 
-export async function kubectl(t: Target, args: string[], opts: { input?: string; env?: Record<string, string> } = {}) {
+export async function kubectl(
+  t: Target,
+  args: string[],
+  opts: { input?: string; env?: Record<string, string> } = {},
+) {
   if (opts.input !== undefined) {
     return new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
-      const p = spawn(KUBECTL, ["--kubeconfig", t.kubeconfigPath, ...args], { env: { ...process.env, ...opts.env } });
+      const p = spawn(KUBECTL, ["--kubeconfig", t.kubeconfigPath, ...args], {
+        env: { ...process.env, ...opts.env },
+      });
       let stdout = "";
       let stderr = "";
       p.stdout.on("data", (d) => (stdout += d));
@@ -59,14 +71,22 @@ export async function kubectl(t: Target, args: string[], opts: { input?: string;
     });
     return { stdout, stderr, code: 0 };
   } catch (e: any) {
-    return { stdout: e.stdout ?? "", stderr: e.stderr ?? String(e), code: typeof e.code === "number" ? e.code : 1 };
+    return {
+      stdout: e.stdout ?? "",
+      stderr: e.stderr ?? String(e),
+      code: typeof e.code === "number" ? e.code : 1,
+    };
   }
 }
 
 /** A namespace unique to a test, created through the API. */
 export async function freshNamespace(t: Target, prefix = "t"): Promise<string> {
   const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-  const r = await api(t, "POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  const r = await api(t, "POST", "/api/v1/namespaces", {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name },
+  });
   if (r.status !== 201) throw new Error(`namespace create failed: ${r.status} ${r.text}`);
   return name;
 }

@@ -12,7 +12,10 @@ function cm(name: string, data: Record<string, string> = {}, labels: Record<stri
 async function readEvents(path: string, n: number, ms = 5000): Promise<any[]> {
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), ms);
-  const res = await fetch(t.url + path, { headers: { authorization: `Bearer ${t.token}` }, signal: ctrl.signal });
+  const res = await fetch(t.url + path, {
+    headers: { authorization: `Bearer ${t.token}` },
+    signal: ctrl.signal,
+  });
   const events: any[] = [];
   const reader = res.body!.getReader();
   const dec = new TextDecoder();
@@ -66,7 +69,10 @@ describe("store semantics", () => {
       metadata: { name: "d" },
       spec: {
         selector: { matchLabels: { app: "d" } },
-        template: { metadata: { labels: { app: "d" } }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+        template: {
+          metadata: { labels: { app: "d" } },
+          spec: { containers: [{ name: "c", image: "busybox" }] },
+        },
       },
     };
     const created = await api(t, "POST", `/apis/apps/v1/namespaces/${ns}/deployments`, dep);
@@ -95,14 +101,24 @@ describe("store semantics", () => {
 
   it("filters lists by label and field selectors", async () => {
     const ns = await freshNamespace(t);
-    for (const [n, tier] of [["a", "web"], ["b", "db"], ["c", "web"]] as const) {
-      expect((await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm(n, {}, { tier }))).status).toBe(201);
+    for (const [n, tier] of [
+      ["a", "web"],
+      ["b", "db"],
+      ["c", "web"],
+    ] as const) {
+      expect((await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm(n, {}, { tier }))).status).toBe(
+        201,
+      );
     }
     const web = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?labelSelector=tier%3Dweb`);
     expect(web.json.items.map((i: any) => i.metadata.name)).toEqual(["a", "c"]);
     const notWeb = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?labelSelector=tier!%3Dweb`);
     expect(notWeb.json.items.map((i: any) => i.metadata.name)).toEqual(["b"]);
-    const setSel = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?labelSelector=${encodeURIComponent("tier in (db,x)")}`);
+    const setSel = await api(
+      t,
+      "GET",
+      `/api/v1/namespaces/${ns}/configmaps?labelSelector=${encodeURIComponent("tier in (db,x)")}`,
+    );
     expect(setSel.json.items.map((i: any) => i.metadata.name)).toEqual(["b"]);
     const byName = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?fieldSelector=metadata.name%3Dc`);
     expect(byName.json.items.map((i: any) => i.metadata.name)).toEqual(["c"]);
@@ -126,12 +142,20 @@ describe("store semantics", () => {
     expect((await api(t, "PUT", `/api/v1/namespaces/${ns}/configmaps/p4`, p4)).status).toBe(200);
     expect((await api(t, "DELETE", `/api/v1/namespaces/${ns}/configmaps/p5`)).status).toBe(200);
     await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("p3a", { v: "new" }));
-    const p2 = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3&continue=${encodeURIComponent(p1.json.metadata.continue)}`);
+    const p2 = await api(
+      t,
+      "GET",
+      `/api/v1/namespaces/${ns}/configmaps?limit=3&continue=${encodeURIComponent(p1.json.metadata.continue)}`,
+    );
     expect(p2.status).toBe(200);
     expect(p2.json.metadata.resourceVersion).toBe(snapRV);
     expect(p2.json.items.map((i: any) => i.metadata.name)).toEqual(["p3", "p4", "p5"]);
     expect(p2.json.items[1].data.v).toBe("old");
-    const p3 = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3&continue=${encodeURIComponent(p2.json.metadata.continue)}`);
+    const p3 = await api(
+      t,
+      "GET",
+      `/api/v1/namespaces/${ns}/configmaps?limit=3&continue=${encodeURIComponent(p2.json.metadata.continue)}`,
+    );
     expect(p3.json.items.map((i: any) => i.metadata.name)).toEqual(["p6"]);
     expect(p3.json.metadata.continue).toBeUndefined();
   });
@@ -140,7 +164,9 @@ describe("store semantics", () => {
     const ns = await freshNamespace(t);
     const base = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps`);
     const from = base.json.metadata.resourceVersion;
-    const a = (await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("w", { n: "1" }, { keep: "yes" }))).json;
+    const a = (
+      await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("w", { n: "1" }, { keep: "yes" }))
+    ).json;
     a.data.n = "2";
     const b = (await api(t, "PUT", `/api/v1/namespaces/${ns}/configmaps/w`, a)).json;
     b.metadata.labels = { keep: "no" };
@@ -163,7 +189,10 @@ describe("store semantics", () => {
   it("delivers live events to a watch in order", async () => {
     const ns = await freshNamespace(t);
     const list = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps`);
-    const watching = readEvents(`/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`, 5);
+    const watching = readEvents(
+      `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`,
+      5,
+    );
     await new Promise((r) => setTimeout(r, 200));
     for (let i = 0; i < 5; i++) await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm(`live${i}`));
     const evs = await watching;
@@ -180,9 +209,15 @@ describe("store semantics", () => {
     expect(del.status).toBe(202);
     const held = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/fin`);
     expect(held.json.metadata.deletionTimestamp).toBeTruthy();
-    const patched = await api(t, "PATCH", `/api/v1/namespaces/${ns}/configmaps/fin`, JSON.stringify({ metadata: { finalizers: null } }), {
-      "content-type": "application/merge-patch+json",
-    });
+    const patched = await api(
+      t,
+      "PATCH",
+      `/api/v1/namespaces/${ns}/configmaps/fin`,
+      JSON.stringify({ metadata: { finalizers: null } }),
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
     expect(patched.status).toBe(200);
     expect((await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/fin`)).status).toBe(404);
   });
@@ -209,7 +244,9 @@ describe("store semantics", () => {
     expect(bind.status).toBe(201);
     const bound = await api(t, "GET", `/api/v1/namespaces/${ns}/pods/bound`);
     expect(bound.json.spec.nodeName).toBe("node-1");
-    expect(bound.json.status.conditions).toContainEqual(expect.objectContaining({ type: "PodScheduled", status: "True" }));
+    expect(bound.json.status.conditions).toContainEqual(
+      expect.objectContaining({ type: "PodScheduled", status: "True" }),
+    );
     const rebind = await api(t, "POST", `/api/v1/namespaces/${ns}/pods/bound/binding`, {
       metadata: { name: "bound" },
       target: { kind: "Node", name: "node-2" },
@@ -235,14 +272,28 @@ describe("store semantics", () => {
       spec: {
         replicas: 2,
         selector: { matchLabels: { app: "rs" } },
-        template: { metadata: { labels: { app: "rs" } }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+        template: {
+          metadata: { labels: { app: "rs" } },
+          spec: { containers: [{ name: "c", image: "busybox" }] },
+        },
       },
     });
     const s = await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets/rs/scale`);
-    expect(s.json).toMatchObject({ kind: "Scale", apiVersion: "autoscaling/v1", spec: { replicas: 2 }, status: { selector: "app=rs" } });
-    const p = await api(t, "PATCH", `/apis/apps/v1/namespaces/${ns}/replicasets/rs/scale`, JSON.stringify({ spec: { replicas: 5 } }), {
-      "content-type": "application/merge-patch+json",
+    expect(s.json).toMatchObject({
+      kind: "Scale",
+      apiVersion: "autoscaling/v1",
+      spec: { replicas: 2 },
+      status: { selector: "app=rs" },
     });
+    const p = await api(
+      t,
+      "PATCH",
+      `/apis/apps/v1/namespaces/${ns}/replicasets/rs/scale`,
+      JSON.stringify({ spec: { replicas: 5 } }),
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
     expect(p.status).toBe(200);
     expect(p.json.spec.replicas).toBe(5);
     expect((await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets/rs`)).json.spec.replicas).toBe(5);

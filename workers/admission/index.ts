@@ -23,7 +23,12 @@ export interface AdmissionPlugin {
 
 const PLUGINS: AdmissionPlugin[] = [namespaceLifecycle];
 
-export async function admit(w: WriteContext, operation: Operation, object: KubeObject | undefined, old: KubeObject | undefined) {
+export async function admit(
+  w: WriteContext,
+  operation: Operation,
+  object: KubeObject | undefined,
+  old: KubeObject | undefined,
+) {
   const a: AdmissionAttributes = { w, operation, object, old };
   for (const p of PLUGINS) if (p.mutate) await p.mutate(a);
   for (const p of PLUGINS) if (p.validate) await p.validate(a);

@@ -29,7 +29,18 @@ export const namespaceLifecycle: AdmissionPlugin = {
       active.delete(key);
       throw forbidden(
         `${w.def.group ? `${w.def.resource}.${w.def.group}` : w.def.resource} "${object.metadata.name ?? object.metadata.generateName ?? ""}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
-        { name: object.metadata.name, group: w.def.group || undefined, kind: w.def.resource, causes: [{ type: "NamespaceTerminating", message: `namespace ${ns} is being terminated`, field: "metadata.namespace" }] },
+        {
+          name: object.metadata.name,
+          group: w.def.group || undefined,
+          kind: w.def.resource,
+          causes: [
+            {
+              type: "NamespaceTerminating",
+              message: `namespace ${ns} is being terminated`,
+              field: "metadata.namespace",
+            },
+          ],
+        },
       );
     }
     active.set(key, Date.now());

@@ -32,7 +32,12 @@ export function parseTokenFile(text: string): TokenEntry[] {
     cols.push(cur);
     const [token, name, uid, groups] = cols.map((c) => c.trim());
     if (!token || !name) continue;
-    const gs = groups ? groups.split(",").map((g) => g.trim()).filter(Boolean) : [];
+    const gs = groups
+      ? groups
+          .split(",")
+          .map((g) => g.trim())
+          .filter(Boolean)
+      : [];
     out.push({ token, user: { name, uid: uid ?? "", groups: [...gs, "system:authenticated"] } });
   }
   return out;

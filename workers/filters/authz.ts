@@ -7,18 +7,30 @@ import type { AppEnv, UserInfo } from "../app-env";
 import type { RequestInfo } from "../request-info";
 
 const PUBLIC = [/^\/healthz/, /^\/livez/, /^\/readyz/, /^\/version\/?$/];
-const DISCOVERY = [/^\/api\/?$/, /^\/apis\/?$/, /^\/api\/v1\/?$/, /^\/apis\/[^/]+\/?$/, /^\/apis\/[^/]+\/[^/]+\/?$/, /^\/openapi\//];
+const DISCOVERY = [
+  /^\/api\/?$/,
+  /^\/apis\/?$/,
+  /^\/api\/v1\/?$/,
+  /^\/apis\/[^/]+\/?$/,
+  /^\/apis\/[^/]+\/[^/]+\/?$/,
+  /^\/openapi\//,
+];
 
 export function allowed(user: UserInfo, info: RequestInfo): boolean {
   if (PUBLIC.some((r) => r.test(info.path))) return true;
   if (user.groups.includes("system:masters")) return true;
-  if (user.groups.includes("system:authenticated") && !info.isResourceRequest && DISCOVERY.some((r) => r.test(info.path)))
+  if (
+    user.groups.includes("system:authenticated") &&
+    !info.isResourceRequest &&
+    DISCOVERY.some((r) => r.test(info.path))
+  )
     return true;
   return false;
 }
 
 export function forbiddenMessage(user: UserInfo, info: RequestInfo): string {
-  if (!info.isResourceRequest) return `forbidden: User "${user.name}" cannot ${info.verb} path "${info.path}"`;
+  if (!info.isResourceRequest)
+    return `forbidden: User "${user.name}" cannot ${info.verb} path "${info.path}"`;
   const res = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
   const what = info.name ? `${info.resource} "${info.name}"` : info.resource;
   const scope = info.namespace ? ` in the namespace "${info.namespace}"` : " at the cluster scope";

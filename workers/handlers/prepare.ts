@@ -1,6 +1,6 @@
 // The generic write pipeline's steps, the same for every resource: type checks, server-owned
 // metadata, the strategy's defaults, spec/status separation, generation, validation.
-import { StatusError, badRequest, field, invalid, type StatusCause } from "../../api/errors";
+import { badRequest, field, invalid, type StatusCause, StatusError } from "../../api/errors";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import { schemaCauses } from "../../api/validation/schema";
@@ -11,7 +11,12 @@ export function isObject(v: unknown): v is Record<string, any> {
 }
 
 /** The body must be an object of the endpoint's kind; apiVersion and kind may be omitted. */
-export function checkTypeMeta(def: ResourceDef, body: unknown, kind = def.kind, apiVersion = apiVersionOf(def)): KubeObject {
+export function checkTypeMeta(
+  def: ResourceDef,
+  body: unknown,
+  kind = def.kind,
+  apiVersion = apiVersionOf(def),
+): KubeObject {
   if (!isObject(body)) throw badRequest("the body of the request must be a JSON or YAML object");
   if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
     throw badRequest(
@@ -19,10 +24,14 @@ export function checkTypeMeta(def: ResourceDef, body: unknown, kind = def.kind, 
     );
   }
   if (body.kind !== undefined && body.kind !== kind) {
-    throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${kind})`);
+    throw badRequest(
+      `the kind in the data (${String(body.kind)}) does not match the expected kind (${kind})`,
+    );
   }
   if (body.metadata !== undefined && !isObject(body.metadata)) {
-    throw invalid({ group: def.group, kind }, "", [field.invalid("metadata", body.metadata, "must be an object")]);
+    throw invalid({ group: def.group, kind }, "", [
+      field.invalid("metadata", body.metadata, "must be an object"),
+    ]);
   }
   // apiVersion and kind first, as upstream serializes objects
   const { apiVersion: _a, kind: _k, metadata, ...rest } = body;
@@ -40,13 +49,32 @@ export function checkNamespace(def: ResourceDef, obj: KubeObject, info: RequestI
     throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
   }
   meta.namespace = info.namespace || meta.namespace;
-  if (!meta.namespace) throw badRequest("the server could not find the requested resource (namespace is required)");
+  if (!meta.namespace)
+    throw badRequest("the server could not find the requested resource (namespace is required)");
 }
 
-const SERVER_OWNED = ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"];
+const SERVER_OWNED = [
+  "uid",
+  "resourceVersion",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "generation",
+  "selfLink",
+];
+
+/** upstream's name generator: 5 characters from an alphabet without vowels or look-alikes */
+export function generateName(prefix: string): string {
+  const alphabet = "bcdfghjklmnpqrstvwxz2456789";
+  const bytes = crypto.getRandomValues(new Uint8Array(5));
+  return prefix.slice(0, 58) + [...bytes].map((b) => alphabet[b % alphabet.length]).join("");
+}
 
 export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestInfo): void {
   checkNamespace(def, obj, info);
+  // the name is generated before validation, as upstream's BeforeCreate does
+  if (!obj.metadata.name && typeof obj.metadata.generateName === "string" && obj.metadata.generateName)
+    obj.metadata.name = generateName(obj.metadata.generateName);
   for (const k of SERVER_OWNED) delete obj.metadata[k];
   def.strategy.defaults?.(obj);
   def.strategy.prepareForCreate?.(obj);
@@ -61,7 +89,12 @@ export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestIn
  * object; the main resource cannot change status and the status subresource cannot
  * change anything else; a spec change bumps generation.
  */
-export function prepareUpdate(def: ResourceDef, obj: KubeObject, old: KubeObject, subresource: string): KubeObject {
+export function prepareUpdate(
+  def: ResourceDef,
+  obj: KubeObject,
+  old: KubeObject,
+  subresource: string,
+): KubeObject {
   let next: KubeObject;
   if (subresource === "status") {
     next = structuredClone(old);
@@ -87,7 +120,11 @@ export function prepareUpdate(def: ResourceDef, obj: KubeObject, old: KubeObject
   m.generation = old.metadata.generation;
   if (m.generation === undefined) delete m.generation;
   def.strategy.defaults?.(next);
-  if (def.strategy.generation && subresource !== "status" && JSON.stringify(next.spec) !== JSON.stringify(old.spec)) {
+  if (
+    def.strategy.generation &&
+    subresource !== "status" &&
+    JSON.stringify(next.spec) !== JSON.stringify(old.spec)
+  ) {
     m.generation = (old.metadata.generation ?? 0) + 1;
   }
   return next;
@@ -100,7 +137,8 @@ export function validateObject(def: ResourceDef, obj: KubeObject, old?: KubeObje
   if (def.strategy.validate) causes.push(...def.strategy.validate(obj, old));
   else if (!meta.name && !meta.generateName && !old)
     causes.push(field.required("metadata.name", "name or generateName is required"));
-  if (old && meta.name !== old.metadata.name) causes.push(field.invalid("metadata.name", meta.name, "field is immutable"));
+  if (old && meta.name !== old.metadata.name)
+    causes.push(field.invalid("metadata.name", meta.name, "field is immutable"));
   const seen = new Set<string>();
   const unique = causes.filter((c) => {
     const key = `${c.type}|${c.field}|${c.message}`;
@@ -108,7 +146,12 @@ export function validateObject(def: ResourceDef, obj: KubeObject, old?: KubeObje
     seen.add(key);
     return true;
   });
-  if (unique.length) throw invalid({ group: def.group, kind: obj.kind ?? def.kind }, meta.name ?? meta.generateName ?? "", unique);
+  if (unique.length)
+    throw invalid(
+      { group: def.group, kind: obj.kind ?? def.kind },
+      meta.name ?? meta.generateName ?? "",
+      unique,
+    );
 }
 
 /** Thrown when a read-modify-write lost a race and may be retried. */

@@ -2,21 +2,21 @@
 // delete, deletecollection, and the status subresource. Per-resource behaviour lives in
 // strategies (api/strategies) and in the few special subresources (subresources.ts).
 import type { Context } from "hono";
-import { StatusError, badRequest, methodNotAllowed, notFoundPath } from "../../api/errors";
+import { badRequest, methodNotAllowed, notFoundPath, StatusError } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects/store/protocol";
 import { admit } from "../admission";
 import type { AppEnv } from "../app-env";
-import { PATCH_TYPES, decodeObject, mediaType, parseBody, readText } from "../body";
+import { decodeObject, mediaType, PATCH_TYPES, parseBody, readText } from "../body";
 import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json } from "../respond";
 import { Store } from "../store-client";
 import { checkFields, type FieldValidation } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
-import { checkTypeMeta, isConflict, prepareCreate, prepareUpdate, validateObject } from "./prepare";
+import { checkTypeMeta, generateName, isConflict, prepareCreate, prepareUpdate, validateObject } from "./prepare";
 import { subresourceHandler } from "./subresources";
 
 type C = Context<AppEnv>;
@@ -113,7 +113,8 @@ export async function handleResource(c: C): Promise<Response> {
         table: out.kind === "table" ? { include: out.include } : undefined,
       };
       const text = await store.listText(query);
-      if (out.kind === "table") return json(text, 200, { "content-type": "application/json;as=Table;v=v1;g=meta.k8s.io" });
+      if (out.kind === "table")
+        return json(text, 200, { "content-type": "application/json;as=Table;v=v1;g=meta.k8s.io" });
       return encoded(text, 200, c.req.header("accept") ?? null);
     }
     case "watch":
@@ -142,7 +143,13 @@ export async function handleResource(c: C): Promise<Response> {
   throw methodNotAllowed(info.verb, def);
 }
 
-async function watch(c: C, def: ResourceDef, store: Store, info: RequestInfo, q: URLSearchParams): Promise<Response> {
+async function watch(
+  c: C,
+  def: ResourceDef,
+  store: Store,
+  info: RequestInfo,
+  q: URLSearchParams,
+): Promise<Response> {
   const out = negotiate(c.req.header("accept"), q.get("includeObject"));
   let fieldSelector = q.get("fieldSelector") ?? undefined;
   if (info.name) fieldSelector = [fieldSelector, `metadata.name=${info.name}`].filter(Boolean).join(",");
@@ -181,15 +188,26 @@ async function create(w: WriteContext, namespace: string): Promise<Response> {
   await admit(w, "CREATE", obj, undefined);
   recordManagedFields(w, undefined, obj);
   void namespace;
-  const r = await w.store.create(obj, { dryRun: w.dryRun });
-  return respondWith(w, r.body, r.code);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const r = await w.store.create(obj, { dryRun: w.dryRun });
+      return respondWith(w, r.body, r.code);
+    } catch (e) {
+      // a generated name that is taken is generated again (upstream retries up to 7 times)
+      const generated = obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
+      if (!(e instanceof StatusError && e.reason === "AlreadyExists" && generated && attempt < 7)) throw e;
+      obj.metadata.name = generateName(obj.metadata.generateName!);
+    }
+  }
 }
 
 async function update(w: WriteContext, namespace: string): Promise<Response> {
   const body = await decodeObject(w.c.req.raw);
   const obj = checkTypeMeta(w.def, body);
   if (obj.metadata.name && obj.metadata.name !== w.info.name)
-    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`);
+    throw badRequest(
+      `the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`,
+    );
   obj.metadata.name = w.info.name;
   if (w.def.namespaced) obj.metadata.namespace = namespace;
   checkFields(w, obj);
@@ -239,7 +257,10 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       validateObject(w.def, prepared, old);
       await admit(w, "UPDATE", prepared, old);
       if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared);
-      const out = await w.store.update(prepared, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
+      const out = await w.store.update(prepared, {
+        expectRV: old.metadata.resourceVersion,
+        dryRun: w.dryRun,
+      });
       return respondWith(w, out, 200);
     } catch (e) {
       const pinned = (body as KubeObject | null)?.metadata?.resourceVersion;
@@ -252,7 +273,9 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
 async function createByApply(w: WriteContext, body: unknown, force: boolean): Promise<Response> {
   const obj = checkTypeMeta(w.def, body);
   if (obj.metadata.name && obj.metadata.name !== w.info.name)
-    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`);
+    throw badRequest(
+      `the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`,
+    );
   obj.metadata.name = w.info.name;
   const applied = applyPatchBody(w, undefined, obj, "application/apply-patch+yaml", force);
   checkFields(w, applied);
@@ -275,9 +298,16 @@ async function deleteOptions(w: WriteContext): Promise<DeleteOptions> {
     if (typeof parsed !== "object" || parsed === null) throw badRequest("DeleteOptions must be an object");
     body = parsed as Record<string, any>;
   }
-  const policy = q.get("propagationPolicy") ?? body.propagationPolicy ?? (body.orphanDependents === true ? "Orphan" : undefined);
+  const policy =
+    q.get("propagationPolicy") ??
+    body.propagationPolicy ??
+    (body.orphanDependents === true ? "Orphan" : undefined);
   if (policy !== undefined && !["Orphan", "Background", "Foreground"].includes(policy))
-    throw new StatusError(422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+    throw new StatusError(
+      422,
+      "Invalid",
+      `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+    );
   const grace = intParam(q, "gracePeriodSeconds") ?? body.gracePeriodSeconds;
   if (grace !== undefined && (typeof grace !== "number" || grace < 0))
     throw badRequest(`invalid gracePeriodSeconds: ${grace}`);

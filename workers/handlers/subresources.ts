@@ -1,6 +1,6 @@
 // Subresources with a kind of their own: scale (autoscaling/v1 Scale over spec.replicas)
 // and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
-import { StatusError, badRequest, conflict, field, invalid, notFoundPath } from "../../api/errors";
+import { badRequest, conflict, field, invalid, notFoundPath } from "../../api/errors";
 import { scaleOf, validateScale } from "../../api/strategies/workloads";
 import type { KubeObject } from "../../api/types";
 import { decodeObject, mediaType, parseBody, readText } from "../body";
@@ -15,7 +15,8 @@ function now(): string {
 
 async function scale(w: WriteContext, namespace: string): Promise<Response> {
   const accept = w.c.req.header("accept") ?? null;
-  if (w.info.verb === "get") return encoded(JSON.stringify(scaleOf(await w.store.get(namespace, w.info.name))), 200, accept);
+  if (w.info.verb === "get")
+    return encoded(JSON.stringify(scaleOf(await w.store.get(namespace, w.info.name))), 200, accept);
   let body: unknown;
   let type = "";
   if (w.info.verb === "patch") {
@@ -37,19 +38,26 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
     } else {
       if (!isObject(body)) throw badRequest("the body of the request must be a Scale object");
       wanted = body as KubeObject;
-      if (wanted.kind && wanted.kind !== "Scale") throw badRequest(`the kind in the data (${wanted.kind}) does not match the expected kind (Scale)`);
+      if (wanted.kind && wanted.kind !== "Scale")
+        throw badRequest(`the kind in the data (${wanted.kind}) does not match the expected kind (Scale)`);
       const rv = wanted.metadata?.resourceVersion;
       if (rv && rv !== old.metadata.resourceVersion)
-        throw conflict(w.def, w.info.name, "the object has been modified; please apply your changes to the latest version and try again");
+        throw conflict(
+          w.def,
+          w.info.name,
+          "the object has been modified; please apply your changes to the latest version and try again",
+        );
     }
     const replicas = wanted.spec?.replicas;
-    const causes = typeof replicas === "number" && Number.isInteger(replicas)
-      ? validateScale(wanted)
-      : [field.invalid("spec.replicas", replicas, "must be an integer")];
+    const causes =
+      typeof replicas === "number" && Number.isInteger(replicas)
+        ? validateScale(wanted)
+        : [field.invalid("spec.replicas", replicas, "must be an integer")];
     if (causes.length) throw invalid({ group: "autoscaling", kind: "Scale" }, w.info.name, causes);
     const next = structuredClone(old);
     next.spec = { ...next.spec, replicas };
-    if (next.spec.replicas !== old.spec?.replicas) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    if (next.spec.replicas !== old.spec?.replicas)
+      next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     try {
       const text = await w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
       return encoded(JSON.stringify(scaleOf(JSON.parse(text))), 200, accept);
@@ -60,7 +68,12 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
   }
 }
 
-function applyPatchBodyForScale(w: WriteContext, current: KubeObject, body: unknown, type: string): KubeObject {
+function applyPatchBodyForScale(
+  w: WriteContext,
+  current: KubeObject,
+  body: unknown,
+  type: string,
+): KubeObject {
   // the patch engines work on the Scale document; checkTypeMeta would expect the parent kind
   const def = { ...w.def, kind: "Scale", group: "autoscaling", version: "v1" };
   return applyPatchBody({ ...w, def }, current, body, type, false);
@@ -77,13 +90,26 @@ async function binding(w: WriteContext, namespace: string): Promise<Response> {
   for (let attempt = 0; ; attempt++) {
     const pod = await w.store.get(namespace, w.info.name);
     if (b.metadata.uid && b.metadata.uid !== pod.metadata.uid)
-      throw conflict({ group: "", resource: "pods/binding" }, w.info.name, `Precondition failed: UID in precondition: ${b.metadata.uid}, UID in object meta: ${pod.metadata.uid}`);
+      throw conflict(
+        { group: "", resource: "pods/binding" },
+        w.info.name,
+        `Precondition failed: UID in precondition: ${b.metadata.uid}, UID in object meta: ${pod.metadata.uid}`,
+      );
     if (pod.metadata.deletionTimestamp)
-      throw conflict({ group: "", resource: "pods/binding" }, w.info.name, `pod ${w.info.name} is being deleted, cannot be assigned to a host`);
+      throw conflict(
+        { group: "", resource: "pods/binding" },
+        w.info.name,
+        `pod ${w.info.name} is being deleted, cannot be assigned to a host`,
+      );
     if (pod.spec?.nodeName)
-      throw conflict({ group: "", resource: "pods/binding" }, w.info.name, `pod ${w.info.name} is already assigned to node "${pod.spec.nodeName}"`);
+      throw conflict(
+        { group: "", resource: "pods/binding" },
+        w.info.name,
+        `pod ${w.info.name} is already assigned to node "${pod.spec.nodeName}"`,
+      );
     pod.spec.nodeName = String(target.name);
-    if (b.metadata.annotations) pod.metadata.annotations = { ...pod.metadata.annotations, ...b.metadata.annotations };
+    if (b.metadata.annotations)
+      pod.metadata.annotations = { ...pod.metadata.annotations, ...b.metadata.annotations };
     pod.status ??= {};
     const conditions: any[] = (pod.status.conditions ?? []).filter((c: any) => c.type !== "PodScheduled");
     conditions.push({ type: "PodScheduled", status: "True", lastProbeTime: null, lastTransitionTime: now() });
@@ -98,8 +124,38 @@ async function binding(w: WriteContext, namespace: string): Promise<Response> {
   }
 }
 
+/** namespaces/<name>/finalize: only spec.finalizers changes; with none left a terminating namespace goes. */
+async function finalize(w: WriteContext): Promise<Response> {
+  const body = checkTypeMeta(w.def, await decodeObject(w.c.req.raw));
+  for (let attempt = 0; ; attempt++) {
+    const ns = await w.store.get("", w.info.name);
+    if (body.metadata.resourceVersion && body.metadata.resourceVersion !== ns.metadata.resourceVersion)
+      throw conflict(
+        w.def,
+        w.info.name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+      );
+    const finalizers = body.spec?.finalizers;
+    if (finalizers !== undefined && !Array.isArray(finalizers))
+      throw invalid({ group: "", kind: "Namespace" }, w.info.name, [
+        field.invalid("spec.finalizers", finalizers, "must be a list"),
+      ]);
+    ns.spec = { ...ns.spec, finalizers: finalizers ?? [] };
+    try {
+      const text = await w.store.update(ns, { expectRV: ns.metadata.resourceVersion, dryRun: w.dryRun });
+      return encoded(text, 200, w.c.req.header("accept") ?? null);
+    } catch (e) {
+      if (isConflict(e) && !body.metadata.resourceVersion && attempt < 8) continue;
+      throw e;
+    }
+  }
+}
+
 export async function subresourceHandler(w: WriteContext, namespace: string): Promise<Response> {
   switch (w.info.subresource) {
+    case "finalize":
+      if (w.def.kind === "Namespace") return finalize(w);
+      break;
     case "scale":
       return scale(w, namespace);
     case "binding":
@@ -108,4 +164,3 @@ export async function subresourceHandler(w: WriteContext, namespace: string): Pr
   }
   throw notFoundPath();
 }
-

@@ -2,7 +2,7 @@
 // so controllers and the scheduler pass the same authorization and admission as anyone.
 import { StatusError } from "../../../api/errors";
 import { resourceKey } from "../../../api/registry";
-import { type ResourceDef, apiVersionOf } from "../../../api/resource";
+import { apiVersionOf, type ResourceDef } from "../../../api/resource";
 import type { KubeObject } from "../../../api/types";
 import { app } from "../../../workers/app";
 import type { UserInfo } from "../../../workers/app-env";
@@ -27,8 +27,16 @@ export class ApiClient {
     private readonly observe?: WriteObserver,
   ) {}
 
-  async request(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<any> {
-    const init: RequestInit = { method, headers: { accept: "application/json", "user-agent": this.user.name } };
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = "application/json",
+  ): Promise<any> {
+    const init: RequestInit = {
+      method,
+      headers: { accept: "application/json", "user-agent": this.user.name },
+    };
     if (body !== undefined) {
       init.body = typeof body === "string" ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)["content-type"] = contentType;
@@ -37,19 +45,29 @@ export class ApiClient {
     const text = await res.text();
     const json = text ? JSON.parse(text) : undefined;
     if (res.status >= 400) {
-      throw StatusError.isStatus(json) ? StatusError.fromStatus(json) : new StatusError(res.status, "InternalError", text);
+      throw StatusError.isStatus(json)
+        ? StatusError.fromStatus(json)
+        : new StatusError(res.status, "InternalError", text);
     }
     return json;
   }
 
   private seen(def: ResourceDef, obj: KubeObject, deleted = false): KubeObject {
-    if (obj?.metadata && obj.kind === def.kind) this.observe?.(resourceKey(def), obj, deleted && !obj.metadata.deletionTimestamp);
+    if (obj?.metadata && obj.kind === def.kind)
+      this.observe?.(resourceKey(def), obj, deleted && !obj.metadata.deletionTimestamp);
     return obj;
   }
 
   async create(def: ResourceDef, obj: KubeObject): Promise<KubeObject> {
     const body = { apiVersion: apiVersionOf(def), kind: def.kind, ...obj };
-    return this.seen(def, await this.request("POST", pathFor(def, obj.metadata.namespace) + "?fieldManager=" + this.manager(), body));
+    return this.seen(
+      def,
+      await this.request(
+        "POST",
+        pathFor(def, obj.metadata.namespace) + "?fieldManager=" + this.manager(),
+        body,
+      ),
+    );
   }
 
   async update(def: ResourceDef, obj: KubeObject, sub?: string): Promise<KubeObject> {
@@ -57,13 +75,29 @@ export class ApiClient {
     return this.seen(def, await this.request("PUT", `${path}?fieldManager=${this.manager()}`, obj));
   }
 
-  async patch(def: ResourceDef, namespace: string | undefined, name: string, patch: unknown, type = "application/merge-patch+json", sub?: string): Promise<KubeObject> {
+  async patch(
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type = "application/merge-patch+json",
+    sub?: string,
+  ): Promise<KubeObject> {
     const path = pathFor(def, namespace, name, sub);
     return this.seen(def, await this.request("PATCH", `${path}?fieldManager=${this.manager()}`, patch, type));
   }
 
-  async remove(def: ResourceDef, namespace: string | undefined, name: string, opts: Record<string, unknown> = {}): Promise<KubeObject | undefined> {
-    const res = await this.request("DELETE", pathFor(def, namespace, name), { kind: "DeleteOptions", apiVersion: "v1", ...opts });
+  async remove(
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    opts: Record<string, unknown> = {},
+  ): Promise<KubeObject | undefined> {
+    const res = await this.request("DELETE", pathFor(def, namespace, name), {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      ...opts,
+    });
     if (res?.kind === def.kind) this.seen(def, res, true);
     return res;
   }

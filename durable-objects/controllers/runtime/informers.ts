@@ -22,7 +22,10 @@ function rvOf(obj: KubeObject | undefined): number {
 class Cache {
   readonly byKey = new Map<string, KubeObject>();
   readonly byNamespace = new Map<string, Map<string, KubeObject>>();
-  readonly indexes = new Map<string, { fn: (o: KubeObject) => string[]; map: Map<string, Map<string, KubeObject>> }>();
+  readonly indexes = new Map<
+    string,
+    { fn: (o: KubeObject) => string[]; map: Map<string, Map<string, KubeObject>> }
+  >();
   rv = 0;
 
   put(obj: KubeObject): void {

@@ -28,7 +28,10 @@ export class WorkQueue {
   }
 
   addAfter(key: string, ms: number): void {
-    if (ms <= 0) return this.add(key);
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
     const existing = this.timers.get(key);
     if (existing) clearTimeout(existing);
     this.timers.set(
@@ -58,7 +61,9 @@ export class WorkQueue {
             const n = (this.failures.get(key) ?? 0) + 1;
             this.failures.set(key, n);
             const delay = Math.min(5 * 2 ** (n - 1), 1_000_000);
-            console.warn(`${this.name}: sync ${key} failed (attempt ${n}, retry in ${delay} ms): ${e instanceof Error ? e.message : e}`);
+            console.warn(
+              `${this.name}: sync ${key} failed (attempt ${n}, retry in ${delay} ms): ${e instanceof Error ? e.message : e}`,
+            );
             this.addAfter(key, delay);
           },
         )

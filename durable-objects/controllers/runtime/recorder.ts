@@ -55,7 +55,9 @@ export class EventRecorder {
       if (this.recent.size > 4096) this.recent.delete(this.recent.keys().next().value!);
     } catch (e) {
       // events are best effort, as upstream
-      console.warn(`event ${reason} for ${obj.metadata.name} not recorded: ${e instanceof Error ? e.message : e}`);
+      console.warn(
+        `event ${reason} for ${obj.metadata.name} not recorded: ${e instanceof Error ? e.message : e}`,
+      );
     }
   }
 }

@@ -1,0 +1,89 @@
+// Client certificates, as Cloudflare's mTLS reports them in request.cf.tlsClientAuth: the
+// user is the subject's CN, the groups its O values (upstream's CommonNameUserConversion).
+// Only trusted when EDGEPLANE_CLIENT_CERT_AUTH=cloudflare: under wrangler dev any client can
+// forge request.cf (miniflare takes it from an MF-CF-Blob request header).
+import type { UserInfo } from "../app-env";
+import { type AuthnEnv, AuthnFailure } from "./types";
+
+export interface TlsClientAuth {
+  certPresented?: string;
+  certVerified?: string;
+  certSubjectDN?: string;
+  certSubjectDNRFC2253?: string;
+  certIssuerDN?: string;
+  certIssuerDNRFC2253?: string;
+  certNotAfter?: string;
+  [k: string]: unknown;
+}
+
+/** RFC 2253/4514-style DN -> attribute/value pairs, in order. Handles \, escapes, "quoted" values and + multi-valued RDNs. */
+export function parseDN(dn: string): { type: string; value: string }[] {
+  const out: { type: string; value: string }[] = [];
+  let i = 0;
+  const n = dn.length;
+  while (i < n) {
+    while (i < n && (dn[i] === " " || dn[i] === "," || dn[i] === ";" || dn[i] === "+" || dn[i] === "/")) i++;
+    if (i >= n) break;
+    let type = "";
+    while (i < n && dn[i] !== "=") type += dn[i++];
+    i++; // '='
+    let value = "";
+    if (dn[i] === '"') {
+      i++;
+      while (i < n && dn[i] !== '"') {
+        if (dn[i] === "\\" && i + 1 < n) i++;
+        value += dn[i++];
+      }
+      i++;
+    } else {
+      while (i < n && dn[i] !== "," && dn[i] !== "+" && dn[i] !== ";") {
+        if (dn[i] === "\\" && i + 1 < n) {
+          const hex = dn.slice(i + 1, i + 3);
+          if (/^[0-9a-fA-F]{2}$/.test(hex)) {
+            value += String.fromCharCode(parseInt(hex, 16));
+            i += 3;
+            continue;
+          }
+          i++;
+        }
+        value += dn[i++];
+      }
+      value = value.trim();
+    }
+    out.push({ type: type.trim().toUpperCase(), value });
+  }
+  return out;
+}
+
+/** The user a DN stands for: CN (undefined when it has none), groups = the O values. */
+export function userFromDN(dn: string): UserInfo | undefined {
+  const attrs = parseDN(dn);
+  const cn = attrs.find((a) => a.type === "CN" || a.type === "COMMONNAME")?.value;
+  if (!cn) return undefined;
+  const groups = attrs.filter((a) => a.type === "O" || a.type === "ORGANIZATIONNAME").map((a) => a.value);
+  return { name: cn, uid: "", groups };
+}
+
+export function clientCertAuthEnabled(env: AuthnEnv): boolean {
+  return env.EDGEPLANE_CLIENT_CERT_AUTH === "cloudflare";
+}
+
+/**
+ * The user of the request's client certificate; undefined when there is none (or certificate
+ * authentication is off); AuthnFailure when one was presented but did not verify.
+ */
+export function authenticateClientCert(req: Request, env: AuthnEnv): UserInfo | undefined {
+  if (!clientCertAuthEnabled(env)) return undefined;
+  const tls = (req as unknown as { cf?: { tlsClientAuth?: TlsClientAuth } }).cf?.tlsClientAuth;
+  if (tls?.certPresented !== "1") return undefined;
+  if (tls.certVerified !== "SUCCESS")
+    throw new AuthnFailure(`x509: certificate not verified: ${tls.certVerified ?? "NONE"}`);
+  const wantIssuer = env.EDGEPLANE_CLIENT_CA_ISSUER_DN;
+  if (wantIssuer && tls.certIssuerDNRFC2253 !== wantIssuer && tls.certIssuerDN !== wantIssuer)
+    throw new AuthnFailure("x509: certificate signed by unknown authority");
+  if (tls.certNotAfter) {
+    const t = Date.parse(tls.certNotAfter);
+    if (!Number.isNaN(t) && t < Date.now()) throw new AuthnFailure("x509: certificate has expired");
+  }
+  return userFromDN(tls.certSubjectDN || tls.certSubjectDNRFC2253 || "");
+}
