@@ -1,6 +1,7 @@
 // Request bodies: size cap (3 MiB, as upstream), content type, JSON or YAML.
 import YAML from "yaml";
 import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
+import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -18,9 +19,14 @@ export function mediaType(contentType: string | null): string {
 
 /** Reads the body as text, refusing more than the cap without buffering all of it. */
 export async function readText(req: Request): Promise<string> {
+  return new TextDecoder().decode(await readBytes(req));
+}
+
+/** Reads the body as bytes, refusing more than the cap without buffering all of it. */
+export async function readBytes(req: Request): Promise<Uint8Array> {
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  if (!req.body) return "";
+  if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -40,19 +46,20 @@ export async function readText(req: Request): Promise<string> {
     all.set(c, off);
     off += c.byteLength;
   }
-  return new TextDecoder().decode(all);
+  return all;
 }
 
-/** Decodes an object body for create/update (JSON or YAML). */
+const OBJECT_TYPES = ["application/json", "application/yaml", "text/yaml", "*/*"];
+
+/** Decodes an object body (JSON, YAML, or Kubernetes protobuf as typed clients send it). */
 export async function decodeObject(req: Request): Promise<unknown> {
   const type = mediaType(req.headers.get("content-type"));
-  const text = await readText(req);
-  return parseBody(text, type || "application/json", [
-    "application/json",
-    "application/yaml",
-    "text/yaml",
-    "*/*",
-  ]);
+  const bytes = await readBytes(req);
+  if (isKubeProtobuf(type)) {
+    if (bytes.byteLength === 0) throw badRequest("the body of the request was empty");
+    return decodeKubeProtobuf(bytes).object;
+  }
+  return parseBody(new TextDecoder().decode(bytes), type || "application/json", OBJECT_TYPES);
 }
 
 export function parseBody(text: string, type: string, allowed: string[]): unknown {

@@ -16,7 +16,14 @@ import { encoded, json } from "../respond";
 import { Store } from "../store-client";
 import { checkFields, type FieldValidation } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
-import { checkTypeMeta, generateName, isConflict, prepareCreate, prepareUpdate, validateObject } from "./prepare";
+import {
+  checkTypeMeta,
+  generateName,
+  isConflict,
+  prepareCreate,
+  prepareUpdate,
+  validateObject,
+} from "./prepare";
 import { subresourceHandler } from "./subresources";
 
 type C = Context<AppEnv>;
@@ -286,16 +293,20 @@ async function createByApply(w: WriteContext, body: unknown, force: boolean): Pr
   return respondWith(w, r.body, 201);
 }
 
+/** An empty DELETE body means default options. */
+function emptyIsNothing(e: unknown): undefined {
+  if (e instanceof StatusError && e.message === "the body of the request was empty") return undefined;
+  throw e;
+}
+
 async function deleteOptions(w: WriteContext): Promise<DeleteOptions> {
   const q = new URL(w.c.req.url).searchParams;
   let body: Record<string, any> = {};
-  const text = await readText(w.c.req.raw);
-  if (text.trim()) {
-    const parsed = parseBody(text, mediaType(w.c.req.header("content-type") ?? null) || "application/json", [
-      "application/json",
-      "application/yaml",
-    ]);
-    if (typeof parsed !== "object" || parsed === null) throw badRequest("DeleteOptions must be an object");
+  const hasBody = w.c.req.header("content-length") !== "0" && w.c.req.raw.body !== null;
+  const parsed = hasBody ? await decodeObject(w.c.req.raw).catch(emptyIsNothing) : undefined;
+  if (parsed !== undefined) {
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw badRequest("DeleteOptions must be an object");
     body = parsed as Record<string, any>;
   }
   const policy =
