@@ -1,6 +1,6 @@
 // Starting the control plane locally: wrangler dev (workerd) with state on disk, an admin
 // token, and a kubeconfig. Used by `npm start`, the tests and the benchmarks alike.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -10,6 +10,31 @@ import { startFront } from "./front.mjs";
 import { ensurePki } from "./pki.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** Every process below `pid` (wrangler starts workerd, which must not outlive it). */
+function descendants(pid) {
+  let out = [];
+  try {
+    const kids = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .map((s) => Number(s.trim()))
+      .filter((n) => n > 0);
+    for (const k of kids) out = out.concat([k], descendants(k));
+  } catch {
+    // no children
+  }
+  return out;
+}
+
+function killAll(pids, signal) {
+  for (const p of pids) {
+    try {
+      process.kill(p, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
 
 /** A free TCP port on 127.0.0.1. */
 export function freePort() {
@@ -123,7 +148,7 @@ export async function startDevServer(opts) {
       if (r.ok) break;
     } catch {}
     if (Date.now() > deadline) {
-      process.kill(-child.pid, "SIGKILL");
+      killAll([child.pid, ...descendants(child.pid)], "SIGKILL");
       await front.close();
       throw new Error(`wrangler dev did not become ready on ${url}:\n${output}`);
     }
@@ -132,24 +157,23 @@ export async function startDevServer(opts) {
   const stop = async () => {
     await front.close();
     if (exited) return;
+    const tree = [child.pid, ...descendants(child.pid)];
     const done = new Promise((r) => child.on("exit", r));
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-    const t = setTimeout(() => {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {}
-    }, 5000);
+    killAll(tree, "SIGTERM");
+    const t = setTimeout(() => killAll(tree, "SIGKILL"), 5000);
     await done;
     clearTimeout(t);
+    // workerd can outlive wrangler; never leave it running
+    await new Promise((r) => setTimeout(r, 200));
+    killAll(tree, "SIGKILL");
   };
-  /** kill -9 of the whole process group: the crash the durability test needs */
+  /** kill -9 of wrangler and workerd at once: the crash the durability test needs */
   const kill = async () => {
     await front.close();
     if (exited) return;
+    const tree = [child.pid, ...descendants(child.pid)];
     const done = new Promise((r) => child.on("exit", r));
-    process.kill(-child.pid, "SIGKILL");
+    killAll(tree, "SIGKILL");
     await done;
   };
   return {
