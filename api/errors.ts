@@ -36,6 +36,27 @@ export interface StatusDetails {
   retryAfterSeconds?: number;
 }
 
+/** metav1.StatusCause on the wire: the cause's type travels under the JSON key "reason". */
+interface WireCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+function causesToWire(causes: StatusCause[]): WireCause[] {
+  return causes.map(({ type, message, field }) => {
+    const w: WireCause = {};
+    if (type) w.reason = type;
+    if (message !== undefined) w.message = message;
+    if (field !== undefined) w.field = field;
+    return w;
+  });
+}
+
+function causesFromWire(causes: WireCause[]): StatusCause[] {
+  return causes.map(({ reason, message, field }) => ({ type: reason, message, field }));
+}
+
 export interface Status {
   kind: "Status";
   apiVersion: "v1";
@@ -78,7 +99,11 @@ export class StatusError extends Error {
       reason: this.reason,
       code: this.code,
     };
-    if (this.details) s.details = this.details;
+    if (this.details) {
+      s.details = this.details.causes
+        ? { ...this.details, causes: causesToWire(this.details.causes) as StatusCause[] }
+        : this.details;
+    }
     return s;
   }
 
@@ -88,7 +113,10 @@ export class StatusError extends Error {
 
   /** Rebuilds an error that crossed an RPC boundary as a plain Status. */
   static fromStatus(s: Status): StatusError {
-    return new StatusError(s.code, (s.reason || "InternalError") as StatusReason, s.message ?? "", s.details);
+    const details = s.details?.causes
+      ? { ...s.details, causes: causesFromWire(s.details.causes as WireCause[]) }
+      : s.details;
+    return new StatusError(s.code, (s.reason || "InternalError") as StatusReason, s.message ?? "", details);
   }
 }
 

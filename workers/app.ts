@@ -8,7 +8,7 @@ import type { ResourceDef } from "../api/resource";
 import type { AppEnv } from "./app-env";
 import { bootstrap } from "./bootstrap";
 import { handleDiscovery } from "./discovery/routes";
-import { authentication } from "./filters/authn";
+import { authentication, issuerDiscovery } from "./filters/authn";
 import { authorization } from "./filters/authz";
 import { handleResource } from "./handlers/resource";
 import { requestInfo } from "./request-info";
@@ -27,6 +27,7 @@ app.use("*", async (c, next) => {
 });
 app.use("*", authentication());
 app.use("*", authorization());
+app.use("*", issuerDiscovery());
 app.use("*", async (c, next) => {
   await bootstrap(c.env, (p) => {
     try {

@@ -35,7 +35,13 @@ export async function readBytes(req: Request): Promise<Uint8Array> {
     if (done) break;
     size += value.byteLength;
     if (size > MAX_BODY_BYTES) {
-      await reader.cancel();
+      // read the rest away so the connection stays usable, then refuse
+      for (let drained = size; drained < 16 * MAX_BODY_BYTES; ) {
+        const next = await reader.read();
+        if (next.done) break;
+        drained += next.value.byteLength;
+      }
+      await reader.cancel().catch(() => {});
       throw tooLarge();
     }
     chunks.push(value);

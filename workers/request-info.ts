@@ -24,6 +24,8 @@ const METHOD_VERBS: Record<string, string> = {
   DELETE: "delete",
 };
 
+const NAMESPACE_SUBRESOURCES = new Set(["status", "finalize"]);
+
 export function requestInfo(method: string, url: URL): RequestInfo {
   const path = url.pathname;
   const info: RequestInfo = {
@@ -63,12 +65,11 @@ export function requestInfo(method: string, url: URL): RequestInfo {
     watchPrefix = true;
     rest = rest.slice(1);
   }
-  if (rest[0] === "namespaces" && rest.length >= 3) {
+  if (rest[0] === "namespaces" && rest.length >= 2) {
     info.namespace = rest[1];
-    rest = rest.slice(2);
-  } else if (rest[0] === "namespaces" && rest.length === 2) {
-    // /namespaces/<name> is the namespace object itself
-    info.namespace = rest[1];
+    // /namespaces/<name>[/status|/finalize] is the namespace object itself; anything else
+    // after the name is a namespaced resource
+    if (rest.length >= 3 && !NAMESPACE_SUBRESOURCES.has(rest[2])) rest = rest.slice(2);
   }
   info.resource = rest[0] ?? "";
   info.name = rest[1] ?? "";

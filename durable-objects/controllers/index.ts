@@ -1,4 +1,38 @@
 // Every controller the manager runs, in one list.
+import { deploymentController } from "./deployment";
+import { garbageCollector } from "./garbage-collector";
+import { namespaceController } from "./namespace";
+import { createNodeLifecycleController } from "./node-lifecycle";
+import { createPodGC } from "./pod-gc";
+import { replicaSetController } from "./replicaset";
 import type { Controller } from "./runtime/controller";
+import { serviceAccountController } from "./serviceaccount";
 
-export const CONTROLLERS: Controller[] = [];
+/** Knobs upstream sets with kube-controller-manager flags (defaults as upstream). */
+export interface ControllerConfig {
+  /** --node-monitor-grace-period (40 s); EDGEPLANE_NODE_MONITOR_GRACE_SECONDS */
+  nodeMonitorGraceSeconds?: number;
+  /** DefaultTolerationSeconds admission's not-ready/unreachable tolerations (300 s) */
+  defaultTolerationSeconds?: number;
+  /** --terminated-pod-gc-threshold (12500) */
+  terminatedPodGCThreshold?: number;
+}
+
+/** The controller list for a configuration (e.g. read from the Worker env by the manager). */
+export function buildControllers(config: ControllerConfig = {}): Controller[] {
+  const grace = config.nodeMonitorGraceSeconds;
+  return [
+    replicaSetController,
+    deploymentController,
+    garbageCollector,
+    namespaceController,
+    serviceAccountController,
+    createNodeLifecycleController({
+      gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
+      defaultTolerationSeconds: config.defaultTolerationSeconds,
+    }),
+    createPodGC({ terminatedThreshold: config.terminatedPodGCThreshold }),
+  ];
+}
+
+export const CONTROLLERS: Controller[] = buildControllers();

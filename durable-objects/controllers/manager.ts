@@ -4,9 +4,9 @@
 import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../../workers/env";
-import { CONTROLLERS } from "./index";
+import { buildControllers } from "./index";
 import { ApiClient } from "./runtime/client";
-import type { ControllerContext } from "./runtime/controller";
+import type { Controller, ControllerContext } from "./runtime/controller";
 import { Informers } from "./runtime/informers";
 import { WorkQueue } from "./runtime/queue";
 import { EventRecorder } from "./runtime/recorder";
@@ -34,7 +34,15 @@ export class ControllerManager extends DurableObject<Env> {
     return this.started;
   }
 
+  private controllers: Controller[] = [];
+
   private async init(): Promise<void> {
+    const num = (v: string | undefined) => (v ? Number(v) : undefined);
+    this.controllers = buildControllers({
+      nodeMonitorGraceSeconds: num(this.env.EDGEPLANE_NODE_MONITOR_GRACE_SECONDS),
+      defaultTolerationSeconds: num(this.env.EDGEPLANE_DEFAULT_TOLERATION_SECONDS),
+    });
+    const CONTROLLERS = this.controllers;
     const informers = new Informers(this.env, resourcesOf("controllers"));
     const api = new ApiClient(this.env, USER, (res, obj, deleted) => informers.observe(res, obj, deleted));
     for (const c of CONTROLLERS) {
@@ -57,7 +65,7 @@ export class ControllerManager extends DurableObject<Env> {
   }
 
   private dispatch(res: string, obj: KubeObject, old: KubeObject | undefined): void {
-    for (const c of CONTROLLERS) {
+    for (const c of this.controllers) {
       const fn = c.watches[res];
       if (!fn) continue;
       const ctx = this.contexts.get(c.name)!;
@@ -66,7 +74,7 @@ export class ControllerManager extends DurableObject<Env> {
   }
 
   private resyncAll(): void {
-    for (const c of CONTROLLERS) {
+    for (const c of this.controllers) {
       const ctx = this.contexts.get(c.name)!;
       for (const key of c.resync(ctx)) this.queues.get(c.name)!.add(key);
     }

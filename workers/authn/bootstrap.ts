@@ -121,14 +121,20 @@ export function bootstrapTokenSecret(id: string, secret: string, o: BootstrapTok
   };
 }
 
+/** A fresh token's two halves (for callers outside the Worker, which then create bootstrapTokenSecret through the API). */
+export function randomBootstrapToken(): { id: string; secret: string; token: string } {
+  const id = randomString(6);
+  const secret = randomString(16);
+  return { id, secret, token: `${id}.${secret}` };
+}
+
 /** Creates a bootstrap token Secret and returns the token `<id>.<secret>`. */
 export async function createBootstrapToken(
   env: AuthnEnv,
   o: BootstrapTokenOptions = {},
   deps: { objects?: ObjectSource } = {},
 ): Promise<string> {
-  const id = randomString(6);
-  const secret = randomString(16);
+  const { id, secret, token } = randomBootstrapToken();
   await (deps.objects ?? storeObjects(env)).create("secrets", bootstrapTokenSecret(id, secret, o));
-  return `${id}.${secret}`;
+  return token;
 }

@@ -11,7 +11,7 @@ export const IMPERSONATE_GROUP = "impersonate-group";
 export const IMPERSONATE_UID = "impersonate-uid";
 export const IMPERSONATE_EXTRA_PREFIX = "impersonate-extra-";
 
-/** What the authorizer is asked, one call per impersonated item. */
+/** What the authorizer is asked, one call per impersonated item (fits workers/authz Attributes). */
 export interface ImpersonationAttributes {
   user: UserInfo;
   verb: "impersonate";
@@ -21,7 +21,8 @@ export interface ImpersonationAttributes {
   subresource: string;
   namespace: string;
   name: string;
-  resourceRequest: true;
+  path: "";
+  isResourceRequest: true;
 }
 
 export interface Decision {
@@ -163,7 +164,8 @@ export async function impersonate(req: Request, user: UserInfo, authorize: Autho
       subresource: "",
       namespace: it.namespace,
       name: it.name,
-      resourceRequest: true,
+      path: "",
+      isResourceRequest: true,
     };
     switch (it.kind) {
       case "ServiceAccount":

@@ -6,15 +6,15 @@ import { unauthorized } from "../../api/errors";
 import type { UserInfo } from "../app-env";
 import { authenticateBasic } from "./basic";
 import { storeObjects } from "./objects";
-import { apiAudiences } from "./serviceaccount";
-import { authenticateToken, checkToken, withAuthenticatedGroup } from "./tokens";
+import { authenticateToken, withAuthenticatedGroup } from "./tokens";
 import { type AuthnEnv, AuthnFailure, type ObjectSource, type TokenContext } from "./types";
 import { authenticateClientCert } from "./x509";
 
-export { createBootstrapToken } from "./bootstrap";
+export { bootstrapTokenSecret, createBootstrapToken, randomBootstrapToken } from "./bootstrap";
 export { handleIssuerDiscovery, openidConfiguration, serviceAccountJwks } from "./discovery";
 export { type Authorize, type Decision, type ImpersonationAttributes, impersonate } from "./impersonate";
 export { resetSigningKeys } from "./keys";
+export { apiUserInfo, selfSubjectReview, tokenReview } from "./review";
 export { apiAudiences, issueLegacyToken, issuers, issueToken } from "./serviceaccount";
 
 export { tokenRequest } from "./token-request";
@@ -91,22 +91,4 @@ export async function authenticate(
   if (wsToken) return authenticateToken(wsToken, ctx);
   if (failed) throw unauthorized();
   return null;
-}
-
-/** TokenReview: what the token stands for, for the given audiences (the API audiences when none). */
-export async function reviewToken(
-  env: AuthnEnv,
-  token: string,
-  audiences: string[] | undefined,
-  opts: AuthenticateOptions = {},
-): Promise<{ authenticated: boolean; user?: UserInfo; audiences?: string[]; error?: string }> {
-  const wanted = audiences?.length ? audiences : apiAudiences(env);
-  const r = await checkToken(token, {
-    env,
-    objects: opts.objects ?? storeObjects(env),
-    now: opts.now,
-    audiences: wanted,
-  });
-  if (!r.ok) return { authenticated: false, error: r.error };
-  return { authenticated: true, user: r.user, audiences: wanted };
 }

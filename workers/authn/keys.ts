@@ -1,12 +1,12 @@
 // The service account token signing key. From EDGEPLANE_SA_SIGNING_KEY (a private JWK, or a
-// JWKS: its first private key signs, every key verifies) when set; otherwise generated once
+// JWKS: its first private key signs, every key verifies; JSON or base64 of it) when set; otherwise generated once
 // per cluster (ES256) and kept as the Secret kube-system/edgeplane-sa-signing-key, so every
 // isolate signs and verifies with the same key. Key ids are upstream's: base64url(SHA-256 of
 // the public key's DER SubjectPublicKeyInfo).
 import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import { StatusError } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
-import type { AuthnEnv, ObjectSource } from "./types";
+import { type AuthnEnv, type ObjectSource, parseJsonSetting } from "./types";
 
 export const KEY_SECRET_NAMESPACE = "kube-system";
 export const KEY_SECRET_NAME = "edgeplane-sa-signing-key";
@@ -71,7 +71,7 @@ async function verifyKey(jwk: JWK): Promise<VerifyKey> {
 
 /** Builds the key set from JWK text: one private JWK, or a JWKS. */
 export async function keysFromJwkText(text: string): Promise<SigningKeys> {
-  const parsed = JSON.parse(text);
+  const parsed = parseJsonSetting("EDGEPLANE_SA_SIGNING_KEY", text);
   const jwks: JWK[] = Array.isArray(parsed?.keys) ? parsed.keys : [parsed];
   const signer = jwks.find((k) => typeof k.d === "string");
   if (!signer) throw new Error("EDGEPLANE_SA_SIGNING_KEY holds no private key");

@@ -4,7 +4,14 @@
 // holding the client id, exp, nbf) and carry the username claim.
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
 import type { UserInfo } from "../app-env";
-import { type AuthnEnv, AuthnFailure, nowMs, splitList, type TokenAuthenticator } from "./types";
+import {
+  type AuthnEnv,
+  AuthnFailure,
+  nowMs,
+  parseJsonSetting,
+  splitList,
+  type TokenAuthenticator,
+} from "./types";
 
 export interface OidcConfig {
   issuer: string;
@@ -61,7 +68,9 @@ export function oidcConfig(env: AuthnEnv): OidcConfig | undefined {
       groupsPrefix: env.EDGEPLANE_OIDC_GROUPS_PREFIX ?? "",
       algorithms: algs.length ? algs : ["RS256"],
       requiredClaims,
-      jwks: createLocalJWKSet(JSON.parse(env.EDGEPLANE_OIDC_JWKS) as JSONWebKeySet),
+      jwks: createLocalJWKSet(
+        parseJsonSetting("EDGEPLANE_OIDC_JWKS", env.EDGEPLANE_OIDC_JWKS) as JSONWebKeySet,
+      ),
     };
   }
   cached = { key, config };

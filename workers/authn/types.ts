@@ -30,10 +30,15 @@ export interface AuthnVars {
   EDGEPLANE_OIDC_SIGNING_ALGS?: string;
   /** --oidc-required-claim, as key=value pairs separated by commas. */
   EDGEPLANE_OIDC_REQUIRED_CLAIMS?: string;
-  /** The issuer's JWKS document (nothing here fetches it from the issuer). */
+  /** The issuer's JWKS document, JSON or base64 of it (nothing here fetches it from the issuer). */
   EDGEPLANE_OIDC_JWKS?: string;
-  /** "cloudflare": trust request.cf.tlsClientAuth (Cloudflare mTLS). Off otherwise. */
+  /**
+   * "cloudflare": trust request.cf.tlsClientAuth (Cloudflare mTLS); "front": trust the local
+   * front door's X-Edgeplane-Client-Subject when X-Edgeplane-Front-Secret matches
+   * EDGEPLANE_FRONT_SECRET. Off otherwise.
+   */
   EDGEPLANE_CLIENT_CERT_AUTH?: string;
+  EDGEPLANE_FRONT_SECRET?: string;
   /** Optional: only client certificates whose issuer DN is exactly this are accepted. */
   EDGEPLANE_CLIENT_CA_ISSUER_DN?: string;
   /** How long a verified token is remembered per isolate (upstream: 10s); 0 turns the cache off. */
@@ -93,4 +98,18 @@ export function safeEqual(a: string, b: string): boolean {
   const n = Math.max(x.length, y.length);
   for (let i = 0; i < n; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
   return diff === 0;
+}
+
+/**
+ * A JSON-valued setting: the JSON itself, or base64 of it (wrangler's .dev.vars cannot carry
+ * a double quote: dotenv keeps `\"` as is, so local setups pass JSON base64-encoded).
+ */
+export function parseJsonSetting(name: string, text: string): any {
+  const t = text.trim();
+  if (t.startsWith("{") || t.startsWith("[")) return JSON.parse(t);
+  try {
+    return JSON.parse(atob(t));
+  } catch {
+    throw new Error(`${name} is neither JSON nor base64-encoded JSON`);
+  }
 }

@@ -1,9 +1,12 @@
 // Client certificates, as Cloudflare's mTLS reports them in request.cf.tlsClientAuth: the
 // user is the subject's CN, the groups its O values (upstream's CommonNameUserConversion).
 // Only trusted when EDGEPLANE_CLIENT_CERT_AUTH=cloudflare: under wrangler dev any client can
-// forge request.cf (miniflare takes it from an MF-CF-Blob request header).
+// forge request.cf (miniflare takes it from an MF-CF-Blob request header). Locally, with
+// EDGEPLANE_CLIENT_CERT_AUTH=front, the TLS-terminating front door reports the verified
+// subject in X-Edgeplane-Client-Subject, believed only next to X-Edgeplane-Front-Secret
+// equal to EDGEPLANE_FRONT_SECRET (a random value the front door and the Worker share).
 import type { UserInfo } from "../app-env";
-import { type AuthnEnv, AuthnFailure } from "./types";
+import { type AuthnEnv, AuthnFailure, safeEqual } from "./types";
 
 export interface TlsClientAuth {
   certPresented?: string;
@@ -65,7 +68,26 @@ export function userFromDN(dn: string): UserInfo | undefined {
 }
 
 export function clientCertAuthEnabled(env: AuthnEnv): boolean {
-  return env.EDGEPLANE_CLIENT_CERT_AUTH === "cloudflare";
+  return env.EDGEPLANE_CLIENT_CERT_AUTH === "cloudflare" || env.EDGEPLANE_CLIENT_CERT_AUTH === "front";
+}
+
+export const FRONT_SECRET_HEADER = "x-edgeplane-front-secret";
+export const FRONT_SUBJECT_HEADER = "x-edgeplane-client-subject";
+
+/** The front door's report: the subject DN (percent-encoded), only with the shared secret. */
+function fromFrontDoor(req: Request, env: AuthnEnv): UserInfo | undefined {
+  const subject = req.headers.get(FRONT_SUBJECT_HEADER);
+  if (subject === null) return undefined;
+  const secret = req.headers.get(FRONT_SECRET_HEADER) ?? "";
+  if (!env.EDGEPLANE_FRONT_SECRET || !safeEqual(secret, env.EDGEPLANE_FRONT_SECRET))
+    throw new AuthnFailure("x509: client certificate header not from the front door");
+  let dn: string;
+  try {
+    dn = decodeURIComponent(subject);
+  } catch {
+    throw new AuthnFailure("x509: malformed client certificate subject");
+  }
+  return userFromDN(dn);
 }
 
 /**
@@ -74,6 +96,7 @@ export function clientCertAuthEnabled(env: AuthnEnv): boolean {
  */
 export function authenticateClientCert(req: Request, env: AuthnEnv): UserInfo | undefined {
   if (!clientCertAuthEnabled(env)) return undefined;
+  if (env.EDGEPLANE_CLIENT_CERT_AUTH === "front") return fromFrontDoor(req, env);
   const tls = (req as unknown as { cf?: { tlsClientAuth?: TlsClientAuth } }).cf?.tlsClientAuth;
   if (tls?.certPresented !== "1") return undefined;
   if (tls.certVerified !== "SUCCESS")

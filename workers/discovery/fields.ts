@@ -17,11 +17,11 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === "object" && !Array.isArray(v);
 }
 
-function walk(value: unknown, schema: Schema | undefined, path: string, out: string[]): void {
+function walk(value: unknown, schema: Schema | undefined, path: string, out: string[], prune = false): void {
   const s = resolve(schema);
   if (!s || s["x-kubernetes-preserve-unknown-fields"] === true) return;
   if (Array.isArray(value)) {
-    if (s.items) for (let i = 0; i < value.length; i++) walk(value[i], s.items, `${path}[${i}]`, out);
+    if (s.items) for (let i = 0; i < value.length; i++) walk(value[i], s.items, `${path}[${i}]`, out, prune);
     return;
   }
   if (!isPlainObject(value)) return;
@@ -29,13 +29,15 @@ function walk(value: unknown, schema: Schema | undefined, path: string, out: str
   if (s.properties) {
     for (const [k, v] of Object.entries(value)) {
       const p = s.properties[k];
-      if (!p) out.push(join(k));
-      else walk(v, p, join(k), out);
+      if (!p) {
+        out.push(join(k));
+        if (prune) delete value[k];
+      } else walk(v, p, join(k), out, prune);
     }
     return;
   }
   if (isPlainObject(s.additionalProperties)) {
-    for (const [k, v] of Object.entries(value)) walk(v, s.additionalProperties, join(k), out);
+    for (const [k, v] of Object.entries(value)) walk(v, s.additionalProperties, join(k), out, prune);
   }
 }
 
@@ -44,13 +46,18 @@ function walk(value: unknown, schema: Schema | undefined, path: string, out: str
  * e.g. ["spec.foo", "spec.containers[0].bar"]. Empty when the kind has no
  * schema here (nothing to check against).
  */
-export function knownFieldsCheck(apiVersion: string, kind: string, obj: unknown): string[] {
+export function knownFieldsCheck(apiVersion: string, kind: string, obj: unknown, prune = false): string[] {
   const [group, version] = apiVersion.includes("/") ? apiVersion.split("/", 2) : ["", apiVersion];
   const id = definitionIdFor({ group, version, kind });
   if (!id) return [];
   const out: string[] = [];
-  walk(obj, DEFINITIONS[id], "", out);
+  walk(obj, DEFINITIONS[id], "", out, prune);
   return out;
+}
+
+/** Drops the fields the schema does not know, as decoding into upstream's types does; returns their paths. */
+export function pruneUnknownFields(apiVersion: string, kind: string, obj: unknown): string[] {
+  return knownFieldsCheck(apiVersion, kind, obj, true);
 }
 
 /** Upstream's per-field message: unknown field "spec.foo". */

@@ -2,13 +2,14 @@
 // delete, deletecollection, and the status subresource. Per-resource behaviour lives in
 // strategies (api/strategies) and in the few special subresources (subresources.ts).
 import type { Context } from "hono";
-import { badRequest, methodNotAllowed, notFoundPath, StatusError } from "../../api/errors";
+import { badRequest, field, invalid, methodNotAllowed, notFoundPath, StatusError } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects/store/protocol";
 import { admit } from "../admission";
 import type { AppEnv } from "../app-env";
+import { selfSubjectReview, tokenReview } from "../authn/index";
 import { decodeObject, mediaType, PATCH_TYPES, parseBody, readText } from "../body";
 import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
@@ -45,16 +46,30 @@ function intParam(q: URLSearchParams, name: string): number | undefined {
   return Number(v);
 }
 
-function dryRunOf(q: URLSearchParams): boolean {
+/** The options kind a query parameter belongs to, for 422s in upstream's words. */
+function optionsKind(verb: string): string {
+  return (
+    { create: "CreateOptions", update: "UpdateOptions", patch: "PatchOptions", delete: "DeleteOptions" }[
+      verb
+    ] ?? "ListOptions"
+  );
+}
+
+function invalidOption(verb: string, cause: ReturnType<typeof field.notSupported>): StatusError {
+  return invalid({ group: "meta.k8s.io", kind: optionsKind(verb) }, "", [cause]);
+}
+
+function dryRunOf(q: URLSearchParams, verb: string): boolean {
   const values = q.getAll("dryRun");
-  for (const v of values) if (v !== "All" && v !== "") throw badRequest(`Invalid dry run value: ${v}`);
+  const bad = values.filter((v) => v !== "All" && v !== "");
+  if (bad.length) throw invalidOption(verb, field.notSupported("dryRun", bad, ["All"]));
   return values.includes("All");
 }
 
-function fieldValidationOf(q: URLSearchParams): FieldValidation {
+function fieldValidationOf(q: URLSearchParams, verb: string): FieldValidation {
   const v = q.get("fieldValidation") ?? "Warn";
   if (v !== "Strict" && v !== "Warn" && v !== "Ignore")
-    throw badRequest(`fieldValidation must be one of Ignore, Warn or Strict, got ${v}`);
+    throw invalidOption(verb, field.notSupported("fieldValidation", v, ["Ignore", "Strict", "Warn"]));
   return v;
 }
 
@@ -72,6 +87,12 @@ export async function handleResource(c: C): Promise<Response> {
   }
   const store = new Store(c.env, def);
   const q = new URL(c.req.url).searchParams;
+  // writes to a collection that only exist on objects, and creates aimed at an object
+  if (
+    ((info.verb === "update" || info.verb === "patch") && !info.name) ||
+    (info.verb === "create" && info.name && !info.subresource)
+  )
+    throw methodNotAllowed(info.verb, def);
   if (info.subresource) {
     const sub = def.subresources?.[info.subresource];
     if (!sub) throw notFoundPath();
@@ -86,11 +107,22 @@ export async function handleResource(c: C): Promise<Response> {
     info,
     def,
     store,
-    dryRun: dryRunOf(q),
-    fieldValidation: fieldValidationOf(q),
+    dryRun: ["create", "update", "patch", "delete", "deletecollection"].includes(info.verb)
+      ? dryRunOf(q, info.verb)
+      : false,
+    fieldValidation: ["create", "update", "patch"].includes(info.verb)
+      ? fieldValidationOf(q, info.verb)
+      : "Warn",
     warnings: [],
   };
   if (info.subresource && info.subresource !== "status") return subresourceHandler(w, namespace);
+  if (def.group === "authentication.k8s.io" && info.verb === "create") {
+    const body = await decodeObject(c.req.raw);
+    if (def.resource === "tokenreviews")
+      return respondWith(w, JSON.stringify(await tokenReview(c.env, body)), 201);
+    if (def.resource === "selfsubjectreviews")
+      return respondWith(w, JSON.stringify(selfSubjectReview(c.get("user"))), 201);
+  }
 
   switch (info.verb) {
     case "get": {
@@ -250,7 +282,9 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
   const q = new URL(w.c.req.url).searchParams;
   const force = isTrue(q.get("force"));
   if (type !== "application/apply-patch+yaml" && q.has("force"))
-    throw badRequest("force: Invalid value: true: may not be specified for non-apply patch");
+    throw invalid({ group: "meta.k8s.io", kind: "PatchOptions" }, "", [
+      field.forbidden("force", "may not be specified for non-apply patch"),
+    ]);
   for (let attempt = 0; ; attempt++) {
     const old = await w.store.find(namespace, w.info.name);
     try {
@@ -309,16 +343,23 @@ async function deleteOptions(w: WriteContext): Promise<DeleteOptions> {
       throw badRequest("DeleteOptions must be an object");
     body = parsed as Record<string, any>;
   }
+  const explicitPolicy = q.get("propagationPolicy") ?? body.propagationPolicy ?? undefined;
+  const orphanDependents = q.get("orphanDependents") ?? body.orphanDependents ?? undefined;
+  if (explicitPolicy !== undefined && orphanDependents !== undefined)
+    throw invalid({ group: "meta.k8s.io", kind: "DeleteOptions" }, "", [
+      field.invalid(
+        "propagationPolicy",
+        explicitPolicy,
+        "orphanDependents and deletionPropagation cannot be both set",
+      ),
+    ]);
+  const orphan = orphanDependents === true || orphanDependents === "true";
   const policy =
-    q.get("propagationPolicy") ??
-    body.propagationPolicy ??
-    (body.orphanDependents === true ? "Orphan" : undefined);
+    explicitPolicy ?? (orphanDependents !== undefined ? (orphan ? "Orphan" : "Background") : undefined);
   if (policy !== undefined && !["Orphan", "Background", "Foreground"].includes(policy))
-    throw new StatusError(
-      422,
-      "Invalid",
-      `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
-    );
+    throw invalid({ group: "meta.k8s.io", kind: "DeleteOptions" }, "", [
+      field.notSupported("propagationPolicy", policy, ["Foreground", "Background", "Orphan"]),
+    ]);
   const grace = intParam(q, "gracePeriodSeconds") ?? body.gracePeriodSeconds;
   if (grace !== undefined && (typeof grace !== "number" || grace < 0))
     throw badRequest(`invalid gracePeriodSeconds: ${grace}`);

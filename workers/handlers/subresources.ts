@@ -3,6 +3,7 @@
 import { badRequest, conflict, field, invalid, notFoundPath } from "../../api/errors";
 import { scaleOf, validateScale } from "../../api/strategies/workloads";
 import type { KubeObject } from "../../api/types";
+import { tokenRequest } from "../authn/index";
 import { decodeObject, mediaType, parseBody, readText } from "../body";
 import { encoded, json } from "../respond";
 import { applyPatchBody } from "./patching";
@@ -158,6 +159,19 @@ export async function subresourceHandler(w: WriteContext, namespace: string): Pr
       break;
     case "scale":
       return scale(w, namespace);
+    case "token":
+      if (w.def.kind === "ServiceAccount" && w.info.verb === "create") {
+        const tr = await tokenRequest(
+          w.c.env,
+          { namespace, name: w.info.name },
+          await decodeObject(w.c.req.raw),
+          {
+            warn: (m) => w.warnings.push(m),
+          },
+        );
+        return encoded(JSON.stringify(tr), 201, w.c.req.header("accept") ?? null);
+      }
+      break;
     case "binding":
       if (w.def.kind === "Pod") return binding(w, namespace);
       break;

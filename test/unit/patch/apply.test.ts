@@ -140,10 +140,11 @@ describe("server-side apply", () => {
     expect(err.message).toBe(
       'Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas',
     );
+    // on the wire a cause's type travels under "reason", as metav1.StatusCause
     expect(err.toStatus().details).toEqual({
       causes: [
         {
-          type: "FieldManagerConflict",
+          reason: "FieldManagerConflict",
           message: 'conflict with "kubectl" with subresource "scale" using apps/v1',
           field: ".spec.replicas",
         },

@@ -1,0 +1,164 @@
+// The ReplicaSet controller (upstream pkg/controller/replicaset): keeps spec.replicas active
+// pods matching the selector, owning them through a controller ownerReference.
+
+import { StatusError } from "../../api/errors";
+import { lookupGVR } from "../../api/registry";
+import type { KubeObject } from "../../api/types";
+import { byController, claim, INDEX_CONTROLLER } from "./claim";
+import {
+  controllerRefOf,
+  errorMessage,
+  isActivePod,
+  isGone,
+  isNotFound,
+  keyOf,
+  selects,
+  splitKey,
+} from "./controller-utils";
+import { podsToDelete } from "./pod-ranking";
+import {
+  calculateReplicaSetStatus,
+  podFromTemplate,
+  slowStartBatch,
+  statusChanged,
+} from "./replicaset-status";
+import type { Controller, ControllerContext } from "./runtime/controller";
+
+const RS = lookupGVR("apps", "v1", "replicasets")!;
+const POD = lookupGVR("", "v1", "pods")!;
+/** upstream BurstReplicas: at most this many creations or deletions per sync */
+export const BURST_REPLICAS = 500;
+
+function isNamespaceTerminating(e: unknown): boolean {
+  return e instanceof StatusError && !!e.details?.causes?.some((c) => c.type === "NamespaceTerminating");
+}
+
+/** The ReplicaSets that should look at a pod: its controller, or for orphans every selecting set. */
+function replicaSetsForPod(pod: KubeObject, ctx: ControllerContext): string[] {
+  const ref = controllerRefOf(pod);
+  if (ref) return ref.kind === "ReplicaSet" ? [`${pod.metadata.namespace}/${ref.name}`] : [];
+  return ctx.informers
+    .list("apps/replicasets", pod.metadata.namespace)
+    .filter((rs) => selects(rs, pod))
+    .map(keyOf);
+}
+
+async function manageReplicas(ctx: ControllerContext, rs: KubeObject, pods: KubeObject[]): Promise<void> {
+  const want = rs.spec?.replicas ?? 1;
+  const diff = pods.length - want;
+  if (diff < 0) {
+    const n = Math.min(-diff, BURST_REPLICAS);
+    const res = await slowStartBatch(n, 1, async () => {
+      try {
+        const pod = await ctx.api.create(POD, podFromTemplate(rs, "apps/v1", "ReplicaSet"));
+        void ctx.recorder.event(rs, "Normal", "SuccessfulCreate", `Created pod: ${pod.metadata.name}`);
+      } catch (e) {
+        if (isNamespaceTerminating(e)) return; // the namespace is going away: nothing to do
+        void ctx.recorder.event(rs, "Warning", "FailedCreate", `Error creating: ${errorMessage(e)}`);
+        throw e;
+      }
+    });
+    if (res.error) throw res.error;
+  } else if (diff > 0) {
+    const n = Math.min(diff, BURST_REPLICAS);
+    const victims = podsToDelete(pods, relatedPods(ctx, rs, pods), n, ctx.now());
+    const results = await Promise.allSettled(
+      victims.map(async (p) => {
+        try {
+          await ctx.api.remove(POD, p.metadata.namespace, p.metadata.name!, {
+            preconditions: { uid: p.metadata.uid },
+          });
+          void ctx.recorder.event(rs, "Normal", "SuccessfulDelete", `Deleted pod: ${p.metadata.name}`);
+        } catch (e) {
+          if (isNotFound(e)) return;
+          void ctx.recorder.event(rs, "Warning", "FailedDelete", `Error deleting: ${errorMessage(e)}`);
+          throw e;
+        }
+      }),
+    );
+    const failed = results.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
+    if (failed) throw failed.reason;
+  }
+}
+
+/** Active pods of every ReplicaSet that shares this one's controller (a Deployment's sets). */
+function relatedPods(ctx: ControllerContext, rs: KubeObject, own: KubeObject[]): KubeObject[] {
+  const ref = controllerRefOf(rs);
+  if (!ref) return own;
+  const out: KubeObject[] = [];
+  for (const sib of ctx.informers.byIndex("apps/replicasets", INDEX_CONTROLLER, ref.uid)) {
+    out.push(...ctx.informers.byIndex("/pods", INDEX_CONTROLLER, sib.metadata.uid!).filter(isActivePod));
+  }
+  return out;
+}
+
+export async function syncReplicaSet(key: string, ctx: ControllerContext): Promise<void> {
+  try {
+    await syncReplicaSetOnce(key, ctx);
+  } catch (e) {
+    // the ReplicaSet (or its namespace) went away under us: nothing left to do
+    if (
+      isNotFound(e) &&
+      (!ctx.informers.get("apps/replicasets", key) || isGone(e, "replicasets", splitKey(key).name))
+    )
+      return;
+    throw e;
+  }
+}
+
+async function syncReplicaSetOnce(key: string, ctx: ControllerContext): Promise<void> {
+  const rs = ctx.informers.get("apps/replicasets", key);
+  if (!rs) return;
+  const { namespace } = splitKey(key);
+  const candidates = ctx.informers.list("/pods", namespace).filter(isActivePod);
+  const pods = await claim(ctx, rs, "apps/v1", "ReplicaSet", POD, candidates);
+  let manageError: unknown;
+  if (!rs.metadata.deletionTimestamp) {
+    try {
+      await manageReplicas(ctx, rs, pods);
+    } catch (e) {
+      manageError = e;
+    }
+  }
+  // re-read: the writes above went through to the cache
+  const current = ctx.informers.get("apps/replicasets", key) ?? rs;
+  const active = ctx.informers
+    .list("/pods", namespace)
+    .filter((p) => isActivePod(p) && controllerRefOf(p)?.uid === rs.metadata.uid);
+  const status = calculateReplicaSetStatus(current, active, manageError, ctx.now());
+  if (statusChanged(current.status, status)) {
+    try {
+      await ctx.api.update(RS, { ...current, status }, "status");
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      return;
+    }
+  }
+  const minReady = rs.spec?.minReadySeconds ?? 0;
+  if (minReady > 0 && status.readyReplicas !== status.availableReplicas) ctx.enqueue(key, minReady * 1000);
+  if (manageError) throw manageError;
+}
+
+export const replicaSetController: Controller = {
+  name: "replicaset-controller",
+  setup(ctx) {
+    ctx.informers.addIndex("/pods", INDEX_CONTROLLER, byController);
+    ctx.informers.addIndex("apps/replicasets", INDEX_CONTROLLER, byController);
+  },
+  watches: {
+    "apps/replicasets": (rs) => [keyOf(rs)],
+    "/pods": (pod, old, ctx) => {
+      const keys = new Set(replicaSetsForPod(pod, ctx));
+      if (
+        old &&
+        (old.metadata.labels !== pod.metadata.labels ||
+          controllerRefOf(old)?.uid !== controllerRefOf(pod)?.uid)
+      ) {
+        for (const k of replicaSetsForPod(old, ctx)) keys.add(k);
+      }
+      return [...keys];
+    },
+  },
+  resync: (ctx) => ctx.informers.keys("apps/replicasets"),
+  sync: syncReplicaSet,
+};

@@ -1,0 +1,38 @@
+// A private control plane for suites that reconfigure or crash it: real wrangler dev in a
+// temporary state dir, stopped and removed by the caller.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+// @ts-expect-error plain ESM helper shared with npm start
+import { startDevServer } from "../../scripts/lib/devserver.mjs";
+import type { Target } from "./cluster";
+
+export interface OwnServer extends Target {
+  httpsUrl: string;
+  port: number;
+  stateDir: string;
+  caCert: string;
+  stop(): Promise<void>;
+  /** SIGKILL of wrangler and workerd: a crash, no clean shutdown. */
+  kill(): Promise<void>;
+  output(): string;
+}
+
+export interface OwnServerOptions {
+  stateDir?: string;
+  port?: number;
+  vars?: Record<string, string>;
+}
+
+export function tempStateDir(prefix = "edgeplane-own-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startOwnServer(opts: OwnServerOptions = {}): Promise<OwnServer> {
+  const stateDir = opts.stateDir ?? tempStateDir();
+  return (await startDevServer({ stateDir, port: opts.port, vars: opts.vars, quiet: true })) as OwnServer;
+}
+
+export function removeStateDir(dir: string | undefined): void {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}

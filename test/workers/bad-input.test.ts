@@ -1,0 +1,495 @@
+// Malformed and hostile requests get the upstream status code, reason and a useful message as
+// a metav1.Status; a sweep over every served route with junk never yields a 5xx.
+import { beforeAll, describe, expect, it } from "vitest";
+import { api, freshNamespace, shared } from "../helpers/cluster";
+import { junkRequests, servedRoutes, sweep } from "../helpers/junk-sweep";
+
+const t = shared();
+let ns = "";
+let cms = "";
+
+const JSON_CT = { "content-type": "application/json" };
+
+function cm(name: string, extra: Record<string, unknown> = {}) {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { k: "v" }, ...extra };
+}
+
+/** The response is a metav1.Status failure with this code and reason, and says something. */
+function expectStatus(
+  r: { status: number; json: any; text: string },
+  code: number,
+  reason: string,
+  message?: RegExp | string,
+) {
+  expect({ status: r.status, reason: r.json?.reason }, r.text.slice(0, 500)).toEqual({
+    status: code,
+    reason,
+  });
+  expect(r.json).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason });
+  expect(typeof r.json.message).toBe("string");
+  expect(r.json.message.length).toBeGreaterThan(5);
+  if (message !== undefined) {
+    if (typeof message === "string") expect(r.json.message).toContain(message);
+    else expect(r.json.message).toMatch(message);
+  }
+}
+
+beforeAll(async () => {
+  ns = await freshNamespace(t, "bad");
+  cms = `/api/v1/namespaces/${ns}/configmaps`;
+  const r = await api(t, "POST", cms, cm("target"));
+  if (r.status !== 201) throw new Error(`setup: ${r.status} ${r.text}`);
+});
+
+describe("malformed bodies", () => {
+  it("malformed JSON is 400 BadRequest", async () => {
+    const r = await api(t, "POST", cms, '{"metadata": {"name": "x"', JSON_CT);
+    expectStatus(r, 400, "BadRequest", /json/i);
+  });
+
+  it("malformed YAML is 400 BadRequest", async () => {
+    const r = await api(t, "POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n", {
+      "content-type": "application/yaml",
+    });
+    expectStatus(r, 400, "BadRequest", /yaml/i);
+    // and well-formed YAML is accepted, as kubectl sends JSON but other clients send YAML
+    const ok = await api(
+      t,
+      "POST",
+      cms,
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: b\n",
+      {
+        "content-type": "application/yaml",
+      },
+    );
+    expect(ok.status, ok.text).toBe(201);
+    expect(ok.json.data).toEqual({ a: "b" });
+  });
+
+  it("a body that is not an object is 400 BadRequest", async () => {
+    for (const body of ["[]", '"x"', "42", "null"]) {
+      const r = await api(t, "POST", cms, body, JSON_CT);
+      expect(r.status, `${body}: ${r.text}`).toBe(400);
+      expectStatus(r, 400, "BadRequest");
+    }
+  });
+
+  it("an empty body is 400 BadRequest", async () => {
+    const r = await api(t, "POST", cms, "", JSON_CT);
+    expectStatus(r, 400, "BadRequest");
+  });
+
+  it("a wrong apiVersion is 400 BadRequest naming it", async () => {
+    const r = await api(t, "POST", cms, { ...cm("x"), apiVersion: "v2" });
+    expectStatus(r, 400, "BadRequest", "v2");
+    const other = await api(t, "POST", cms, { ...cm("x"), apiVersion: "apps/v1" });
+    expectStatus(other, 400, "BadRequest", "apps/v1");
+  });
+
+  it("a wrong kind is 400 BadRequest naming it", async () => {
+    const r = await api(t, "POST", cms, { ...cm("x"), kind: "Secret" });
+    expectStatus(r, 400, "BadRequest", "Secret");
+  });
+
+  it("a body over 3 MiB is 413 RequestEntityTooLarge, declared or streamed, every time", async () => {
+    const big = JSON.stringify(cm("big", { data: { a: "x".repeat(4 << 20) } }));
+    const streamed = () => {
+      const chunk = new TextEncoder().encode("x".repeat(1 << 20));
+      let sent = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(ctrl) {
+          if (sent === 0) ctrl.enqueue(new TextEncoder().encode('{"metadata":{"name":"big2"},"data":{"a":"'));
+          if (sent++ < 4) ctrl.enqueue(chunk);
+          else {
+            ctrl.enqueue(new TextEncoder().encode('"}}'));
+            ctrl.close();
+          }
+        },
+      });
+    };
+    // the client must get the 413 Status, not a reset connection, and the connection it used
+    // must stay usable (or be closed cleanly): Go's net/http drains or lingers before closing
+    const TOO_LARGE = "413 RequestEntityTooLarge Request entity too large: limit is 3145728";
+    const outcomes: string[] = [];
+    const attempt = async (label: string, init: RequestInit) => {
+      const t0 = Date.now();
+      try {
+        const res = await fetch(t.url + cms, { ...init, signal: AbortSignal.timeout(15_000) });
+        const text = await res.text();
+        let body: any;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = { reason: "(not JSON)", message: text.slice(0, 80) };
+        }
+        outcomes.push(`${label}: ${res.status} ${body.reason} ${body.message}`);
+      } catch (e) {
+        const err = e as Error & { cause?: { code?: string } };
+        outcomes.push(`${label}: ${err.cause?.code ?? err.message} after ${Date.now() - t0} ms`);
+      }
+    };
+    const headers = { authorization: `Bearer ${t.token}`, "content-type": "application/json" };
+    const plain = { authorization: `Bearer ${t.token}`, "content-type": "text/plain" };
+    for (let i = 0; i < 3; i++) await attempt(`declared ${i}`, { method: "POST", headers, body: big });
+    // without a Content-Length the server has to count
+    await attempt("chunked", { method: "POST", headers, body: streamed(), duplex: "half" } as RequestInit);
+    // ordinary requests right after, on whatever connection the client pool reuses
+    for (let i = 0; i < 3; i++) await attempt(`after ${i}`, { method: "POST", headers: plain, body: "{}" });
+    const unsupported = (label: string) =>
+      expect.stringMatching(new RegExp(`^${label}: 415 UnsupportedMediaType `));
+    expect(outcomes).toEqual([
+      `declared 0: ${TOO_LARGE}`,
+      `declared 1: ${TOO_LARGE}`,
+      `declared 2: ${TOO_LARGE}`,
+      `chunked: ${TOO_LARGE}`,
+      unsupported("after 0"),
+      unsupported("after 1"),
+      unsupported("after 2"),
+    ]);
+    expect((await api(t, "GET", `${cms}/big`)).status).toBe(404);
+    expect((await api(t, "GET", `${cms}/big2`)).status).toBe(404);
+  });
+
+  it("an unsupported Content-Type is 415 UnsupportedMediaType listing what is accepted", async () => {
+    const r = await api(t, "POST", cms, JSON.stringify(cm("x")), { "content-type": "text/plain" });
+    expectStatus(r, 415, "UnsupportedMediaType", "application/json");
+    const put = await api(t, "PUT", `${cms}/target`, JSON.stringify(cm("target")), {
+      "content-type": "application/xml",
+    });
+    expectStatus(put, 415, "UnsupportedMediaType", "application/json");
+  });
+});
+
+describe("invalid objects", () => {
+  it("names: upper case, bad characters, too long are 422 Invalid on metadata.name", async () => {
+    const cases: Array<[string, string]> = [
+      ["Bad", "RFC 1123"],
+      ["a_b", "RFC 1123"],
+      ["-lead", "RFC 1123"],
+      ["a".repeat(254), "must be no more than 253 characters"],
+    ];
+    for (const [name, msg] of cases) {
+      const r = await api(t, "POST", cms, cm(name));
+      expectStatus(r, 422, "Invalid", msg);
+      expect(r.json.message).toContain(
+        `ConfigMap "${name}" is invalid: metadata.name: Invalid value: "${name}"`,
+      );
+      expect(r.json.details).toMatchObject({ name, kind: "ConfigMap" });
+      expect
+        .soft(r.json.details.causes)
+        .toContainEqual(expect.objectContaining({ reason: "FieldValueInvalid", field: "metadata.name" }));
+    }
+    // a namespace name is a label (63), not a subdomain (253)
+    const longNs = "n".repeat(64);
+    const r = await api(t, "POST", "/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: longNs },
+    });
+    expectStatus(r, 422, "Invalid", "must be no more than 63 characters");
+  });
+
+  it("a missing name is 422 Invalid (name or generateName is required)", async () => {
+    const r = await api(t, "POST", cms, { apiVersion: "v1", kind: "ConfigMap", metadata: {} });
+    expectStatus(r, 422, "Invalid", "metadata.name: Required value: name or generateName is required");
+  });
+
+  it("a pod without containers, or a container without image, is 422 Invalid with the field", async () => {
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    const none = await api(t, "POST", pods, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p" },
+      spec: { containers: [] },
+    });
+    expectStatus(none, 422, "Invalid", "spec.containers: Required value");
+    expect
+      .soft(none.json.details.causes)
+      .toContainEqual(expect.objectContaining({ reason: "FieldValueRequired", field: "spec.containers" }));
+    const noSpec = await api(t, "POST", pods, { apiVersion: "v1", kind: "Pod", metadata: { name: "p" } });
+    expectStatus(noSpec, 422, "Invalid", "spec.containers: Required value");
+    const noImage = await api(t, "POST", pods, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p" },
+      spec: { containers: [{ name: "c" }] },
+    });
+    expectStatus(noImage, 422, "Invalid", "spec.containers[0].image: Required value");
+    expect
+      .soft(noImage.json.details.causes)
+      .toContainEqual(
+        expect.objectContaining({ reason: "FieldValueRequired", field: "spec.containers[0].image" }),
+      );
+  });
+
+  it("unknown fields: Strict is 400 BadRequest, Warn creates and warns, Ignore is silent", async () => {
+    const body = cm("unk", { bogus: 1, metadata: { name: "unk", bogusMeta: "x" } });
+    const strict = await api(t, "POST", `${cms}?fieldValidation=Strict`, body);
+    expectStatus(strict, 400, "BadRequest", /^strict decoding error: /);
+    expect(strict.json.message).toContain('unknown field "bogus"');
+    expect(strict.json.message).toContain('unknown field "metadata.bogusMeta"');
+    const warn = await api(t, "POST", `${cms}?fieldValidation=Warn`, body);
+    expect(warn.status, warn.text).toBe(201);
+    expect(warn.headers.get("warning")).toContain('299 - "unknown field \\"bogus\\""');
+    expect(warn.headers.get("warning")).toContain('299 - "unknown field \\"metadata.bogusMeta\\""');
+    const ignore = await api(t, "POST", `${cms}?fieldValidation=Ignore`, {
+      ...body,
+      metadata: { name: "unk2", bogusMeta: "x" },
+    });
+    expect(ignore.status).toBe(201);
+    expect(ignore.headers.get("warning")).toBeNull();
+    // unknown fields are dropped, as decoding into the typed object drops them upstream
+    for (const name of ["unk", "unk2"]) {
+      const back = await api(t, "GET", `${cms}/${name}`);
+      expect(back.status).toBe(200);
+      expect.soft({ bogus: back.json.bogus, bogusMeta: back.json.metadata.bogusMeta }, name).toEqual({
+        bogus: undefined,
+        bogusMeta: undefined,
+      });
+      expect.soft(JSON.stringify(back.json.metadata.managedFields)).not.toContain("bogus");
+    }
+    const bad = await api(t, "POST", `${cms}?fieldValidation=Sometimes`, cm("unk3"));
+    expectStatus(bad, 422, "Invalid", 'fieldValidation: Unsupported value: "Sometimes"');
+  });
+
+  it("dryRun with an unknown value is 422 Invalid", async () => {
+    const r = await api(t, "POST", `${cms}?dryRun=Bogus`, cm("dry"));
+    // upstream: dryRun: Unsupported value: []string{"Bogus"}: supported values: "All"
+    expectStatus(r, 422, "Invalid", /dryRun: Unsupported value: .*Bogus.*supported values: "All"/);
+    expect((await api(t, "GET", `${cms}/dry`)).status).toBe(404);
+  });
+
+  it("a PUT whose name differs from the URL is 400 BadRequest", async () => {
+    const cur = await api(t, "GET", `${cms}/target`);
+    const r = await api(t, "PUT", `${cms}/target`, {
+      ...cur.json,
+      metadata: { ...cur.json.metadata, name: "other" },
+    });
+    expectStatus(
+      r,
+      400,
+      "BadRequest",
+      "the name of the object (other) does not match the name on the URL (target)",
+    );
+  });
+
+  it("a body namespace different from the URL is 400 BadRequest", async () => {
+    const r = await api(t, "POST", cms, { ...cm("nsx"), metadata: { name: "nsx", namespace: "elsewhere" } });
+    expectStatus(
+      r,
+      400,
+      "BadRequest",
+      "the namespace of the provided object does not match the namespace sent on the request",
+    );
+  });
+});
+
+describe("routes, verbs and queries", () => {
+  it("unknown resources and groups are 404 NotFound", async () => {
+    for (const p of [
+      `/api/v1/namespaces/${ns}/widgets`,
+      "/api/v1/widgets",
+      "/apis/widgets.example.com/v1/widgets",
+      "/apis/apps/v9/deployments",
+      "/api/v2/pods",
+      `/api/v1/namespaces/${ns}/configmaps/target/bogus-subresource`,
+    ]) {
+      const r = await api(t, "GET", p);
+      expect(r.status, p).toBe(404);
+      expectStatus(r, 404, "NotFound");
+    }
+    const missing = await api(t, "GET", `${cms}/nope`);
+    expectStatus(missing, 404, "NotFound", 'configmaps "nope" not found');
+    expect(missing.json.details).toMatchObject({ name: "nope", kind: "configmaps" });
+  });
+
+  it("unsupported verbs are 405 MethodNotAllowed", async () => {
+    const cases: Array<[string, string, unknown?]> = [
+      ["PUT", cms, cm("x")], // update on a collection
+      ["PATCH", cms, {}], // patch on a collection
+      ["POST", `${cms}/target`, cm("target")], // create on a named object
+      ["DELETE", "/api/v1/namespaces"], // namespaces have no deletecollection
+    ];
+    const got: string[] = [];
+    for (const [method, p, body] of cases) {
+      const headers = method === "PATCH" ? { "content-type": "application/merge-patch+json" } : undefined;
+      const r = await api(t, method, p, body, headers);
+      got.push(`${method} ${p}: ${r.status} ${r.json?.kind} ${r.json?.reason}`);
+    }
+    expect(got).toEqual(cases.map(([method, p]) => `${method} ${p}: 405 Status MethodNotAllowed`));
+    // nothing was created or changed by the refused requests
+    expect((await api(t, "GET", `${cms}/x`)).status).toBe(404);
+  });
+
+  it("a bad label selector is 400 BadRequest", async () => {
+    for (const sel of ["a in (", "=x", "a==b==c", "!", "k in (a,b"]) {
+      const r = await api(t, "GET", `${cms}?labelSelector=${encodeURIComponent(sel)}`);
+      expect(r.status, `${sel}: ${r.text}`).toBe(400);
+      expectStatus(r, 400, "BadRequest");
+    }
+    const bad = await api(t, "GET", `${cms}?labelSelector=${encodeURIComponent("a in (")}`);
+    expect(bad.json.message).toContain("unable to parse requirement");
+  });
+
+  it("a bad limit or resourceVersion is 400 BadRequest", async () => {
+    expectStatus(await api(t, "GET", `${cms}?limit=abc`), 400, "BadRequest");
+    expectStatus(await api(t, "GET", `${cms}?watch=true&resourceVersion=abc`), 400, "BadRequest");
+    expectStatus(await api(t, "GET", `${cms}?continue=garbage`), 400, "BadRequest");
+  });
+});
+
+describe("bad patches", () => {
+  const merge = { "content-type": "application/merge-patch+json" };
+  const jsonPatch = { "content-type": "application/json-patch+json" };
+  const smp = { "content-type": "application/strategic-merge-patch+json" };
+  const apply = { "content-type": "application/apply-patch+yaml" };
+  const target = () => `${cms}/target`;
+
+  it("JSON patch: not a list is 400, an inapplicable operation is 422", async () => {
+    expectStatus(await api(t, "PATCH", target(), '{"op":"add"}', jsonPatch), 400, "BadRequest", "jsonpatch");
+    expectStatus(await api(t, "PATCH", target(), "[{", jsonPatch), 400, "BadRequest");
+    for (const body of [
+      [{ op: "replace", path: "/data/missing", value: "x" }],
+      [{ op: "test", path: "/data/k", value: "other" }],
+      [{ op: "remove", path: "/nope/deeper" }],
+      [{ op: "frobnicate", path: "/data/k" }],
+    ]) {
+      const r = await api(t, "PATCH", target(), JSON.stringify(body), jsonPatch);
+      expect(r.status, `${JSON.stringify(body)}: ${r.text}`).toBe(422);
+      expectStatus(r, 422, "Invalid");
+    }
+    // nothing changed
+    expect((await api(t, "GET", target())).json.data).toEqual({ k: "v" });
+  });
+
+  it("merge and strategic merge patch: malformed JSON is 400 BadRequest", async () => {
+    expectStatus(await api(t, "PATCH", target(), '{"data":', merge), 400, "BadRequest");
+    expectStatus(await api(t, "PATCH", target(), '{"data":', smp), 400, "BadRequest");
+  });
+
+  it("a patch that makes the object invalid is 422 Invalid", async () => {
+    const r = await api(
+      t,
+      "PATCH",
+      target(),
+      JSON.stringify({ metadata: { labels: { "bad key!": "v" } } }),
+      merge,
+    );
+    expectStatus(r, 422, "Invalid", "metadata.labels");
+  });
+
+  it("apply: malformed YAML is 400, no fieldManager is 422, force on a non-apply patch is 422", async () => {
+    expectStatus(await api(t, "PATCH", `${target()}?fieldManager=t`, "data: [x\n", apply), 400, "BadRequest");
+    expectStatus(
+      await api(t, "PATCH", target(), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: target\n", apply),
+      422,
+      "Invalid",
+      "fieldManager: Required value: is required for apply patch",
+    );
+    expectStatus(
+      await api(t, "PATCH", `${target()}?force=true`, '{"data":{"k":"w"}}', merge),
+      422,
+      "Invalid",
+      "force: Forbidden: may not be specified for non-apply patch",
+    );
+  });
+
+  it("a patch with an unsupported content type is 415 UnsupportedMediaType", async () => {
+    for (const ct of ["application/json", "text/plain", "application/x-patch"]) {
+      const r = await api(t, "PATCH", target(), '{"data":{"k":"w"}}', { "content-type": ct });
+      expect(r.status, `${ct}: ${r.text}`).toBe(415);
+      expectStatus(r, 415, "UnsupportedMediaType", "application/merge-patch+json");
+    }
+  });
+
+  it("a patch of a missing object is 404 NotFound", async () => {
+    expectStatus(
+      await api(t, "PATCH", `${cms}/nope`, '{"data":{}}', merge),
+      404,
+      "NotFound",
+      'configmaps "nope" not found',
+    );
+  });
+});
+
+describe("bad delete options", () => {
+  /** A fresh object per case, so a wrongly accepted delete cannot spoil the next case. */
+  async function victim(): Promise<{ path: string; uid: string }> {
+    const name = `victim-${Math.random().toString(36).slice(2, 8)}`;
+    const r = await api(t, "POST", cms, cm(name));
+    expect(r.status).toBe(201);
+    return { path: `${cms}/${name}`, uid: r.json.metadata.uid };
+  }
+  async function stillThere(path: string): Promise<void> {
+    const r = await api(t, "GET", path);
+    expect(r.status, `${path} should not have been deleted`).toBe(200);
+  }
+
+  it("unknown propagationPolicy is 422 Invalid, in the query or the body", async () => {
+    const v = await victim();
+    expectStatus(
+      await api(t, "DELETE", `${v.path}?propagationPolicy=Sideways`),
+      422,
+      "Invalid",
+      'propagationPolicy: Unsupported value: "Sideways"',
+    );
+    expectStatus(
+      await api(t, "DELETE", v.path, {
+        kind: "DeleteOptions",
+        apiVersion: "v1",
+        propagationPolicy: "Sideways",
+      }),
+      422,
+      "Invalid",
+      "propagationPolicy",
+    );
+    await stillThere(v.path);
+  });
+
+  it("orphanDependents together with propagationPolicy is 422 Invalid", async () => {
+    const v = await victim();
+    const r = await api(t, "DELETE", v.path, { orphanDependents: true, propagationPolicy: "Background" });
+    await stillThere(v.path);
+    expectStatus(r, 422, "Invalid", "orphanDependents and deletionPropagation cannot be both set");
+  });
+
+  it("a non-numeric gracePeriodSeconds and a malformed body are 400 BadRequest", async () => {
+    const v = await victim();
+    expectStatus(await api(t, "DELETE", `${v.path}?gracePeriodSeconds=soon`), 400, "BadRequest");
+    expectStatus(await api(t, "DELETE", v.path, "{not json", JSON_CT), 400, "BadRequest");
+    await stillThere(v.path);
+  });
+
+  it("a dryRun with an unknown value is 422 Invalid", async () => {
+    const v = await victim();
+    const r = await api(t, "DELETE", `${v.path}?dryRun=Maybe`);
+    await stillThere(v.path);
+    expectStatus(r, 422, "Invalid", /dryRun: Unsupported value: .*Maybe/);
+  });
+
+  it("a failed uid precondition is 409 Conflict", async () => {
+    const v = await victim();
+    const zero = "00000000-0000-0000-0000-000000000000";
+    const r = await api(t, "DELETE", v.path, { preconditions: { uid: zero } });
+    await stillThere(v.path);
+    expectStatus(
+      r,
+      409,
+      "Conflict",
+      `Precondition failed: UID in precondition: ${zero}, UID in object meta: ${v.uid}`,
+    );
+  });
+});
+
+describe("junk sweep over every served route", () => {
+  it("no request gets a 5xx, and every error is a metav1.Status", async () => {
+    const routes = await servedRoutes(t);
+    expect(routes.length).toBeGreaterThan(20);
+    const requests = junkRequests(routes, ns);
+    expect(requests.length).toBeGreaterThan(100);
+    expect(requests.length).toBeLessThan(800); // bounded: a few hundred
+    const violations = await sweep(t, requests);
+    console.log(`sweep: ${requests.length} requests over ${routes.length} routes`);
+    expect(violations).toEqual([]);
+  }, 120_000);
+});
