@@ -26,8 +26,7 @@ app.use("*", async (c, next) => {
   await next();
 });
 app.use("*", authentication());
-app.use("*", authorization());
-app.use("*", issuerDiscovery());
+// the cluster's system namespaces and bootstrap RBAC policy exist before anything is authorized
 app.use("*", async (c, next) => {
   await bootstrap(c.env, (p) => {
     try {
@@ -38,6 +37,8 @@ app.use("*", async (c, next) => {
   });
   await next();
 });
+app.use("*", authorization());
+app.use("*", issuerDiscovery());
 
 const ok = () => new Response("ok", { headers: { "content-type": "text/plain; charset=utf-8" } });
 app.get("/healthz", ok);

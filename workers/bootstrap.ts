@@ -3,6 +3,7 @@
 import { StatusError } from "../api/errors";
 import { lookupGVR } from "../api/registry";
 import type { KubeObject } from "../api/types";
+import { ensureBootstrapPolicy } from "./authz/index";
 import type { Env } from "./env";
 import { Store } from "./store-client";
 
@@ -39,10 +40,12 @@ export function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => void): 
   const key = env.EDGEPLANE_CLUSTER;
   let p = done.get(key);
   if (!p) {
-    p = createNamespaces(env).then(() => {
-      const woken = wakeControlLoops(env).catch((e) => console.error("waking control loops failed", e));
-      waitUntil?.(woken);
-    });
+    p = createNamespaces(env)
+      .then(() => ensureBootstrapPolicy(env))
+      .then(() => {
+        const woken = wakeControlLoops(env).catch((e) => console.error("waking control loops failed", e));
+        waitUntil?.(woken);
+      });
     p = p.catch((e) => {
       done.delete(key);
       throw e;

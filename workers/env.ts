@@ -14,6 +14,8 @@ export interface Env {
   EDGEPLANE_NODE_MONITOR_GRACE_SECONDS?: string;
   /** Seconds a pod stays on an unreachable node before eviction (default 300). */
   EDGEPLANE_DEFAULT_TOLERATION_SECONDS?: string;
+  /** Authorization modes in order, comma separated (default "Node,RBAC"). */
+  EDGEPLANE_AUTHORIZATION_MODES?: string;
   /** Static tokens, one per line as upstream's token file: token,user,uid,"group1,group2" (a secret). */
   EDGEPLANE_TOKENS?: string;
 }

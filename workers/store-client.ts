@@ -18,6 +18,17 @@ function unwrap(r: Reply): string {
   return r.body;
 }
 
+/** Called after every successful write through a Store, e.g. to drop caches of that resource. */
+const writeListeners = new Set<(def: ResourceDef) => void>();
+
+export function onStoreWrite(fn: (def: ResourceDef) => void): void {
+  writeListeners.add(fn);
+}
+
+function wrote(def: ResourceDef): void {
+  for (const fn of writeListeners) fn(def);
+}
+
 /** A typed handle on one resource's shard. */
 export class Store {
   readonly key: string;
@@ -55,11 +66,15 @@ export class Store {
 
   async create(obj: KubeObject, opts: WriteOptions = {}): Promise<{ body: string; code: number }> {
     const r = await this.stub.create(this.key, obj, opts);
-    return { body: unwrap(r), code: (r.ok && r.code) || 201 };
+    const body = unwrap(r);
+    wrote(this.def);
+    return { body, code: (r.ok && r.code) || 201 };
   }
 
   async update(obj: KubeObject, opts: UpdateOptions = {}): Promise<string> {
-    return unwrap(await this.stub.update(this.key, obj, opts));
+    const body = unwrap(await this.stub.update(this.key, obj, opts));
+    wrote(this.def);
+    return body;
   }
 
   async remove(
@@ -68,11 +83,15 @@ export class Store {
     opts: DeleteOptions = {},
   ): Promise<{ body: string; code: number }> {
     const r = await this.stub.remove(this.key, namespace, name, opts);
-    return { body: unwrap(r), code: (r.ok && r.code) || 200 };
+    const body = unwrap(r);
+    wrote(this.def);
+    return { body, code: (r.ok && r.code) || 200 };
   }
 
   async removeCollection(q: ListQuery, opts: DeleteOptions = {}): Promise<string> {
-    return unwrap(await this.stub.removeCollection(this.key, q, opts));
+    const body = unwrap(await this.stub.removeCollection(this.key, q, opts));
+    wrote(this.def);
+    return body;
   }
 
   async watch(query: WatchQuery, signal?: AbortSignal): Promise<Response> {

@@ -64,7 +64,7 @@ export function openWatch(shard: StoreShard, def: ResourceDef, q: WatchQuery): R
       const status = new StatusError(
         410,
         "Expired",
-        `too old resource version: ${from} (${shard.compacted + 1})`,
+        `too old resource version: ${from} (${shard.compacted})`,
       ).toStatus();
       shard.hub.error(watcher, status);
     } else {

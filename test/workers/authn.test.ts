@@ -1,7 +1,5 @@
 // Every credential kind through the real apiserver (wrangler dev) and real kubectl: accepted
 // ones act as their user (the 403 names it), wrong or expired ones are 401.
-// Needs workers/authn wired into the filter chain and the serviceaccounts/token subresource:
-// run with EDGEPLANE_AUTHN_WIRED=1.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
@@ -20,7 +18,7 @@ interface Server extends Target {
   stop(): Promise<void>;
 }
 
-describe.skipIf(!process.env.EDGEPLANE_AUTHN_WIRED || !hasKubectl)("authentication through kubectl", () => {
+describe.skipIf(!hasKubectl)("authentication through kubectl", () => {
   let s: Server;
   let idpKey: CryptoKey;
   let ns: string;

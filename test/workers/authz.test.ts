@@ -1,8 +1,6 @@
 // Authorization through the real apiserver on workerd: RBAC (bindings, kubectl auth can-i,
 // escalation prevention) and the Node authorizer with NodeRestriction. Its own server, with
 // static tokens for plain users and two nodes.
-// Skipped until the lead wires workers/authz into the filter, router and admission:
-// run with EDGEPLANE_AUTHZ_WIRED=1.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,7 +17,7 @@ const TOKENS = [
   "tok-node-b,system:node:node-b,u4,system:nodes",
 ];
 
-describe.skipIf(!process.env.EDGEPLANE_AUTHZ_WIRED)("authorization", () => {
+describe("authorization", () => {
   let server: Target & { stop(): Promise<void>; stateDir: string };
   let stateDir: string;
   const as = (token: string, name: string): Target => {

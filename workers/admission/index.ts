@@ -1,6 +1,7 @@
 // The admission chain: mutating plugins, then validating ones; one rejection rejects.
 // Each plugin is a small module; this file only orders them.
 import type { KubeObject } from "../../api/types";
+import { authzAdmission } from "../authz/index";
 import type { WriteContext } from "../handlers/resource";
 import { namespaceLifecycle } from "./namespace-lifecycle";
 
@@ -21,7 +22,7 @@ export interface AdmissionPlugin {
   validate?(a: AdmissionAttributes): Promise<void> | void;
 }
 
-const PLUGINS: AdmissionPlugin[] = [namespaceLifecycle];
+const PLUGINS: AdmissionPlugin[] = [namespaceLifecycle, authzAdmission];
 
 export async function admit(
   w: WriteContext,

@@ -2,7 +2,12 @@
 // there), and the clusterrole-aggregation reconcile: the stored rules of every ClusterRole
 // with an aggregationRule are rewritten to the union its selectors pick.
 import { StatusError } from "../../api/errors";
-import { effectiveClusterRoleRules, isAggregated, sameRules, type ClusterRoleLike } from "../../api/rbac/aggregation";
+import {
+  type ClusterRoleLike,
+  effectiveClusterRoleRules,
+  isAggregated,
+  sameRules,
+} from "../../api/rbac/aggregation";
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles, RBAC_GROUP } from "../../api/rbac/bootstrap";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
@@ -15,7 +20,9 @@ async function createMissing(env: Env, resource: string, objects: KubeObject[]):
   if (!def) return 0;
   const store = new Store(env, def);
   const list = JSON.parse(await store.listText({}));
-  const have = new Set<string>((Array.isArray(list.items) ? list.items : []).map((o: KubeObject) => o.metadata?.name));
+  const have = new Set<string>(
+    (Array.isArray(list.items) ? list.items : []).map((o: KubeObject) => o.metadata?.name),
+  );
   let created = 0;
   await Promise.all(
     objects

@@ -3,8 +3,8 @@
 // "Node,RBAC"); the first allow or deny decides, and no decision at all is a deny. The 403
 // it produces reads as upstream's, with every authorizer's reason appended.
 import { forbidden, qualifiedResource } from "../../api/errors";
-import { isValidPathSegmentName } from "../../api/validation/names";
 import { parseFieldSelector } from "../../api/selectors";
+import { isValidPathSegmentName } from "../../api/validation/names";
 import type { UserInfo } from "../app-env";
 import type { Env } from "../env";
 import type { RequestInfo } from "../request-info";
@@ -18,7 +18,7 @@ export const PRIVILEGED_GROUP = "system:masters";
 /** The configured modes: EDGEPLANE_AUTHORIZATION_MODES as a comma list, default Node,RBAC. */
 export function authorizationModes(env: Env): string[] {
   const raw = (env as Env & { EDGEPLANE_AUTHORIZATION_MODES?: string }).EDGEPLANE_AUTHORIZATION_MODES;
-  if (!raw || !raw.trim()) return DEFAULT_MODES;
+  if (!raw?.trim()) return DEFAULT_MODES;
   return raw
     .split(",")
     .map((m) => m.trim())
@@ -54,7 +54,12 @@ export async function authorize(modes: string[], attrs: Attributes, env: Env): P
 }
 
 /** The union of every mode's rules for SelfSubjectRulesReview (system:masters adds none, as upstream). */
-export async function rulesFor(modes: string[], user: UserInfo, namespace: string, env: Env): Promise<RulesResult> {
+export async function rulesFor(
+  modes: string[],
+  user: UserInfo,
+  namespace: string,
+  env: Env,
+): Promise<RulesResult> {
   const out: RulesResult = { resourceRules: [], nonResourceRules: [], incomplete: false, errors: [] };
   for (const mode of modes) {
     let r: RulesResult | undefined;
@@ -115,7 +120,9 @@ export function forbiddenMessage(attrs: Attributes): string {
   if (!attrs.isResourceRequest) return `User ${who} cannot ${attrs.verb} path ${JSON.stringify(attrs.path)}`;
   const res = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
   const head = `User ${who} cannot ${attrs.verb} resource ${JSON.stringify(res)} in API group ${JSON.stringify(attrs.apiGroup)}`;
-  return attrs.namespace ? `${head} in the namespace ${JSON.stringify(attrs.namespace)}` : `${head} at the cluster scope`;
+  return attrs.namespace
+    ? `${head} in the namespace ${JSON.stringify(attrs.namespace)}`
+    : `${head} at the cluster scope`;
 }
 
 /** The 403 upstream sends: `<resource.group> "<name>" is forbidden: <message>[: <reason>]`. */

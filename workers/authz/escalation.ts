@@ -3,7 +3,13 @@
 // role whose rules they hold (or with `bind` on it). system:masters may do anything.
 import { forbidden, qualifiedResource, StatusError } from "../../api/errors";
 import { RBAC_GROUP } from "../../api/rbac/bootstrap";
-import { covers, escalationMessage, FULL_AUTHORITY, type PolicyRule, type RoleRef } from "../../api/rbac/rules";
+import {
+  covers,
+  escalationMessage,
+  FULL_AUTHORITY,
+  type PolicyRule,
+  type RoleRef,
+} from "../../api/rbac/rules";
 import type { KubeObject } from "../../api/types";
 import type { UserInfo } from "../app-env";
 import type { Env } from "../env";
@@ -38,7 +44,12 @@ function attrs(user: UserInfo, verb: string, resource: string, namespace: string
 }
 
 /** ConfirmNoEscalation: the user's rules in `namespace` must cover `rules`; returns the message when not. */
-async function escalationProblem(user: UserInfo, namespace: string, rules: PolicyRule[], env: Env): Promise<string | undefined> {
+async function escalationProblem(
+  user: UserInfo,
+  namespace: string,
+  rules: PolicyRule[],
+  env: Env,
+): Promise<string | undefined> {
   const snap = await rbacAuthorizer.snapshot(env);
   const held = snap.rulesFor(user, namespace);
   const result = covers(
@@ -54,7 +65,15 @@ function onlyGCFieldsChanged(obj: KubeObject, old: KubeObject | undefined): bool
   if (!old) return false;
   const strip = (o: KubeObject) => {
     const c = structuredClone(o);
-    for (const k of ["ownerReferences", "finalizers", "resourceVersion", "managedFields", "generation", "creationTimestamp", "uid"])
+    for (const k of [
+      "ownerReferences",
+      "finalizers",
+      "resourceVersion",
+      "managedFields",
+      "generation",
+      "creationTimestamp",
+      "uid",
+    ])
       delete c.metadata[k];
     delete c.apiVersion;
     delete c.kind;
@@ -67,7 +86,12 @@ function onlyGCFieldsChanged(obj: KubeObject, old: KubeObject | undefined): bool
  * Call on create/update of roles and clusterroles (after defaulting, before storing).
  * Throws 403 with upstream's message when the user would grant rules they do not hold.
  */
-export async function checkRoleEscalation(user: UserInfo, obj: KubeObject, env: Env, old?: KubeObject): Promise<void> {
+export async function checkRoleEscalation(
+  user: UserInfo,
+  obj: KubeObject,
+  env: Env,
+  old?: KubeObject,
+): Promise<void> {
   if (isPrivileged(user)) return;
   if (onlyGCFieldsChanged(obj, old)) return;
   const cluster = obj.kind ? obj.kind === "ClusterRole" : !obj.metadata?.namespace;
@@ -78,7 +102,8 @@ export async function checkRoleEscalation(user: UserInfo, obj: KubeObject, env: 
   const esc = await rbacAuthorizer.authorize(attrs(user, "escalate", resource, namespace, name), env);
   if (esc.decision === "allow") return;
   if (cluster && obj.aggregationRule) {
-    const changed = !old || JSON.stringify(old.aggregationRule ?? null) !== JSON.stringify(obj.aggregationRule);
+    const changed =
+      !old || JSON.stringify(old.aggregationRule ?? null) !== JSON.stringify(obj.aggregationRule);
     if (changed && (await escalationProblem(user, "", FULL_AUTHORITY, env)))
       throw forbiddenFor(resource, name, "must have cluster-admin privileges to use the aggregationRule");
   }
@@ -91,7 +116,12 @@ export async function checkRoleEscalation(user: UserInfo, obj: KubeObject, env: 
  * Call on create/update of rolebindings and clusterrolebindings. Allowed when the user has
  * `bind` on the referenced role (in the binding's namespace), or already holds its rules.
  */
-export async function checkBindingEscalation(user: UserInfo, obj: KubeObject, env: Env, old?: KubeObject): Promise<void> {
+export async function checkBindingEscalation(
+  user: UserInfo,
+  obj: KubeObject,
+  env: Env,
+  old?: KubeObject,
+): Promise<void> {
   if (isPrivileged(user)) return;
   if (onlyGCFieldsChanged(obj, old)) return;
   const cluster = obj.kind ? obj.kind === "ClusterRoleBinding" : !obj.metadata?.namespace;

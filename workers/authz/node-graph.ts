@@ -36,7 +36,8 @@ export function podSecretNames(pod: KubeObject): string[] {
   for (const v of arr(pod.spec?.volumes)) {
     add(v?.secret?.secretName);
     add(v?.azureFile?.secretName);
-    for (const k of ["cephfs", "cinder", "flexVolume", "rbd", "scaleIO", "iscsi", "storageos"]) add(v?.[k]?.secretRef?.name);
+    for (const k of ["cephfs", "cinder", "flexVolume", "rbd", "scaleIO", "iscsi", "storageos"])
+      add(v?.[k]?.secretRef?.name);
     add(v?.csi?.nodePublishSecretRef?.name);
     for (const s of arr(v?.projected?.sources)) add(s?.secret?.name);
   }
@@ -124,7 +125,13 @@ export class NodeGraph {
   }
 
   /** Whether a pod bound to the node (in that namespace) references kind/name. */
-  async related(env: Env, nodeName: string, kind: RefKind, namespace: string, name: string): Promise<boolean> {
+  async related(
+    env: Env,
+    nodeName: string,
+    kind: RefKind,
+    namespace: string,
+    name: string,
+  ): Promise<boolean> {
     const key = `${env.EDGEPLANE_CLUSTER ?? ""}\u0000${nodeName}\u0000${namespace}`;
     let e = this.cache.get(key);
     const now = Date.now();

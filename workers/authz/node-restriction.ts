@@ -23,7 +23,11 @@ export interface NodeRestrictionContext {
   /** reads pods and nodes when the check needs them (deletes, evictions, tokens, mirror pods) */
   env?: Env;
   /** overrides the store reads (tests) */
-  getObject?: (resource: "pods" | "nodes", namespace: string, name: string) => Promise<KubeObject | undefined>;
+  getObject?: (
+    resource: "pods" | "nodes",
+    namespace: string,
+    name: string,
+  ) => Promise<KubeObject | undefined>;
 }
 
 const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
@@ -74,7 +78,12 @@ export function forbiddenNodeLabels(keys: string[]): string[] {
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
-async function fetchObject(ctx: NodeRestrictionContext, resource: "pods" | "nodes", namespace: string, name: string) {
+async function fetchObject(
+  ctx: NodeRestrictionContext,
+  resource: "pods" | "nodes",
+  namespace: string,
+  name: string,
+) {
   if (ctx.getObject) return ctx.getObject(resource, namespace, name);
   if (!ctx.env) return undefined;
   const def = lookupGVR("", "v1", resource);
@@ -121,16 +130,20 @@ export async function nodeRestriction(
         if (operation === "CREATE") return admitMirrorPod(node, obj!, deny, ctx);
         if (operation === "DELETE") {
           const pod = await existingPod(ctx.name ?? old?.metadata?.name ?? "");
-          if (pod.spec?.nodeName !== node) throw deny(`node ${q} can only delete pods with spec.nodeName set to itself`);
+          if (pod.spec?.nodeName !== node)
+            throw deny(`node ${q} can only delete pods with spec.nodeName set to itself`);
           return;
         }
-        throw deny(`unexpected operation ${JSON.stringify(operation)}, node ${q} can only create and delete mirror pods`);
+        throw deny(
+          `unexpected operation ${JSON.stringify(operation)}, node ${q} can only create and delete mirror pods`,
+        );
       }
       if (subresource === "status") {
         if (operation !== "UPDATE") throw deny(`unexpected operation ${JSON.stringify(operation)}`);
         if (!old || old.spec?.nodeName !== node)
           throw deny(`node ${q} can only update pod status for pods with spec.nodeName set to itself`);
-        if (!same(sortedLabels(old), sortedLabels(obj))) throw deny(`node ${q} cannot update labels through pod status`);
+        if (!same(sortedLabels(old), sortedLabels(obj)))
+          throw deny(`node ${q} cannot update labels through pod status`);
         if (!same(old.status?.resourceClaimStatuses, obj?.status?.resourceClaimStatuses))
           throw deny(`node ${q} cannot update resource claim statues`);
         return;
@@ -140,10 +153,13 @@ export async function nodeRestriction(
         const podName = ctx.name || obj?.metadata?.name;
         if (!podName) throw deny("could not determine pod from request data");
         const pod = await existingPod(podName);
-        if (pod.spec?.nodeName !== node) throw deny(`node ${node} can only evict pods with spec.nodeName set to itself`);
+        if (pod.spec?.nodeName !== node)
+          throw deny(`node ${node} can only evict pods with spec.nodeName set to itself`);
         return;
       }
-      throw deny(`unexpected pod subresource ${JSON.stringify(subresource)}, only 'status' and 'eviction' are allowed`);
+      throw deny(
+        `unexpected pod subresource ${JSON.stringify(subresource)}, only 'status' and 'eviction' are allowed`,
+      );
     }
     case "nodes.":
       return admitNode(node, operation, ctx.name || obj?.metadata?.name || "", obj, old, deny);
@@ -151,12 +167,15 @@ export async function nodeRestriction(
       if (subresource !== "status") throw deny("may only update PVC status");
       if (operation !== "UPDATE") throw deny(`unexpected operation ${JSON.stringify(operation)}`);
       if (!same(pvcComparable(old), pvcComparable(obj)))
-        throw deny(`node ${q} is not allowed to update fields other than status.capacity and status.conditions`);
+        throw deny(
+          `node ${q} is not allowed to update fields other than status.capacity and status.conditions`,
+        );
       return;
     case "serviceaccounts.": {
       if (operation !== "CREATE" || subresource !== "token") return;
       const ref = obj?.spec?.boundObjectRef;
-      if (!ref || ref.apiVersion !== "v1" || ref.kind !== "Pod" || !ref.name) throw deny("node requested token not bound to a pod");
+      if (ref?.apiVersion !== "v1" || ref.kind !== "Pod" || !ref.name)
+        throw deny("node requested token not bound to a pod");
       if (!ref.uid) throw deny("node requested token with a pod binding without a uid");
       const pod = await fetchObject(ctx, "pods", namespace, ref.name);
       if (!pod) throw notFound({ group: "", resource: "pods" }, ref.name);
@@ -164,13 +183,15 @@ export async function nodeRestriction(
         throw deny(
           `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`,
         );
-      if (pod.spec?.nodeName !== node) throw deny("node requested token bound to a pod scheduled on a different node");
+      if (pod.spec?.nodeName !== node)
+        throw deny("node requested token bound to a pod scheduled on a different node");
       return;
     }
     case "leases.coordination.k8s.io": {
       if (namespace !== NODE_LEASE_NAMESPACE)
         throw deny(`can only access leases in the ${JSON.stringify(NODE_LEASE_NAMESPACE)} system namespace`);
-      const name = operation === "CREATE" ? obj?.metadata?.name : ctx.name || obj?.metadata?.name || old?.metadata?.name;
+      const name =
+        operation === "CREATE" ? obj?.metadata?.name : ctx.name || obj?.metadata?.name || old?.metadata?.name;
       if (name !== node) throw deny("can only access node lease with the same name as the requesting node");
       return;
     }
@@ -202,31 +223,45 @@ function pvcComparable(o: KubeObject | undefined): unknown {
 
 type Deny = (msg: string) => Error;
 
-async function admitMirrorPod(node: string, pod: KubeObject, deny: Deny, ctx: NodeRestrictionContext): Promise<void> {
+async function admitMirrorPod(
+  node: string,
+  pod: KubeObject,
+  deny: Deny,
+  ctx: NodeRestrictionContext,
+): Promise<void> {
   const q = JSON.stringify(node);
   if (!Object.hasOwn(pod.metadata?.annotations ?? {}, MIRROR_ANNOTATION))
-    throw deny(`pod does not have ${JSON.stringify(MIRROR_ANNOTATION)} annotation, node ${q} can only create mirror pods`);
-  if (pod.spec?.nodeName !== node) throw deny(`node ${q} can only create pods with spec.nodeName set to itself`);
+    throw deny(
+      `pod does not have ${JSON.stringify(MIRROR_ANNOTATION)} annotation, node ${q} can only create mirror pods`,
+    );
+  if (pod.spec?.nodeName !== node)
+    throw deny(`node ${q} can only create pods with spec.nodeName set to itself`);
   const owners = pod.metadata?.ownerReferences ?? [];
-  if (owners.length > 1) throw deny(`node ${q} can only create pods with a single owner reference set to itself`);
+  if (owners.length > 1)
+    throw deny(`node ${q} can only create pods with a single owner reference set to itself`);
   if (owners.length === 0) throw deny(`node ${q} can only create pods with an owner reference set to itself`);
   const owner = owners[0];
   if (owner.apiVersion !== "v1" || owner.kind !== "Node" || owner.name !== node)
     throw deny(`node ${q} can only create pods with an owner reference set to itself`);
-  if (owner.controller !== true) throw deny(`node ${q} can only create pods with a controller owner reference set to itself`);
-  if (owner.blockOwnerDeletion === true) throw deny(`node ${q} must not set blockOwnerDeletion on an owner reference`);
+  if (owner.controller !== true)
+    throw deny(`node ${q} can only create pods with a controller owner reference set to itself`);
+  if (owner.blockOwnerDeletion === true)
+    throw deny(`node ${q} must not set blockOwnerDeletion on an owner reference`);
   const nodeObj = await fetchObject(ctx, "nodes", "", node);
   if (!nodeObj && (ctx.env || ctx.getObject)) throw notFound({ group: "", resource: "nodes" }, node);
   if (nodeObj && owner.uid !== nodeObj.metadata.uid)
     throw deny(`node ${node} UID mismatch: expected ${owner.uid} got ${nodeObj.metadata.uid}`);
-  if (pod.spec?.serviceAccountName) throw deny(`node ${q} can not create pods that reference a service account`);
+  if (pod.spec?.serviceAccountName)
+    throw deny(`node ${q} can not create pods that reference a service account`);
   if (podSecretNames(pod).length) throw deny(`node ${q} can not create pods that reference secrets`);
   if (podConfigMapNames(pod).length) throw deny(`node ${q} can not create pods that reference configmaps`);
   for (const v of pod.spec?.volumes ?? [])
     for (const s of v?.projected?.sources ?? [])
-      if (s?.clusterTrustBundle) throw deny(`node ${q} can not create pods that reference clustertrustbundles`);
+      if (s?.clusterTrustBundle)
+        throw deny(`node ${q} can not create pods that reference clustertrustbundles`);
   for (const v of pod.spec?.volumes ?? [])
-    if (v?.persistentVolumeClaim) throw deny(`node ${q} can not create pods that reference persistentvolumeclaims`);
+    if (v?.persistentVolumeClaim)
+      throw deny(`node ${q} can not create pods that reference persistentvolumeclaims`);
 }
 
 function admitNode(
@@ -240,14 +275,16 @@ function admitNode(
   const q = JSON.stringify(node);
   if (requested !== node) throw deny(`node ${q} is not allowed to modify node ${JSON.stringify(requested)}`);
   if (operation === "CREATE") {
-    if (obj?.spec?.configSource) throw deny(`node ${q} is not allowed to create pods with a non-nil configSource`);
+    if (obj?.spec?.configSource)
+      throw deny(`node ${q} is not allowed to create pods with a non-nil configSource`);
     const bad = forbiddenNodeLabels(modifiedLabels(obj?.metadata?.labels, undefined));
     if (bad.length) throw deny(`node ${q} is not allowed to set the following labels: ${bad.join(", ")}`);
   }
   if (operation === "UPDATE") {
     if (obj?.spec?.configSource && !same(obj.spec.configSource, old?.spec?.configSource))
       throw deny(`node ${q} is not allowed to update configSource to a new non-nil configSource`);
-    if (!same(obj?.spec?.taints ?? [], old?.spec?.taints ?? [])) throw deny(`node ${q} is not allowed to modify taints`);
+    if (!same(obj?.spec?.taints ?? [], old?.spec?.taints ?? []))
+      throw deny(`node ${q} is not allowed to modify taints`);
     const bad = forbiddenNodeLabels(modifiedLabels(obj?.metadata?.labels, old?.metadata?.labels));
     if (bad.length) throw deny(`is not allowed to modify labels: ${bad.join(", ")}`);
   }

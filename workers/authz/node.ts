@@ -9,7 +9,7 @@ import { parseFieldSelector } from "../../api/selectors";
 import type { UserInfo } from "../app-env";
 import type { Env } from "../env";
 import { NodeGraph, type RefKind } from "./node-graph";
-import { ALLOW, NO_OPINION, type Attributes, type AuthorizerResult, type RulesResult } from "./types";
+import { ALLOW, type Attributes, type AuthorizerResult, NO_OPINION, type RulesResult } from "./types";
 
 export const NODE_USER_PREFIX = "system:node:";
 export const NODES_GROUP = "system:nodes";
@@ -17,7 +17,7 @@ export const NODE_LEASE_NAMESPACE = "kube-node-lease";
 
 /** The node a user is, as upstream's default node identifier: [name, isNode]. */
 export function nodeIdentity(user: Pick<UserInfo, "name" | "groups"> | undefined): [string, boolean] {
-  if (!user || !user.name.startsWith(NODE_USER_PREFIX)) return ["", false];
+  if (!user?.name.startsWith(NODE_USER_PREFIX)) return ["", false];
   if (!user.groups.includes(NODES_GROUP)) return ["", false];
   return [user.name.slice(NODE_USER_PREFIX.length), true];
 }
@@ -28,7 +28,9 @@ const no = (reason: string): AuthorizerResult => ({ decision: "noOpinion", reaso
 export function selectsExactly(fieldSelector: string | undefined, field: string, value: string): boolean {
   if (!fieldSelector) return false;
   try {
-    return parseFieldSelector(fieldSelector).some((r) => r.key === field && r.op === "=" && r.values[0] === value);
+    return parseFieldSelector(fieldSelector).some(
+      (r) => r.key === field && r.op === "=" && r.values[0] === value,
+    );
   } catch {
     return false;
   }
@@ -49,7 +51,8 @@ export class NodeAuthorizer {
         case "configmaps.":
           return this.readNamespaced(node, "configmaps", attrs, env);
         case "persistentvolumeclaims.":
-          if (attrs.subresource === "status") return this.statusUpdate(node, "persistentvolumeclaims", attrs, env);
+          if (attrs.subresource === "status")
+            return this.statusUpdate(node, "persistentvolumeclaims", attrs, env);
           return this.get(node, "persistentvolumeclaims", attrs, env);
         case "persistentvolumes.":
         case "resourceclaims.resource.k8s.io":
@@ -85,33 +88,58 @@ export class NodeAuthorizer {
     };
   }
 
-  private async related(node: string, kind: RefKind | undefined, attrs: Attributes, env: Env): Promise<AuthorizerResult> {
+  private async related(
+    node: string,
+    kind: RefKind | undefined,
+    attrs: Attributes,
+    env: Env,
+  ): Promise<AuthorizerResult> {
     if (!attrs.name) return no("No Object name found");
     const ok = kind !== undefined && (await this.graph.related(env, node, kind, attrs.namespace, attrs.name));
     return ok ? ALLOW : no(`no relationship found between node '${node}' and this object`);
   }
 
-  private statusUpdate(node: string, kind: RefKind, attrs: Attributes, env: Env): Promise<AuthorizerResult> | AuthorizerResult {
+  private statusUpdate(
+    node: string,
+    kind: RefKind,
+    attrs: Attributes,
+    env: Env,
+  ): Promise<AuthorizerResult> | AuthorizerResult {
     if (attrs.verb !== "update" && attrs.verb !== "patch") return no("can only get/update/patch this type");
     if (attrs.subresource !== "status") return no("can only update status subresource");
     return this.related(node, kind, attrs, env);
   }
 
-  private get(node: string, kind: RefKind | undefined, attrs: Attributes, env: Env): Promise<AuthorizerResult> | AuthorizerResult {
+  private get(
+    node: string,
+    kind: RefKind | undefined,
+    attrs: Attributes,
+    env: Env,
+  ): Promise<AuthorizerResult> | AuthorizerResult {
     if (attrs.verb !== "get") return no("can only get individual resources of this type");
     if (attrs.subresource) return no("cannot get subresource");
     return this.related(node, kind, attrs, env);
   }
 
-  private readNamespaced(node: string, kind: RefKind, attrs: Attributes, env: Env): Promise<AuthorizerResult> | AuthorizerResult {
+  private readNamespaced(
+    node: string,
+    kind: RefKind,
+    attrs: Attributes,
+    env: Env,
+  ): Promise<AuthorizerResult> | AuthorizerResult {
     if (!["get", "list", "watch"].includes(attrs.verb)) return no("can only read resources of this type");
     if (attrs.subresource) return no("cannot read subresource");
     if (!attrs.namespace) return no("can only read namespaced object of this type");
     return this.related(node, kind, attrs, env);
   }
 
-  private createToken(node: string, attrs: Attributes, env: Env): Promise<AuthorizerResult> | AuthorizerResult {
-    if (attrs.verb !== "create" || !attrs.name) return no("can only create tokens for individual service accounts");
+  private createToken(
+    node: string,
+    attrs: Attributes,
+    env: Env,
+  ): Promise<AuthorizerResult> | AuthorizerResult {
+    if (attrs.verb !== "create" || !attrs.name)
+      return no("can only create tokens for individual service accounts");
     if (attrs.subresource !== "token") return no("can only create token subresource of serviceaccount");
     return this.related(node, "serviceaccounts", attrs, env);
   }
@@ -172,7 +200,9 @@ function resourceSlice(node: string, attrs: Attributes): AuthorizerResult {
     case "patch":
     case "delete":
       // no slice is served here, so none can be related to the node
-      return attrs.name ? no(`no relationship found between node '${node}' and this object`) : no("No Object name found");
+      return attrs.name
+        ? no(`no relationship found between node '${node}' and this object`)
+        : no("No Object name found");
     case "watch":
     case "list":
     case "deletecollection":

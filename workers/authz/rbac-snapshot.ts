@@ -2,8 +2,15 @@
 // subject (user, group, service account) for the cluster and per namespace, role rules by
 // name with ClusterRole aggregation applied, and a small LRU of the rules each user holds in
 // each namespace. Built from plain objects; knows nothing of the store.
-import { effectiveClusterRoleRules, type ClusterRoleLike } from "../../api/rbac/aggregation";
-import { appliesToUser, type PolicyRule, type RoleRef, type RuleUser, SA_PREFIX, type Subject } from "../../api/rbac/rules";
+import { type ClusterRoleLike, effectiveClusterRoleRules } from "../../api/rbac/aggregation";
+import {
+  appliesToUser,
+  type PolicyRule,
+  type RoleRef,
+  type RuleUser,
+  SA_PREFIX,
+  type Subject,
+} from "../../api/rbac/rules";
 import type { KubeObject } from "../../api/types";
 
 export interface RbacObjects {
@@ -76,7 +83,8 @@ function toBinding(o: KubeObject, kind: Binding["kind"], order: number): Binding
 }
 
 function describeSubject(s: Subject, bindingNamespace: string): string {
-  if (s.kind === "ServiceAccount") return `ServiceAccount ${JSON.stringify(`${s.name}/${s.namespace || bindingNamespace}`)}`;
+  if (s.kind === "ServiceAccount")
+    return `ServiceAccount ${JSON.stringify(`${s.name}/${s.namespace || bindingNamespace}`)}`;
   return `${s.kind} ${JSON.stringify(s.name)}`;
 }
 
@@ -129,18 +137,26 @@ export class RbacSnapshot {
       if (!idx) this.namespaceIndex.set(b.namespace, (idx = newIndex()));
       indexBinding(idx, b);
     }
-    this.size = objs.roles.length + objs.clusterRoles.length + objs.roleBindings.length + objs.clusterRoleBindings.length;
+    this.size =
+      objs.roles.length +
+      objs.clusterRoles.length +
+      objs.roleBindings.length +
+      objs.clusterRoleBindings.length;
   }
 
   /** The rules a role reference grants, or the error upstream's listers give for a missing role. */
   roleRefRules(ref: RoleRef, bindingNamespace: string): { rules?: PolicyRule[]; error?: string } {
     if (ref.kind === "ClusterRole") {
       const rules = this.clusterRoleRules.get(ref.name);
-      return rules ? { rules } : { error: `clusterrole.rbac.authorization.k8s.io ${JSON.stringify(ref.name)} not found` };
+      return rules
+        ? { rules }
+        : { error: `clusterrole.rbac.authorization.k8s.io ${JSON.stringify(ref.name)} not found` };
     }
     if (ref.kind === "Role") {
       const rules = this.roleRules.get(`${bindingNamespace}/${ref.name}`);
-      return rules ? { rules } : { error: `role.rbac.authorization.k8s.io ${JSON.stringify(ref.name)} not found` };
+      return rules
+        ? { rules }
+        : { error: `role.rbac.authorization.k8s.io ${JSON.stringify(ref.name)} not found` };
     }
     return { error: `unsupported role reference kind: ${JSON.stringify(ref.kind)}` };
   }
@@ -150,7 +166,8 @@ export class RbacSnapshot {
     const found = new Set<Binding>();
     for (const b of idx.users.get(user.name) ?? []) found.add(b);
     for (const g of user.groups) for (const b of idx.groups.get(g) ?? []) found.add(b);
-    if (user.name.startsWith(SA_PREFIX)) for (const b of idx.serviceAccounts.get(user.name) ?? []) found.add(b);
+    if (user.name.startsWith(SA_PREFIX))
+      for (const b of idx.serviceAccounts.get(user.name) ?? []) found.add(b);
     return [...found].sort((a, b) => a.order - b.order);
   }
 

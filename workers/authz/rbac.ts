@@ -2,13 +2,14 @@
 // has no opinion otherwise (as upstream: RBAC never denies). Roles and bindings come from
 // the store shards, cached per isolate and cluster, reloaded when older than a second or
 // after invalidateRbacCache() (called after RBAC writes in the same isolate).
+
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles, RBAC_GROUP } from "../../api/rbac/bootstrap";
 import { ruleAllows } from "../../api/rbac/rules";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
-import { Store } from "../store-client";
-import { RbacSnapshot, type RbacObjects } from "./rbac-snapshot";
+import { onStoreWrite, Store } from "../store-client";
+import { type RbacObjects, RbacSnapshot } from "./rbac-snapshot";
 import type { Attributes, AuthorizerResult, RulesResult } from "./types";
 
 export const RBAC_CACHE_TTL_MS = 1000;
@@ -31,6 +32,10 @@ export function markBootstrapPolicyEnsured(cluster: string): void {
 }
 
 export type RbacSource = (env: Env) => Promise<RbacObjects>;
+/** A cheap stamp that changes whenever any RBAC object does (compared before a full reload). */
+export type RbacVersion = (env: Env) => Promise<string>;
+
+const KINDS = ["roles", "clusterroles", "rolebindings", "clusterrolebindings"] as const;
 
 async function listAll(env: Env, resource: string): Promise<KubeObject[]> {
   const def = lookupGVR(RBAC_GROUP, "v1", resource);
@@ -46,12 +51,9 @@ function withDefaults(stored: KubeObject[], defaults: KubeObject[]): KubeObject[
 
 /** Reads the four RBAC kinds from their store shards. */
 export const storeSource: RbacSource = async (env) => {
-  const [roles, clusterRoles, roleBindings, clusterRoleBindings] = await Promise.all([
-    listAll(env, "roles"),
-    listAll(env, "clusterroles"),
-    listAll(env, "rolebindings"),
-    listAll(env, "clusterrolebindings"),
-  ]);
+  const [roles, clusterRoles, roleBindings, clusterRoleBindings] = await Promise.all(
+    KINDS.map((k) => listAll(env, k)),
+  );
   if (ensured.has(env.EDGEPLANE_CLUSTER)) return { roles, clusterRoles, roleBindings, clusterRoleBindings };
   return {
     roles,
@@ -61,26 +63,43 @@ export const storeSource: RbacSource = async (env) => {
   };
 };
 
+/** The four shards' head revisions (a one-item list each). */
+export const storeVersion: RbacVersion = async (env) => {
+  const rvs = await Promise.all(
+    KINDS.map(async (k) => {
+      const def = lookupGVR(RBAC_GROUP, "v1", k);
+      if (!def) return "";
+      return String(
+        JSON.parse(await new Store(env, def).listText({ limit: 1 })).metadata?.resourceVersion ?? "",
+      );
+    }),
+  );
+  return `${ensured.has(env.EDGEPLANE_CLUSTER)}/${rvs.join("/")}`;
+};
+
 interface Cached {
   snapshot: RbacSnapshot;
   at: number;
   epoch: number;
+  version?: string;
 }
 
 export class RBACAuthorizer {
   private readonly cache = new Map<string, Cached>();
-  /** when a reload started, per cluster (promises are not shared across requests) */
-  private readonly loadingSince = new Map<string, number>();
+  /** when a refresh started, per cluster (promises are not shared across requests) */
+  private readonly refreshingSince = new Map<string, number>();
 
   constructor(
     private readonly source: RbacSource = storeSource,
     private readonly ttlMs = RBAC_CACHE_TTL_MS,
+    private readonly version: RbacVersion | undefined = source === storeSource ? storeVersion : undefined,
   ) {}
 
   /**
-   * A current snapshot. When the cached one only aged past the TTL and another request is
-   * already reloading, the cached one is used (bounded to 5 TTLs); after an invalidation
-   * every caller reloads, so a write is seen by the next decision in this isolate.
+   * A current snapshot. After an invalidation (or with none cached) the caller loads one.
+   * When the cached one merely aged past the TTL it is used while one caller refreshes it in
+   * the background (comparing the shards' revisions first, reloading only on change); past
+   * 5 TTLs without a successful refresh the caller waits for a reload.
    */
   async snapshot(env: Env): Promise<RbacSnapshot> {
     const key = env.EDGEPLANE_CLUSTER ?? "";
@@ -89,26 +108,50 @@ export class RBACAuthorizer {
     if (c && c.epoch === epoch) {
       const age = now - c.at;
       if (age < this.ttlMs) return c.snapshot;
-      const since = this.loadingSince.get(key);
-      if (since !== undefined && now - since < 2 * this.ttlMs && age < 5 * this.ttlMs) return c.snapshot;
+      if (age < 5 * this.ttlMs) {
+        const since = this.refreshingSince.get(key);
+        if (since === undefined || now - since > 2 * this.ttlMs) {
+          this.refreshingSince.set(key, now);
+          this.refresh(env, key, c, now).catch((e) => console.error("RBAC cache refresh failed", e));
+        }
+        return c.snapshot;
+      }
     }
+    return (await this.load(env, key, now)).snapshot;
+  }
+
+  private async load(env: Env, key: string, now: number): Promise<Cached> {
     const startEpoch = epoch;
-    this.loadingSince.set(key, now);
+    // the stamp is read first: a write that lands during the lists shows as a changed stamp later
+    const version = this.version ? await this.version(env) : undefined;
+    const objs = await this.source(env);
+    const fresh: Cached = { snapshot: new RbacSnapshot(objs), at: now, epoch: startEpoch, version };
+    const cur = this.cache.get(key);
+    if (!cur || cur.epoch < startEpoch || (cur.epoch === startEpoch && cur.at <= now))
+      this.cache.set(key, fresh);
+    return fresh;
+  }
+
+  private async refresh(env: Env, key: string, c: Cached, now: number): Promise<void> {
     try {
-      const objs = await this.source(env);
-      const fresh: Cached = { snapshot: new RbacSnapshot(objs), at: now, epoch: startEpoch };
-      const cur = this.cache.get(key);
-      if (!cur || cur.epoch < startEpoch || (cur.epoch === startEpoch && cur.at <= now)) this.cache.set(key, fresh);
-      return fresh.snapshot;
+      if (this.version && c.version !== undefined) {
+        const v = await this.version(env);
+        if (v === c.version) {
+          if (this.cache.get(key) === c && c.epoch === epoch) c.at = now;
+          return;
+        }
+      }
+      await this.load(env, key, now);
     } finally {
-      if (this.loadingSince.get(key) === now) this.loadingSince.delete(key);
+      this.refreshingSince.delete(key);
     }
   }
 
   async authorize(attrs: Attributes, env: Env): Promise<AuthorizerResult> {
     const snap = await this.snapshot(env);
     const { rules, errors } = snap.rulesFor(attrs.user, attrs.namespace);
-    for (const r of rules) if (ruleAllows(attrs, r.rule)) return { decision: "allow", reason: `RBAC: allowed by ${r.source()}` };
+    for (const r of rules)
+      if (ruleAllows(attrs, r.rule)) return { decision: "allow", reason: `RBAC: allowed by ${r.source()}` };
     return { decision: "noOpinion", reason: errors.length ? `RBAC: ${aggregate(errors)}` : "" };
   }
 
@@ -125,7 +168,8 @@ export class RBACAuthorizer {
         if (rule.resourceNames?.length) rr.resourceNames = rule.resourceNames;
         out.resourceRules.push(rr);
       }
-      if (rule.nonResourceURLs?.length) out.nonResourceRules.push({ verbs: rule.verbs ?? [], nonResourceURLs: rule.nonResourceURLs });
+      if (rule.nonResourceURLs?.length)
+        out.nonResourceRules.push({ verbs: rule.verbs ?? [], nonResourceURLs: rule.nonResourceURLs });
     }
     if (errors.length) out.errors.push(aggregate(errors));
     return out;
@@ -140,3 +184,8 @@ export function aggregate(messages: string[]): string {
 
 /** The authorizer the chain and the escalation checks use. */
 export const rbacAuthorizer = new RBACAuthorizer();
+
+// a write of an RBAC object in this isolate is seen by the next decision at once
+onStoreWrite((def) => {
+  if (def.group === "rbac.authorization.k8s.io") invalidateRbacCache();
+});

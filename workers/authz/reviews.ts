@@ -12,7 +12,8 @@ import type { Attributes } from "./types";
 const GROUP = "authorization.k8s.io";
 const API_VERSION = `${GROUP}/v1`;
 
-const isObj = (v: unknown): v is Record<string, any> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isObj = (v: unknown): v is Record<string, any> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 function asReview(body: unknown, kind: string): KubeObject {
   if (!isObj(body)) throw badRequest(`not a ${kind}: ${JSON.stringify(body)}`);
@@ -34,21 +35,37 @@ function specCauses(spec: Record<string, any>, needsSubject: boolean): StatusCau
   const hasNonRes = isObj(spec.nonResourceAttributes);
   if (hasRes && hasNonRes)
     causes.push(
-      field.invalid("spec.nonResourceAttributes", spec.nonResourceAttributes, "cannot be specified in combination with resourceAttributes"),
+      field.invalid(
+        "spec.nonResourceAttributes",
+        spec.nonResourceAttributes,
+        "cannot be specified in combination with resourceAttributes",
+      ),
     );
   if (!hasRes && !hasNonRes)
     causes.push(
-      field.invalid("spec.resourceAttributes", null, "exactly one of nonResourceAttributes or resourceAttributes must be specified"),
+      field.invalid(
+        "spec.resourceAttributes",
+        null,
+        "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+      ),
     );
   const groups = Array.isArray(spec.groups) ? spec.groups : [];
   if (needsSubject && !spec.user && groups.length === 0)
-    causes.push(field.invalid("spec.user", spec.user ?? "", "at least one of user or group must be specified"));
+    causes.push(
+      field.invalid("spec.user", spec.user ?? "", "at least one of user or group must be specified"),
+    );
   return causes;
 }
 
 function metadataEmpty(meta: Record<string, any>, allow: string[]): boolean {
   return Object.entries(meta).every(
-    ([k, v]) => allow.includes(k) || k === "managedFields" || v === null || v === undefined || v === "" || (isObj(v) && Object.keys(v).length === 0),
+    ([k, v]) =>
+      allow.includes(k) ||
+      k === "managedFields" ||
+      v === null ||
+      v === undefined ||
+      v === "" ||
+      (isObj(v) && Object.keys(v).length === 0),
   );
 }
 
@@ -71,8 +88,10 @@ function attributesOf(user: UserInfo, spec: Record<string, any>): Attributes {
       name: String(ra.name ?? ""),
       path: "",
       isResourceRequest: true,
-      fieldSelector: typeof ra.fieldSelector?.rawSelector === "string" ? ra.fieldSelector.rawSelector : undefined,
-      labelSelector: typeof ra.labelSelector?.rawSelector === "string" ? ra.labelSelector.rawSelector : undefined,
+      fieldSelector:
+        typeof ra.fieldSelector?.rawSelector === "string" ? ra.fieldSelector.rawSelector : undefined,
+      labelSelector:
+        typeof ra.labelSelector?.rawSelector === "string" ? ra.labelSelector.rawSelector : undefined,
     };
   const nra = isObj(spec.nonResourceAttributes) ? spec.nonResourceAttributes : {};
   return {
@@ -149,9 +168,17 @@ export async function localSubjectAccessReview(
     causes.push(field.invalid("metadata", o.metadata, "must be empty except for namespace"));
   const ra = o.spec.resourceAttributes;
   if (isObj(ra) && (ra.namespace ?? "") !== o.metadata.namespace)
-    causes.push(field.invalid("spec.resourceAttributes.namespace", ra.namespace ?? "", "must match metadata.namespace"));
+    causes.push(
+      field.invalid("spec.resourceAttributes.namespace", ra.namespace ?? "", "must match metadata.namespace"),
+    );
   if (isObj(o.spec.nonResourceAttributes))
-    causes.push(field.invalid("spec.nonResourceAttributes", o.spec.nonResourceAttributes, "disallowed on this kind of request"));
+    causes.push(
+      field.invalid(
+        "spec.nonResourceAttributes",
+        o.spec.nonResourceAttributes,
+        "disallowed on this kind of request",
+      ),
+    );
   if (causes.length) fail(kind, causes);
   return decide(o, attributesOf(specUser(o.spec), o.spec), env);
 }
@@ -171,5 +198,11 @@ export async function selfSubjectRulesReview(body: unknown, user: UserInfo, env:
   const errors = [...new Set(r.errors)];
   if (errors.length) status.evaluationError = errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`;
   // upstream answers with a fresh object: only the status is filled
-  return { apiVersion: API_VERSION, kind, metadata: { creationTimestamp: null as unknown as string }, spec: {}, status };
+  return {
+    apiVersion: API_VERSION,
+    kind,
+    metadata: { creationTimestamp: null as unknown as string },
+    spec: {},
+    status,
+  };
 }

@@ -4,9 +4,8 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { ANONYMOUS, authenticate, handleIssuerDiscovery, impersonate } from "../authn/index";
+import { authorizationModes, authorize } from "../authz/index";
 import { internalUser } from "../internal";
-import type { RequestInfo } from "../request-info";
-import { allowed } from "./authz";
 
 export { ANONYMOUS, parseTokenFile } from "../authn/index";
 
@@ -18,19 +17,9 @@ export function authentication(): MiddlewareHandler<AppEnv> {
       return next();
     }
     const user = (await authenticate(c.req.raw, c.env)) ?? ANONYMOUS;
-    const acting = await impersonate(c.req.raw, user, (a) => {
-      // until RBAC lands: the same rule the authorization filter applies
-      const info = {
-        isResourceRequest: true,
-        verb: a.verb,
-        apiGroup: a.apiGroup,
-        resource: a.resource,
-        subresource: a.subresource,
-        namespace: a.namespace,
-        name: a.name,
-        path: "",
-      } as unknown as RequestInfo;
-      return allowed(a.user, info);
+    const acting = await impersonate(c.req.raw, user, async (a) => {
+      const r = await authorize(authorizationModes(c.env), a, c.env);
+      return r.decision === "allow";
     });
     c.set("user", acting);
     return next();

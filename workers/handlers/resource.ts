@@ -10,6 +10,7 @@ import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects
 import { admit } from "../admission";
 import type { AppEnv } from "../app-env";
 import { selfSubjectReview, tokenReview } from "../authn/index";
+import { handleReview } from "../authz/index";
 import { decodeObject, mediaType, PATCH_TYPES, parseBody, readText } from "../body";
 import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
@@ -122,6 +123,16 @@ export async function handleResource(c: C): Promise<Response> {
       return respondWith(w, JSON.stringify(await tokenReview(c.env, body)), 201);
     if (def.resource === "selfsubjectreviews")
       return respondWith(w, JSON.stringify(selfSubjectReview(c.get("user"))), 201);
+  }
+  if (def.group === "authorization.k8s.io" && info.verb === "create") {
+    const review = await handleReview(
+      def.resource,
+      await decodeObject(c.req.raw),
+      c.get("user"),
+      c.env,
+      namespace,
+    );
+    return respondWith(w, JSON.stringify(review), 201);
   }
 
   switch (info.verb) {
