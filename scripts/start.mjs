@@ -13,11 +13,27 @@ edgeplane control plane is up at ${server.url}
   try:        export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces
 `);
 
+// TypeScript parts (simulated nodes, edgelet) load through tsx
+const { register } = await import("tsx/esm/api");
+register();
+
+const stops = [];
+const simulated = Number(process.env.EDGEPLANE_NODES ?? 0);
+if (simulated > 0) {
+  const { startSimulatedNodes } = await import("../agent/simulated/simnodes.ts");
+  const sim = await startSimulatedNodes({ server: server.url, token: server.token, count: simulated });
+  stops.push(() => sim.stop());
+  console.log(
+    `joined ${sim.nodes.length} simulated node(s): ${sim.nodes.slice(0, 5).join(", ")}${sim.nodes.length > 5 ? ", ..." : ""}`,
+  );
+}
+
 let stopping = false;
 async function shutdown() {
   if (stopping) return;
   stopping = true;
   console.log("\nstopping edgeplane...");
+  for (const stop of stops.reverse()) await stop().catch(() => {});
   await server.stop();
   process.exit(0);
 }

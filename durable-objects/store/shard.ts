@@ -183,10 +183,12 @@ export class StoreShard extends DurableObject<Env> {
         );
       const obj = JSON.parse(cur.data) as KubeObject;
       const d = decideDelete(def, obj, opts, new Date());
-      if (d.action === "unchanged") return ok(cur.data, 202);
+      // a delete that only marks the object answers 200 with it, as upstream (202 is
+      // reserved for orphanDependents=false, which the apiserver handles)
+      if (d.action === "unchanged") return ok(cur.data, 200);
       if (d.action === "mark") {
-        if (opts.dryRun) return ok(JSON.stringify(d.object), 202);
-        return ok(this.commit("MODIFIED", d.object, cur), 202);
+        if (opts.dryRun) return ok(JSON.stringify(d.object), 200);
+        return ok(this.commit("MODIFIED", d.object, cur), 200);
       }
       if (opts.dryRun) return ok(cur.data);
       return ok(this.commit("DELETED", obj, cur));

@@ -215,7 +215,7 @@ describe("store semantics", () => {
     (obj.metadata as any).finalizers = ["example.com/hold"];
     await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, obj);
     const del = await api(t, "DELETE", `/api/v1/namespaces/${ns}/configmaps/fin`);
-    expect(del.status).toBe(202);
+    expect(del.status).toBe(200);
     const held = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/fin`);
     expect(held.json.metadata.deletionTimestamp).toBeTruthy();
     const patched = await api(
@@ -262,7 +262,7 @@ describe("store semantics", () => {
     });
     expect(rebind.status).toBe(409);
     const del = await api(t, "DELETE", `/api/v1/namespaces/${ns}/pods/bound`);
-    expect(del.status).toBe(202);
+    expect(del.status).toBe(200);
     const marked = await api(t, "GET", `/api/v1/namespaces/${ns}/pods/bound`);
     expect(marked.json.metadata.deletionTimestamp).toBeTruthy();
     expect(marked.json.metadata.deletionGracePeriodSeconds).toBe(30);

@@ -1,0 +1,147 @@
+// What a simulated node looks like to the API: the Node object a kubelet registers, its
+// status, and its (never contacted) addresses: node i has InternalIP 10.1.x.y and pod CIDR
+// 10.(64 + i/256).(i%256).0/24.
+
+export interface NodeTemplate {
+  zones: string[];
+  capacity: Record<string, string>;
+  labels: Record<string, string>;
+  taints: Array<{ key: string; value?: string; effect: string }>;
+  instanceType: string;
+}
+
+export const KUBELET_VERSION = "v1.32.0-edgeplane-sim";
+export const RUNTIME_VERSION = "simulated://1.0";
+
+export function nodeIP(index: number): string {
+  const n = index + 1;
+  return `10.${1 + ((n >> 16) & 0x3f)}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+/** The first three octets of the node's pod /24. */
+export function podCIDRPrefix(index: number): string {
+  return `10.${64 + ((index >> 8) & 0x7f)}.${index & 255}`;
+}
+
+export function nodeObject(name: string, index: number, t: NodeTemplate): any {
+  const zone = t.zones.length ? t.zones[index % t.zones.length] : undefined;
+  const cidr = `${podCIDRPrefix(index)}.0/24`;
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name,
+      labels: {
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "node.kubernetes.io/instance-type": t.instanceType,
+        ...(zone ? { "topology.kubernetes.io/zone": zone } : {}),
+        ...t.labels,
+      },
+      annotations: {
+        "node.alpha.kubernetes.io/ttl": "0",
+        "kwok.x-k8s.io/node": "fake",
+      },
+    },
+    spec: {
+      podCIDR: cidr,
+      podCIDRs: [cidr],
+      ...(t.taints.length ? { taints: t.taints } : {}),
+    },
+  };
+}
+
+function condition(
+  type: string,
+  status: string,
+  reason: string,
+  message: string,
+  now: string,
+  since: string,
+) {
+  return { type, status, lastHeartbeatTime: now, lastTransitionTime: since, reason, message };
+}
+
+/** A healthy node's status; `since` is when the conditions last changed. */
+export function nodeStatus(name: string, index: number, t: NodeTemplate, now: string, since: string): any {
+  const id = `${index.toString(16).padStart(8, "0")}-0000-4000-8000-${hex(name)}`;
+  return {
+    capacity: { ...t.capacity },
+    allocatable: { ...t.capacity },
+    conditions: [
+      condition(
+        "MemoryPressure",
+        "False",
+        "KubeletHasSufficientMemory",
+        "kubelet has sufficient memory available",
+        now,
+        since,
+      ),
+      condition(
+        "DiskPressure",
+        "False",
+        "KubeletHasNoDiskPressure",
+        "kubelet has no disk pressure",
+        now,
+        since,
+      ),
+      condition(
+        "PIDPressure",
+        "False",
+        "KubeletHasSufficientPID",
+        "kubelet has sufficient PID available",
+        now,
+        since,
+      ),
+      condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", now, since),
+    ],
+    addresses: [
+      { type: "InternalIP", address: nodeIP(index) },
+      { type: "Hostname", address: name },
+    ],
+    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    nodeInfo: {
+      machineID: id.replaceAll("-", "").slice(0, 32),
+      systemUUID: id,
+      bootID: id,
+      kernelVersion: "6.1.0-edgeplane-sim",
+      osImage: "edgeplane simulated node",
+      containerRuntimeVersion: RUNTIME_VERSION,
+      kubeletVersion: KUBELET_VERSION,
+      kubeProxyVersion: "",
+      operatingSystem: "linux",
+      architecture: "amd64",
+    },
+  };
+}
+
+/** Whether the status the API holds still says what this node reports (Ready and healthy). */
+export function statusIsHealthy(status: any): boolean {
+  const conds: any[] = Array.isArray(status?.conditions) ? status.conditions : [];
+  const want: Record<string, string> = {
+    Ready: "True",
+    MemoryPressure: "False",
+    DiskPressure: "False",
+    PIDPressure: "False",
+  };
+  return Object.entries(want).every(([type, s]) => conds.some((c) => c?.type === type && c.status === s));
+}
+
+function hex(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return `${h.toString(16).padStart(8, "0")}0000`;
+}
+
+/** metav1.Time: seconds precision. */
+export function rfc3339(d = new Date()): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** metav1.MicroTime: microseconds precision. */
+export function microTime(d = new Date()): string {
+  return d.toISOString().replace(/Z$/, "000Z");
+}

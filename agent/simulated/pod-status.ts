@@ -1,0 +1,96 @@
+// The status a kubelet would report for a pod whose containers all started: Running,
+// every condition True, init containers Completed (sidecars running), fake IPs.
+import { rfc3339 } from "./node-spec";
+
+export interface PodPlacement {
+  hostIP: string;
+  podIP: string;
+}
+
+const CONDITION_TYPES = [
+  "PodReadyToStartContainers",
+  "Initialized",
+  "ContainersReady",
+  "Ready",
+  "PodScheduled",
+];
+
+function running(c: any, uid: string, at: string, ready = true) {
+  return {
+    name: c.name,
+    image: c.image ?? "",
+    imageID: `simulated://${c.image ?? ""}`,
+    containerID: `simulated://${uid}-${c.name}`,
+    ready,
+    started: true,
+    restartCount: 0,
+    state: { running: { startedAt: at } },
+    lastState: {},
+  };
+}
+
+function completed(c: any, uid: string, at: string) {
+  return {
+    name: c.name,
+    image: c.image ?? "",
+    imageID: `simulated://${c.image ?? ""}`,
+    containerID: `simulated://${uid}-${c.name}`,
+    ready: true,
+    started: false,
+    restartCount: 0,
+    state: {
+      terminated: {
+        exitCode: 0,
+        reason: "Completed",
+        startedAt: at,
+        finishedAt: at,
+        containerID: `simulated://${uid}-${c.name}`,
+      },
+    },
+    lastState: {},
+  };
+}
+
+/** A merge patch for pods/<name>/status that makes the pod Running. */
+export function runningStatusPatch(pod: any, where: PodPlacement, now = new Date()): any {
+  const at = rfc3339(now);
+  const uid: string = pod.metadata?.uid ?? "";
+  const spec = pod.spec ?? {};
+  const old = pod.status ?? {};
+  const oldConds: any[] = Array.isArray(old.conditions) ? old.conditions : [];
+  const conditions = CONDITION_TYPES.map((type) => {
+    const prev = oldConds.find((c) => c?.type === type);
+    const since = prev?.status === "True" && prev.lastTransitionTime ? prev.lastTransitionTime : at;
+    return { type, status: "True", lastProbeTime: null, lastTransitionTime: since };
+  });
+  // readiness gates and other conditions someone else owns stay as they are
+  for (const c of oldConds) if (c?.type && !CONDITION_TYPES.includes(c.type)) conditions.push(c);
+  const podIP = spec.hostNetwork ? where.hostIP : where.podIP;
+  const status: any = {
+    phase: "Running",
+    conditions,
+    hostIP: where.hostIP,
+    hostIPs: [{ ip: where.hostIP }],
+    podIP,
+    podIPs: [{ ip: podIP }],
+    startTime: old.startTime ?? at,
+    containerStatuses: (Array.isArray(spec.containers) ? spec.containers : []).map((c: any) =>
+      running(c, uid, at),
+    ),
+  };
+  const inits: any[] = Array.isArray(spec.initContainers) ? spec.initContainers : [];
+  if (inits.length) {
+    // restartPolicy Always on an init container makes it a sidecar: it keeps running
+    status.initContainerStatuses = inits.map((c) =>
+      c.restartPolicy === "Always" ? running(c, uid, at) : completed(c, uid, at),
+    );
+  }
+  if (old.qosClass) status.qosClass = old.qosClass;
+  return { status };
+}
+
+/** Whether the pod already reports what this simulator would (e.g. after a restart). */
+export function looksStarted(pod: any): boolean {
+  const s = pod.status ?? {};
+  return s.phase === "Running" && typeof s.podIP === "string" && s.podIP !== "";
+}

@@ -1,0 +1,252 @@
+// The pod side of every simulated node: one watch over all bound pods, and for those bound
+// to our nodes a tiny per-pod state machine: starting -> running -> terminating -> gone.
+import { type ApiClient, sleep, withRetry } from "./client";
+import { Informer } from "./informer";
+import { looksStarted, runningStatusPatch } from "./pod-status";
+
+export interface SimNodeRef {
+  index: number;
+  hostIP: string;
+  /** First three octets of its pod /24. */
+  cidrPrefix: string;
+  /** Last octets in use (1..254). */
+  used: Set<number>;
+  /** A dead node (stopLeases) neither starts nor finishes pods. */
+  alive: boolean;
+}
+
+interface PodState {
+  uid: string;
+  node: string;
+  namespace: string;
+  name: string;
+  phase: "starting" | "running" | "terminating";
+  timer?: NodeJS.Timeout;
+  ipOctet?: number;
+  /** The latest object seen. */
+  pod: any;
+}
+
+export interface PodStats {
+  started: number;
+  deleted: number;
+  failures: number;
+}
+
+const MAX_PODS_PER_CIDR = 254;
+
+export class PodSimulator {
+  readonly stats: PodStats = { started: 0, deleted: 0, failures: 0 };
+  private readonly pods = new Map<string, PodState>();
+  /** Latest pods seen on dead nodes, by uid: worked on if the node comes back. */
+  private readonly parked = new Map<string, any>();
+  private readonly informer: Informer;
+  private stopped = false;
+
+  constructor(
+    private readonly client: ApiClient,
+    private readonly nodes: Map<string, SimNodeRef>,
+    private readonly startDelayMs: number,
+    private readonly log: (msg: string) => void,
+  ) {
+    this.informer = new Informer(
+      client,
+      "/api/v1/pods",
+      { fieldSelector: "spec.nodeName!=" },
+      {
+        onList: (items) => this.resync(items),
+        onEvent: (type, pod) => (type === "DELETED" ? this.forget(pod?.metadata?.uid) : this.observe(pod)),
+      },
+      log,
+    );
+  }
+
+  start(): Promise<void> {
+    this.informer.start();
+    return this.informer.synced;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const p of this.pods.values()) clearTimeout(p.timer);
+    await this.informer.stop();
+  }
+
+  /** Pods this simulator currently tracks, by node. */
+  count(node?: string): number {
+    let n = 0;
+    for (const p of this.pods.values()) if (!node || p.node === node) n++;
+    return n;
+  }
+
+  private resync(items: any[]): void {
+    const seen = new Set<string>();
+    for (const pod of items) {
+      const uid = pod?.metadata?.uid;
+      if (uid) seen.add(uid);
+      this.observe(pod);
+    }
+    for (const uid of [...this.pods.keys()]) if (!seen.has(uid)) this.forget(uid);
+    for (const uid of [...this.parked.keys()]) if (!seen.has(uid)) this.parked.delete(uid);
+  }
+
+  /** A node came back to life: act on what happened to its pods meanwhile. */
+  revive(node: string): void {
+    for (const [uid, pod] of [...this.parked]) {
+      if (pod.spec?.nodeName !== node) continue;
+      this.parked.delete(uid);
+      this.observe(pod);
+    }
+  }
+
+  private observe(pod: any): void {
+    const uid: string | undefined = pod?.metadata?.uid;
+    const nodeName: string | undefined = pod?.spec?.nodeName;
+    if (!uid || !nodeName || this.stopped) return;
+    const node = this.nodes.get(nodeName);
+    if (!node) return;
+    if (!node.alive) {
+      this.parked.set(uid, pod);
+      return;
+    }
+    let st = this.pods.get(uid);
+    if (st) st.pod = pod;
+    if (pod.metadata.deletionTimestamp) {
+      if (!st) {
+        st = this.track(pod, nodeName);
+      }
+      if (st.phase !== "terminating") this.terminate(st, pod);
+      return;
+    }
+    if (st) return;
+    const phase = pod.status?.phase;
+    if (phase === "Succeeded" || phase === "Failed") return;
+    st = this.track(pod, nodeName);
+    if (looksStarted(pod)) {
+      // started earlier (by a previous run): keep its address reserved
+      st.phase = "running";
+      const ip: string = pod.status.podIP;
+      if (ip.startsWith(`${node.cidrPrefix}.`)) {
+        st.ipOctet = Number(ip.slice(node.cidrPrefix.length + 1));
+        node.used.add(st.ipOctet);
+      }
+      return;
+    }
+    st.ipOctet = pod.spec?.hostNetwork ? undefined : allocate(node);
+    const s = st;
+    s.timer = setTimeout(() => void this.run(s, pod, node), this.startDelayMs);
+  }
+
+  private track(pod: any, node: string): PodState {
+    const st: PodState = {
+      uid: pod.metadata.uid,
+      node,
+      namespace: pod.metadata.namespace,
+      name: pod.metadata.name,
+      phase: "starting",
+      pod,
+    };
+    this.pods.set(st.uid, st);
+    return st;
+  }
+
+  private async run(st: PodState, pod: any, node: SimNodeRef): Promise<void> {
+    st.timer = undefined;
+    if (this.stopped || st.phase !== "starting" || this.pods.get(st.uid) !== st) return;
+    if (this.parkIfDead(st)) return;
+    const podIP = st.ipOctet === undefined ? node.hostIP : `${node.cidrPrefix}.${st.ipOctet}`;
+    const patch = runningStatusPatch(st.pod ?? pod, { hostIP: node.hostIP, podIP });
+    patch.metadata = { uid: st.uid };
+    const path = `/api/v1/namespaces/${st.namespace}/pods/${st.name}/status`;
+    try {
+      const r = await withRetry(
+        () => this.client.request("PATCH", path, patch, "application/merge-patch+json"),
+        {
+          stopped: () => this.stopped || st.phase !== "starting",
+        },
+      );
+      if (r.status === 200) {
+        if (st.phase === "starting") st.phase = "running";
+        this.stats.started++;
+        return;
+      }
+      if (r.status === 404 || r.status === 409) return; // gone, or a new pod with that name
+      this.stats.failures++;
+      this.log(`pod ${st.namespace}/${st.name}: status ${r.status} ${r.json?.message ?? ""}`);
+    } catch (e) {
+      this.stats.failures++;
+      if (!this.stopped) this.log(`pod ${st.namespace}/${st.name}: ${(e as Error).message}`);
+    }
+    // try again a little later, unless it was deleted meanwhile
+    if (this.pods.get(st.uid) === st && st.phase === "starting" && !this.stopped)
+      st.timer = setTimeout(() => void this.run(st, pod, node), 5000);
+  }
+
+  private terminate(st: PodState, pod: any): void {
+    st.phase = "terminating";
+    clearTimeout(st.timer);
+    const grace = Number(
+      pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30,
+    );
+    const waitMs = Math.max(0, Math.min(Number.isFinite(grace) ? grace : 30, 1)) * 1000;
+    st.timer = setTimeout(() => void this.finish(st), waitMs);
+  }
+
+  private async finish(st: PodState): Promise<void> {
+    st.timer = undefined;
+    if (this.parkIfDead(st)) return;
+    const path = `/api/v1/namespaces/${st.namespace}/pods/${st.name}`;
+    const body = {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
+      gracePeriodSeconds: 0,
+      preconditions: { uid: st.uid },
+    };
+    for (let attempt = 0; !this.stopped && this.pods.get(st.uid) === st; attempt++) {
+      try {
+        const r = await withRetry(() => this.client.request("DELETE", path, body), {
+          stopped: () => this.stopped,
+        });
+        if (r.status === 200 || r.status === 202 || r.status === 404 || r.status === 409) {
+          if (r.status < 300) this.stats.deleted++;
+          // the DELETED event forgets it; a 404/409 means it is already gone
+          if (r.status >= 400) this.forget(st.uid);
+          return;
+        }
+        this.log(`pod ${st.namespace}/${st.name}: delete ${r.status} ${r.json?.message ?? ""}`);
+      } catch (e) {
+        if (!this.stopped) this.log(`pod ${st.namespace}/${st.name}: delete: ${(e as Error).message}`);
+      }
+      this.stats.failures++;
+      await sleep(Math.min(500 * 2 ** attempt, 10_000));
+    }
+  }
+
+  /** The node died while this pod waited on a timer: leave the pod for its revival. */
+  private parkIfDead(st: PodState): boolean {
+    if (this.nodes.get(st.node)?.alive !== false) return false;
+    this.forget(st.uid);
+    this.parked.set(st.uid, st.pod);
+    return true;
+  }
+
+  private forget(uid: string | undefined): void {
+    if (!uid) return;
+    this.parked.delete(uid);
+    const st = this.pods.get(uid);
+    if (!st) return;
+    clearTimeout(st.timer);
+    this.pods.delete(uid);
+    if (st.ipOctet !== undefined) this.nodes.get(st.node)?.used.delete(st.ipOctet);
+  }
+}
+
+function allocate(node: SimNodeRef): number | undefined {
+  for (let i = 1; i <= MAX_PODS_PER_CIDR; i++) {
+    if (!node.used.has(i)) {
+      node.used.add(i);
+      return i;
+    }
+  }
+  return undefined; // full: share the host's address rather than fail
+}

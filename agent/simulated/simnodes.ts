@@ -1,0 +1,142 @@
+// KWOK-style simulated nodes: one process joins N fake nodes to the control plane. Each
+// registers a Node, keeps its Lease renewed and its status Ready, and "runs" the pods bound
+// to it: they go Running with fake IPs, and deleted ones are finished after a short grace.
+import { ApiClient, type ClientStats } from "./client";
+import { Fleet, type FleetStats } from "./fleet";
+import { nodeIP, podCIDRPrefix } from "./node-spec";
+import { PodSimulator, type PodStats, type SimNodeRef } from "./pods";
+
+export interface SimulatedNodesOptions {
+  /** apiserver URL, http:// or https:// */
+  server: string;
+  token?: string;
+  count: number;
+  namePrefix?: string;
+  zones?: string[];
+  capacity?: Record<string, string>;
+  labels?: Record<string, string>;
+  taints?: Array<{ key: string; value?: string; effect: string }>;
+  /** Lease renewal period (leaseDurationSeconds is 40). */
+  leaseSeconds?: number;
+  /** Full node status report period (the kubelet's nodeStatusReportFrequency). */
+  statusSeconds?: number;
+  /** How long a bound pod takes to become Running. */
+  podStartDelayMs?: number;
+  /** Index of the first node, for IP plans that must not overlap another simulator's. */
+  firstIndex?: number;
+  instanceType?: string;
+  /** Registrations in flight at once. */
+  registerConcurrency?: number;
+  /** Requests in flight at once overall. */
+  maxInFlight?: number;
+  ca?: string;
+  insecure?: boolean;
+  log?: (msg: string) => void;
+}
+
+export interface SimulatedNodesStats {
+  client: ClientStats;
+  fleet: FleetStats;
+  pods: PodStats;
+  trackedPods: number;
+}
+
+export interface SimulatedNodes {
+  nodes: string[];
+  stop(): Promise<void>;
+  /**
+   * The node dies: its Lease and status are no longer renewed and its pods are no longer
+   * started or finished (they wait, as on a crashed kubelet).
+   */
+  stopLeases(name: string): void;
+  /** The node comes back: heartbeats at once, then it catches up with its pods. */
+  resumeLeases(name: string): void;
+  stats(): SimulatedNodesStats;
+}
+
+export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<SimulatedNodes> {
+  const count = opts.count;
+  if (!Number.isInteger(count) || count < 0)
+    throw new Error(`count must be a non-negative integer, got ${count}`);
+  const prefix = opts.namePrefix ?? "sim-node-";
+  const first = opts.firstIndex ?? 0;
+  const log = opts.log ?? ((msg: string) => console.error(`simnodes: ${msg}`));
+  const client = new ApiClient({
+    server: opts.server,
+    token: opts.token,
+    ca: opts.ca,
+    insecure: opts.insecure,
+    maxInFlight: opts.maxInFlight ?? 64,
+  });
+  const fleet = new Fleet(client, {
+    leaseSeconds: opts.leaseSeconds ?? 10,
+    statusSeconds: opts.statusSeconds ?? 300,
+    log,
+    template: {
+      zones: opts.zones ?? ["zone-a", "zone-b", "zone-c"],
+      capacity: opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" },
+      labels: opts.labels ?? {},
+      taints: opts.taints ?? [],
+      instanceType: opts.instanceType ?? "edgeplane.sim-32x256",
+    },
+  });
+  const names = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+  const refs = new Map<string, SimNodeRef>();
+  names.forEach((name, i) => {
+    const index = first + i;
+    refs.set(name, {
+      index,
+      hostIP: nodeIP(index),
+      cidrPrefix: podCIDRPrefix(index),
+      used: new Set(),
+      alive: true,
+    });
+  });
+  const pods = new PodSimulator(client, refs, opts.podStartDelayMs ?? 0, log);
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all([fleet.stop(), pods.stop()]);
+    client.close();
+  };
+
+  try {
+    // the pod watch first: pods bound before a node finished registering are not missed
+    await pods.start();
+    fleet.start();
+    let next = 0;
+    const worker = async () => {
+      while (next < names.length && !stopped) {
+        const i = next++;
+        await fleet.register(names[i], first + i);
+      }
+    };
+    const width = Math.max(1, Math.min(opts.registerConcurrency ?? 32, names.length));
+    await Promise.all(Array.from({ length: width }, worker));
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+
+  return {
+    nodes: names,
+    stop,
+    stopLeases: (name) => {
+      fleet.stopLeases(name);
+      refs.get(name)!.alive = false;
+    },
+    resumeLeases: (name) => {
+      fleet.resumeLeases(name);
+      refs.get(name)!.alive = true;
+      pods.revive(name);
+    },
+    stats: () => ({
+      client: { ...client.stats, byVerb: { ...client.stats.byVerb } },
+      fleet: { ...fleet.stats },
+      pods: { ...pods.stats },
+      trackedPods: pods.count(),
+    }),
+  };
+}

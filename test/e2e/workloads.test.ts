@@ -1,0 +1,218 @@
+// Deployment -> ReplicaSet -> Pods -> Binding (FLOW.md 4, 5) end to end: real kubectl,
+// the controllers and the scheduler in workerd, KWOK-style simulated nodes.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSimulatedNodes } from "../../agent/simulated/simnodes";
+import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+
+const t = shared();
+const k = (args: string[]) => kubectl(t, args);
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 15000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function pods(ns: string, selector = ""): Promise<any[]> {
+  const r = await api(
+    t,
+    "GET",
+    `/api/v1/namespaces/${ns}/pods${selector ? `?labelSelector=${encodeURIComponent(selector)}` : ""}`,
+  );
+  return r.json.items;
+}
+
+let sim: Awaited<ReturnType<typeof startSimulatedNodes>>;
+
+beforeAll(async () => {
+  sim = await startSimulatedNodes({ server: t.url, token: t.token, count: 3, namePrefix: "wl-node-" });
+});
+
+afterAll(async () => {
+  await sim?.stop();
+  for (const n of sim?.nodes ?? []) await api(t, "DELETE", `/api/v1/nodes/${n}`);
+});
+
+describe.skipIf(!hasKubectl)("workloads", () => {
+  it("create deployment -> one ReplicaSet, three pods bound to simulated nodes; describe shows Scheduled", async () => {
+    const ns = await freshNamespace(t);
+    const started = Date.now();
+    const r = await k(["create", "deployment", "web", "-n", ns, "--image=busybox", "--replicas=3"]);
+    expect(r.code, r.stderr).toBe(0);
+    const bound = await until("3 bound pods", async () => {
+      const ps = await pods(ns, "app=web");
+      return ps.length === 3 && ps.every((p) => p.spec.nodeName) && ps;
+    });
+    const elapsed = Date.now() - started;
+    console.log(`deployment of 3 -> all pods bound in ${elapsed} ms`);
+    expect(bound.every((p) => sim.nodes.includes(p.spec.nodeName))).toBe(true);
+    const rs = (await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets`)).json.items;
+    expect(rs).toHaveLength(1);
+    expect(rs[0].metadata.ownerReferences[0]).toMatchObject({
+      kind: "Deployment",
+      name: "web",
+      controller: true,
+    });
+    expect(bound[0].metadata.ownerReferences[0]).toMatchObject({
+      kind: "ReplicaSet",
+      name: rs[0].metadata.name,
+    });
+    const wide = await k(["get", "pods", "-n", ns, "-o", "wide"]);
+    for (const p of bound) expect(wide.stdout).toContain(p.spec.nodeName);
+    const d = await k(["describe", "pod", "-n", ns, bound[0].metadata.name]);
+    expect(d.stdout).toMatch(/Normal\s+Scheduled\s+.*Successfully assigned .* to wl-node-/);
+    await until("rollout status", async () => {
+      const s = await k(["rollout", "status", `deployment/web`, "-n", ns, "--timeout=10s"]);
+      return s.code === 0 && s.stdout.includes("successfully rolled out");
+    });
+  });
+
+  it("set image rolls with maxUnavailable respected; rollout undo goes back; scale 5 and 1", async () => {
+    const ns = await freshNamespace(t);
+    await k(["create", "deployment", "roll", "-n", ns, "--image=busybox:1", "--replicas=4"]);
+    await until(
+      "initial rollout",
+      async () => (await k(["rollout", "status", "deployment/roll", "-n", ns, "--timeout=10s"])).code === 0,
+    );
+    // watch pods while rolling: available (Ready, not terminating) never below replicas - maxUnavailable (4 - 1)
+    const list = await api(t, "GET", `/api/v1/namespaces/${ns}/pods`);
+    const state = new Map<string, any>(list.json.items.map((p: any) => [p.metadata.name, p]));
+    let minAvailable = Number.POSITIVE_INFINITY;
+    const ctrl = new AbortController();
+    const watching = (async () => {
+      const res = await fetch(
+        `${t.url}/api/v1/namespaces/${ns}/pods?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`,
+        {
+          headers: { authorization: `Bearer ${t.token}` },
+          signal: ctrl.signal,
+        },
+      );
+      const reader = res.body!.getReader();
+      let buf = "";
+      const dec = new TextDecoder();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buf += dec.decode(value, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf("\n")) >= 0) {
+          const ev = JSON.parse(buf.slice(0, i));
+          buf = buf.slice(i + 1);
+          if (ev.type === "DELETED") state.delete(ev.object.metadata.name);
+          else state.set(ev.object.metadata.name, ev.object);
+          const available = [...state.values()].filter(
+            (p) =>
+              !p.metadata.deletionTimestamp &&
+              p.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True"),
+          ).length;
+          minAvailable = Math.min(minAvailable, available);
+        }
+      }
+    })().catch(() => {});
+    const set = await k(["set", "image", "deployment/roll", "-n", ns, "busybox=busybox:2"]);
+    expect(set.code, set.stderr).toBe(0);
+    const rs = await k(["rollout", "status", "deployment/roll", "-n", ns, "--timeout=30s"]);
+    expect(rs.code, rs.stderr).toBe(0);
+    ctrl.abort();
+    await watching;
+    expect(minAvailable).toBeGreaterThanOrEqual(3);
+    const images = (await pods(ns, "app=roll"))
+      .filter((p) => !p.metadata.deletionTimestamp)
+      .map((p) => p.spec.containers[0].image);
+    expect(new Set(images)).toEqual(new Set(["busybox:2"]));
+    const hist = await k(["rollout", "history", "deployment/roll", "-n", ns]);
+    expect(hist.stdout).toMatch(/^1\s/m);
+    expect(hist.stdout).toMatch(/^2\s/m);
+    expect((await k(["rollout", "undo", "deployment/roll", "-n", ns])).code).toBe(0);
+    await until("undo rolled out", async () => {
+      const d = (await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/deployments/roll`)).json;
+      return (
+        d.spec.template.spec.containers[0].image === "busybox:1" &&
+        (await k(["rollout", "status", "deployment/roll", "-n", ns, "--timeout=10s"])).code === 0
+      );
+    });
+    expect((await k(["scale", "deployment/roll", "-n", ns, "--replicas=5"])).code).toBe(0);
+    await until(
+      "5 pods",
+      async () =>
+        (await pods(ns, "app=roll")).filter((p) => !p.metadata.deletionTimestamp && p.spec.nodeName)
+          .length === 5,
+    );
+    expect((await k(["scale", "deployment/roll", "-n", ns, "--replicas=1"])).code).toBe(0);
+    await until("1 pod", async () => (await pods(ns, "app=roll")).length === 1, 20000);
+  });
+
+  it("a deleted pod is replaced; deleting the deployment removes everything; --cascade=orphan keeps pods", async () => {
+    const ns = await freshNamespace(t);
+    await k(["create", "deployment", "gc", "-n", ns, "--image=busybox", "--replicas=2"]);
+    const first = await until("2 pods", async () => {
+      const ps = await pods(ns, "app=gc");
+      return ps.length === 2 && ps;
+    });
+    const victim = first[0].metadata.name;
+    await k(["delete", "pod", victim, "-n", ns]);
+    await until("replacement", async () => {
+      const ps = (await pods(ns, "app=gc")).filter((p) => !p.metadata.deletionTimestamp);
+      return ps.length === 2 && !ps.some((p) => p.metadata.name === victim);
+    });
+    expect((await k(["delete", "deployment", "gc", "-n", ns])).code).toBe(0);
+    await until("all gone", async () => {
+      const rs = (await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets`)).json.items;
+      return rs.length === 0 && (await pods(ns)).length === 0;
+    });
+    await k(["create", "deployment", "keep", "-n", ns, "--image=busybox", "--replicas=2"]);
+    await until("2 pods", async () => (await pods(ns, "app=keep")).length === 2);
+    expect((await k(["delete", "deployment", "keep", "-n", ns, "--cascade=orphan"])).code).toBe(0);
+    await until(
+      "deployment gone",
+      async () => (await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/deployments/keep`)).status === 404,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await pods(ns, "app=keep")).length).toBe(2);
+    expect((await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets`)).json.items).toHaveLength(1);
+  });
+
+  it("a pod whose nodeSelector matches nothing stays Pending with FailedScheduling, then schedules when a node appears", async () => {
+    const ns = await freshNamespace(t);
+    await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: "picky" },
+      spec: { nodeSelector: { disk: "ssd" }, containers: [{ name: "c", image: "busybox" }] },
+    });
+    const cond = await until("PodScheduled=False", async () => {
+      const p = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/picky`)).json;
+      return p.status?.conditions?.find((c: any) => c.type === "PodScheduled" && c.status === "False");
+    });
+    expect(cond.reason).toBe("Unschedulable");
+    expect(cond.message).toMatch(
+      /^0\/\d+ nodes are available: .*\d+ node\(s\) didn't match Node's node affinity\/selector/,
+    );
+    const d = await k(["describe", "pod", "picky", "-n", ns]);
+    expect(d.stdout).toMatch(/Warning\s+FailedScheduling/);
+    const extra = await startSimulatedNodes({
+      server: t.url,
+      token: t.token,
+      count: 1,
+      namePrefix: "ssd-node-",
+      labels: { disk: "ssd" },
+    });
+    try {
+      const p = await until("bound to the ssd node", async () => {
+        const p = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/picky`)).json;
+        return p.spec.nodeName && p;
+      });
+      expect(p.spec.nodeName).toBe(extra.nodes[0]);
+    } finally {
+      await extra.stop();
+      for (const n of extra.nodes) await api(t, "DELETE", `/api/v1/nodes/${n}`);
+    }
+  });
+});
