@@ -1,5 +1,6 @@
 // `npm start`: the local control plane on 127.0.0.1:8787 (EDGEPLANE_PORT), state under
 // .edgeplane/, an admin kubeconfig at .edgeplane/kubeconfig. Ctrl-C stops everything.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, startDevServer } from "./lib/devserver.mjs";
 
@@ -25,6 +26,43 @@ if (simulated > 0) {
   stops.push(() => sim.stop());
   console.log(
     `joined ${sim.nodes.length} simulated node(s): ${sim.nodes.slice(0, 5).join(", ")}${sim.nodes.length > 5 ? ", ..." : ""}`,
+  );
+}
+
+// one local node agent: containerd when it is reachable (or asked for), else simulated
+const socket = "/run/edgeplane/containerd.sock";
+const wanted = process.env.EDGEPLANE_RUNTIME;
+const runtime = wanted ?? (existsSync(socket) ? "containerd" : "simulated");
+if (runtime === "containerd") {
+  const { parseConfig } = await import("../agent/edgelet/config.ts");
+  const { startEdgelet } = await import("../agent/edgelet/edgelet.ts");
+  const cfg = parseConfig([
+    "join",
+    "--server",
+    server.url,
+    "--token",
+    server.token,
+    "--runtime",
+    "containerd",
+  ]);
+  const agent = await startEdgelet(cfg);
+  stops.push(() => agent.stop());
+  console.log(
+    `*** local node ${agent.nodeName} joined with the CONTAINERD runtime (real containers via ${socket}) ***`,
+  );
+} else {
+  const { startSimulatedNodes } = await import("../agent/simulated/simnodes.ts");
+  const local = await startSimulatedNodes({
+    server: server.url,
+    token: server.token,
+    count: 1,
+    namePrefix: "local-",
+  });
+  stops.push(() => local.stop());
+  console.log(
+    `*** local node ${local.nodes[0]} joined with the SIMULATED runtime (no containers run; ${
+      wanted ? "EDGEPLANE_RUNTIME=simulated" : `containerd not found at ${socket}: npm run setup:containerd`
+    }) ***`,
   );
 }
 

@@ -7,8 +7,8 @@ import type { KubeObject } from "../../api/types";
 import type { Env } from "../../workers/env";
 import { ApiClient, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
+import { EventRecorder } from "../controllers/runtime/recorder";
 import { resourcesOf } from "../controllers/runtime/subscriptions";
-import { toCoreV1Event } from "./events";
 import { type SchedulingAction, SchedulingLoop } from "./loop";
 import type { Pod } from "./podinfo";
 
@@ -20,6 +20,7 @@ export class SchedulerObject extends DurableObject<Env> {
   private started?: Promise<void>;
   private loop = new SchedulingLoop();
   private api?: ApiClient;
+  private recorder?: EventRecorder;
   private running = false;
   private again = false;
 
@@ -37,6 +38,8 @@ export class SchedulerObject extends DurableObject<Env> {
     this.loop = new SchedulingLoop();
     const informers = new Informers(this.env, resourcesOf("scheduler"));
     this.api = new ApiClient(this.env, USER);
+    // events through the recorder: a pod retried every few seconds counts up one event
+    this.recorder = new EventRecorder(this.api, "default-scheduler");
     informers.onChange((res, type, obj) => {
       const now = Date.now();
       if (res === "/nodes") this.loop.onNode(type, obj, now);
@@ -94,13 +97,12 @@ export class SchedulerObject extends DurableObject<Env> {
   private async act(a: SchedulingAction): Promise<void> {
     const api = this.api!;
     const pods = lookupGVR("", "v1", "pods")!;
-    const events = lookupGVR("", "v1", "events")!;
     const ns = a.pod.metadata.namespace;
     if (a.kind === "bind") {
       try {
         await api.request("POST", pathFor(pods, ns, a.pod.metadata.name, "binding"), a.binding);
         this.loop.bindingResult(a.key, true, Date.now());
-        void api.create(events, toCoreV1Event(a.event) as KubeObject).catch(() => {});
+        void this.record(a.pod, a.event);
       } catch (e) {
         this.loop.bindingResult(a.key, false, Date.now());
         if (!isNotFound(e)) console.warn(`binding ${a.key} failed: ${e instanceof Error ? e.message : e}`);
@@ -109,13 +111,19 @@ export class SchedulerObject extends DurableObject<Env> {
     }
     for (const v of a.victims) {
       void api.remove(pods, v.pod.metadata.namespace, v.pod.metadata.name!).catch(() => {});
-      void api.create(events, toCoreV1Event(v.event) as KubeObject).catch(() => {});
+      void this.record(v.pod, v.event);
     }
     if (a.status) {
       await api
         .patch(pods, ns, a.pod.metadata.name!, { status: a.status }, "application/merge-patch+json", "status")
         .catch(() => {});
     }
-    void api.create(events, toCoreV1Event(a.event) as KubeObject).catch(() => {});
+    void this.record(a.pod, a.event);
+  }
+
+  /** An events.k8s.io-shaped event from the scheduling loop, recorded (and deduplicated) as core/v1. */
+  private record(pod: KubeObject, ev: KubeObject): Promise<void> {
+    const obj = { apiVersion: "v1", kind: "Pod", ...pod };
+    return this.recorder!.event(obj, ev.type === "Warning" ? "Warning" : "Normal", ev.reason, ev.note ?? "");
   }
 }

@@ -9,7 +9,7 @@ function rfc3339(ms: number): string {
 }
 
 export class EventRecorder {
-  private recent = new Map<string, { name: string; count: number; first: string }>();
+  private recent = new Map<string, { name: string; count: number; first: string; written: number }>();
 
   constructor(
     private readonly api: ApiClient,
@@ -25,6 +25,9 @@ export class EventRecorder {
     try {
       if (seen) {
         seen.count++;
+        // repeats of one event are counted, and written at most every 10 s (a spam filter, as upstream's)
+        if (now - seen.written < 10_000) return;
+        seen.written = now;
         await this.api.patch(def, ns, seen.name, { count: seen.count, lastTimestamp: rfc3339(now) });
         return;
       }
@@ -51,7 +54,7 @@ export class EventRecorder {
         reportingComponent: this.component,
         reportingInstance: "",
       });
-      this.recent.set(dedupe, { name, count: 1, first: rfc3339(now) });
+      this.recent.set(dedupe, { name, count: 1, first: rfc3339(now), written: now });
       if (this.recent.size > 4096) this.recent.delete(this.recent.keys().next().value!);
     } catch (e) {
       // events are best effort, as upstream

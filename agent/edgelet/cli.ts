@@ -1,0 +1,52 @@
+// `edgelet join ...`: parses flags, starts the agent with the chosen runtime,
+// and stops cleanly on SIGINT/SIGTERM.
+import { parseConfig, USAGE } from "./config";
+import { startEdgelet } from "./edgelet";
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command !== "join") {
+    console.error(
+      command === "-h" || command === "--help" || !command ? USAGE : `unknown command ${command}\n${USAGE}`,
+    );
+    return command === "-h" || command === "--help" ? 0 : 2;
+  }
+  let cfg: ReturnType<typeof parseConfig>;
+  try {
+    cfg = parseConfig(rest);
+  } catch (e) {
+    console.error(`edgelet: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const log = (m: string) => console.error(`${new Date().toISOString()} edgelet[${cfg.nodeName}]: ${m}`);
+  let stop: () => Promise<void>;
+  if (cfg.runtime === "simulated") {
+    // agent/simulated joins nodes named <prefix><index>: one node, "<name>-0"
+    const { startSimulatedNodes } = await import("../simulated/simnodes");
+    const sim = await startSimulatedNodes({
+      server: cfg.server,
+      token: cfg.token,
+      count: 1,
+      namePrefix: `${cfg.nodeName}-`,
+      log,
+    });
+    log(`RUNTIME: simulated (no containers run); node ${sim.nodes.join(", ")}`);
+    stop = () => sim.stop();
+  } else {
+    const e = await startEdgelet(cfg, log);
+    log(`RUNTIME: containerd at ${cfg.containerdSocket}; watching pods of node ${e.nodeName}`);
+    stop = () => e.stop();
+  }
+  await new Promise<void>((resolve) => {
+    const done = () => resolve();
+    process.once("SIGINT", done);
+    process.once("SIGTERM", done);
+  });
+  log(
+    cfg.runtime === "containerd"
+      ? "stopping (pods keep running; a restarted edgelet adopts them)"
+      : "stopping",
+  );
+  await stop();
+  return 0;
+}

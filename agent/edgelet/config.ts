@@ -1,0 +1,125 @@
+// edgelet's configuration: command-line flags with their defaults.
+
+import { hostname } from "node:os";
+import { parseArgs } from "node:util";
+
+export type RuntimeKind = "containerd" | "simulated";
+
+export interface EdgeletConfig {
+  server: string;
+  token: string;
+  nodeName: string;
+  runtime: RuntimeKind;
+  containerdSocket: string;
+  root: string;
+  podCIDR: string;
+  /** Explicit node IP; default 127.0.0.1... see node-status.ts nodeIP(). */
+  nodeIP?: string;
+  cniConfDir: string;
+  /** cgroupfs path under which QoS and pod cgroups live. */
+  cgroupRoot: string;
+  /** Overrides the sandbox image containerd reports. */
+  podInfraImage?: string;
+  leaseSeconds: number;
+  statusSeconds: number;
+  resyncSeconds: number;
+  relistMs: number;
+  labels: Record<string, string>;
+  ca?: string;
+  insecure: boolean;
+  cpuManagerPolicy: "none" | "static";
+  verbose: boolean;
+}
+
+export const DEFAULTS = {
+  runtime: "containerd" as RuntimeKind,
+  containerdSocket: "unix:///run/edgeplane/containerd.sock",
+  root: "/var/lib/edgeplane/edgelet",
+  podCIDR: "10.88.0.0/16",
+  cniConfDir: "/etc/edgeplane/net.d",
+  cgroupRoot: "/edgeplane",
+  leaseSeconds: 10,
+  statusSeconds: 10,
+  resyncSeconds: 20,
+  relistMs: 1000,
+};
+
+export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
+  --name NAME                node name (default: the host name)
+  --runtime containerd|simulated
+  --containerd-socket PATH   CRI endpoint (default ${DEFAULTS.containerdSocket})
+  --root DIR                 state directory (default ${DEFAULTS.root})
+  --pod-cidr CIDR            pod CIDR when the control plane assigns none (default ${DEFAULTS.podCIDR})
+  --node-ip IP               InternalIP to report
+  --cni-conf-dir DIR         (default ${DEFAULTS.cniConfDir})
+  --pod-infra-image IMAGE    sandbox image to pre-pull (default: containerd's)
+  --cpu-manager-policy none|static
+  --node-labels k=v,k=v
+  --ca FILE | --insecure     TLS options for an https server
+  -v, --verbose`;
+
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): EdgeletConfig {
+  const { values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      server: { type: "string" },
+      token: { type: "string" },
+      name: { type: "string" },
+      runtime: { type: "string" },
+      "containerd-socket": { type: "string" },
+      root: { type: "string" },
+      "pod-cidr": { type: "string" },
+      "node-ip": { type: "string" },
+      "cni-conf-dir": { type: "string" },
+      "cgroup-root": { type: "string" },
+      "pod-infra-image": { type: "string" },
+      "cpu-manager-policy": { type: "string" },
+      "node-labels": { type: "string" },
+      "lease-seconds": { type: "string" },
+      "status-seconds": { type: "string" },
+      "resync-seconds": { type: "string" },
+      ca: { type: "string" },
+      insecure: { type: "boolean" },
+      verbose: { type: "boolean", short: "v" },
+    },
+  });
+  const server = values.server ?? env.EDGELET_SERVER;
+  const token = values.token ?? env.EDGELET_TOKEN;
+  if (!server) throw new Error("--server is required");
+  if (!token) throw new Error("--token is required");
+  const runtime = (values.runtime ?? DEFAULTS.runtime) as RuntimeKind;
+  if (runtime !== "containerd" && runtime !== "simulated")
+    throw new Error(`--runtime must be containerd or simulated, got ${runtime}`);
+  const cpuPolicy = values["cpu-manager-policy"] ?? "none";
+  if (cpuPolicy !== "none" && cpuPolicy !== "static")
+    throw new Error("--cpu-manager-policy must be none or static");
+  const labels: Record<string, string> = {};
+  for (const kv of (values["node-labels"] ?? "").split(",").filter(Boolean)) {
+    const i = kv.indexOf("=");
+    labels[i < 0 ? kv : kv.slice(0, i)] = i < 0 ? "" : kv.slice(i + 1);
+  }
+  const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v));
+  return {
+    server,
+    token,
+    nodeName: (values.name ?? hostname()).toLowerCase(),
+    runtime,
+    containerdSocket: values["containerd-socket"] ?? DEFAULTS.containerdSocket,
+    root: values.root ?? DEFAULTS.root,
+    podCIDR: values["pod-cidr"] ?? DEFAULTS.podCIDR,
+    nodeIP: values["node-ip"],
+    cniConfDir: values["cni-conf-dir"] ?? DEFAULTS.cniConfDir,
+    cgroupRoot: values["cgroup-root"] ?? DEFAULTS.cgroupRoot,
+    podInfraImage: values["pod-infra-image"],
+    leaseSeconds: num(values["lease-seconds"], DEFAULTS.leaseSeconds),
+    statusSeconds: num(values["status-seconds"], DEFAULTS.statusSeconds),
+    resyncSeconds: num(values["resync-seconds"], DEFAULTS.resyncSeconds),
+    relistMs: DEFAULTS.relistMs,
+    labels,
+    ca: values.ca,
+    insecure: values.insecure ?? false,
+    cpuManagerPolicy: cpuPolicy,
+    verbose: values.verbose ?? false,
+  };
+}

@@ -1,0 +1,207 @@
+// Starting and stopping one container: image, environment, mounts, create,
+// start, postStart hook; preStop hook and stop with the grace period.
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CriError } from "../cri/client";
+import type { Mount } from "../cri/types";
+import { enc } from "./api";
+import { mark, type NodeContext, type PodState } from "./context";
+import { ConfigError, expandCommand, resolveEnv } from "./env";
+import { runHandler } from "./handlers";
+import { qosClass } from "./qos";
+import type { ContainerInfo } from "./runtime-cache";
+import { containerConfig, podHostname } from "./specs";
+import { containerMounts, readOnlyVolumes, VolumeError } from "./volumes";
+
+export function podDir(ctx: NodeContext, uid: string): string {
+  return join(ctx.root, "pods", uid);
+}
+
+export function fieldPath(pod: any, name: string): string {
+  const inits = pod.spec?.initContainers ?? [];
+  const i = inits.findIndex((c: any) => c.name === name);
+  if (i >= 0) return `spec.initContainers{${name}}`;
+  return `spec.containers{${name}}`;
+}
+
+async function lookup(
+  ctx: NodeContext,
+  kind: "configmaps" | "secrets",
+  ns: string,
+  name: string,
+): Promise<any | undefined> {
+  const r = await ctx.api.get(`/api/v1/namespaces/${enc(ns)}/${kind}/${enc(name)}`);
+  if (r.status === 200) return r.json;
+  if (r.status === 404) return undefined;
+  throw new Error(`GET ${kind} ${ns}/${name}: ${r.status}`);
+}
+
+function etcHosts(pod: any, podIP: string | undefined): string {
+  const lines = [
+    "# Kubernetes-managed hosts file.",
+    "127.0.0.1\tlocalhost",
+    "::1\tlocalhost ip6-localhost ip6-loopback",
+    "fe00::0\tip6-localnet",
+    "fe00::0\tip6-mcastprefix",
+    "fe00::1\tip6-allnodes",
+    "fe00::2\tip6-allrouters",
+  ];
+  if (podIP)
+    lines.push(
+      `${podIP}\t${podHostname(pod)}${pod.spec?.subdomain ? `.${pod.spec.subdomain}.${pod.metadata.namespace}.svc.cluster.local\t${podHostname(pod)}` : ""}`,
+    );
+  for (const h of pod.spec?.hostAliases ?? []) lines.push(`${h.ip}\t${(h.hostnames ?? []).join("\t")}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** Creates and starts a container; on a failure notes the waiting reason and returns false. */
+export async function startContainer(
+  ctx: NodeContext,
+  st: PodState,
+  c: any,
+  restartCount: number,
+  _isInit: boolean,
+): Promise<boolean> {
+  const pod = st.pod;
+  const fp = fieldPath(pod, c.name);
+  const early = st.prepulls?.get(c.name);
+  st.prepulls?.delete(c.name);
+  const pulled = (await early) ?? (await ctx.images.ensure(pod, c, fp));
+  mark(st, `image ${c.name}`);
+  if (!pulled.ok) {
+    st.waiting.set(c.name, { reason: pulled.reason, message: pulled.message });
+    return false;
+  }
+  let env: { key: string; value: string }[];
+  let mounts: Mount[];
+  try {
+    env = await resolveEnv(
+      {
+        pod,
+        container: c,
+        podIP: st.podIP,
+        hostIP: ctx.hostIP,
+        nodeName: ctx.nodeName,
+        allocatable: ctx.allocatable,
+      },
+      {
+        configMap: (ns, n) => lookup(ctx, "configmaps", ns, n),
+        secret: (ns, n) => lookup(ctx, "secrets", ns, n),
+      },
+    );
+    mounts = containerMounts(c, st.volumes ?? new Map(), env, readOnlyVolumes(pod));
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof VolumeError) {
+      st.waiting.set(c.name, { reason: "CreateContainerConfigError", message: e.message });
+      ctx.events(pod, "Warning", "Failed", `Error: ${e.message}`, fp);
+      return false;
+    }
+    throw e;
+  }
+  const dir = podDir(ctx, st.uid);
+  if (!pod.spec?.hostNetwork && !mounts.some((m) => m.container_path === "/etc/hosts")) {
+    const hosts = join(dir, "etc-hosts");
+    writeFileSync(hosts, etcHosts(pod, st.podIP));
+    mounts.push({ container_path: "/etc/hosts", host_path: hosts, readonly: false });
+  }
+  const tmp = c.terminationMessagePath ?? "/dev/termination-log";
+  if (tmp) {
+    const cdir = join(dir, "containers", c.name);
+    mkdirSync(cdir, { recursive: true });
+    const file = join(cdir, Math.random().toString(16).slice(2, 10));
+    if (!existsSync(file)) writeFileSync(file, "", { mode: 0o666 });
+    mounts.push({ container_path: tmp, host_path: file, readonly: false });
+  }
+  const config = containerConfig({
+    pod,
+    container: c,
+    nodeName: ctx.nodeName,
+    restartCount,
+    command: expandCommand(c.command, env),
+    args: expandCommand(c.args, env),
+    env,
+    mounts,
+    imageRef: pulled.imageRef.startsWith("sha256:") ? pulled.imageRef : c.image,
+    qos: qosClass(pod),
+    memoryCapacity: ctx.memoryCapacity,
+  });
+  let id: string;
+  try {
+    id = await ctx.cri.createContainer(
+      st.sandboxId as string,
+      config,
+      st.sandboxConfig ?? {
+        metadata: { name: pod.metadata.name, uid: st.uid, namespace: pod.metadata.namespace },
+      },
+    );
+  } catch (e) {
+    const msg = e instanceof CriError ? e.details : (e as Error).message;
+    st.waiting.set(c.name, { reason: "CreateContainerError", message: msg });
+    ctx.events(pod, "Warning", "Failed", `Error: ${msg}`, fp);
+    return false;
+  }
+  mark(st, `created ${c.name}`);
+  ctx.events(pod, "Normal", "Created", `Created container ${c.name}`, fp);
+  await ctx.onContainerCreated?.(pod, c, id);
+  try {
+    await ctx.cri.startContainer(id);
+  } catch (e) {
+    const msg = e instanceof CriError ? e.details : (e as Error).message;
+    st.waiting.set(c.name, { reason: "RunContainerError", message: msg });
+    ctx.events(pod, "Warning", "Failed", `Error: ${msg}`, fp);
+    await ctx.cri.removeContainer(id).catch(() => {});
+    return false;
+  }
+  st.waiting.delete(c.name);
+  mark(st, `started ${c.name}`);
+  ctx.events(pod, "Normal", "Started", `Started container ${c.name}`, fp);
+  if (c.lifecycle?.postStart) {
+    const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+    const r = await runHandler(
+      c.lifecycle.postStart,
+      { cri: ctx.cri, containerId: id, podIP: st.podIP, container: c },
+      Math.max(1, grace),
+    );
+    if (!r.ok) {
+      const msg = `PostStartHook failed: ${r.output}`.trim();
+      ctx.events(pod, "Warning", "FailedPostStartHook", msg, fp);
+      await ctx.cri.stopContainer(id, grace).catch(() => {});
+      st.waiting.set(c.name, { reason: "PostStartHookError", message: msg });
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Runs the preStop hook (if any) then stops the container within `graceS` seconds. */
+export async function killContainer(
+  ctx: NodeContext,
+  st: PodState,
+  info: ContainerInfo,
+  graceS: number,
+  message?: string,
+): Promise<void> {
+  const pod = st.pod;
+  const spec = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find(
+    (x: any) => x.name === info.name,
+  );
+  const fp = fieldPath(pod, info.name);
+  ctx.probes.remove(info.id);
+  if (info.state !== "CONTAINER_RUNNING" && info.state !== "CONTAINER_CREATED") return;
+  ctx.events(pod, "Normal", "Killing", message ?? `Stopping container ${info.name}`, fp);
+  const started = Date.now();
+  if (spec?.lifecycle?.preStop && info.state === "CONTAINER_RUNNING" && graceS > 0) {
+    const r = await runHandler(
+      spec.lifecycle.preStop,
+      { cri: ctx.cri, containerId: info.id, podIP: st.podIP, container: spec },
+      graceS,
+    );
+    if (!r.ok) ctx.events(pod, "Warning", "FailedPreStopHook", `PreStopHook failed: ${r.output}`, fp);
+  }
+  const left = Math.max(graceS > 0 ? 2 : 0, graceS - Math.floor((Date.now() - started) / 1000));
+  try {
+    await ctx.cri.stopContainer(info.id, left);
+  } catch (e) {
+    if (!(e instanceof CriError && e.isNotFound)) throw e;
+  }
+}

@@ -1,0 +1,271 @@
+// The node agent, assembled: join (credentials, Node registration, podCIDR
+// and CNI config), heartbeats (Lease and node status), the runtime relist,
+// the pod source feeding the pod workers, and housekeeping of orphans.
+import { CriClient } from "../cri/client";
+import { Api, sleep } from "./api";
+import { Backoff } from "./backoff";
+import { ensureQosCgroups, flushCgroupRemovals, sweepPodCgroups } from "./cgroups";
+import { ensureCniConfig } from "./cni";
+import type { EdgeletConfig } from "./config";
+import type { NodeContext } from "./context";
+import { StaticCpuManager } from "./cpu-manager";
+import { obtainCredentials } from "./credentials";
+import { eventRecorder } from "./events";
+import { ImageManager } from "./images";
+import { LeaseKeeper } from "./lease";
+import { type ContainerLocation, locateContainer, locateSandbox } from "./lookup";
+import { createMergePatch } from "./merge-patch";
+import {
+  capacity,
+  type Health,
+  machineInfo,
+  type NodeFacts,
+  nodeIP,
+  nodeStatus,
+  registerNode,
+} from "./node-status";
+import { PodSource } from "./pod-source";
+import { PodWorkers } from "./pod-workers";
+import { ProbeManager } from "./probes";
+import { RuntimeCache } from "./runtime-cache";
+import { StatusManager } from "./status-manager";
+
+export interface Edgelet {
+  nodeName: string;
+  node: any;
+  workers: PodWorkers;
+  cache: RuntimeCache;
+  /** For the streaming tunnel: a container's CRI id and log path. */
+  locate(
+    namespace: string,
+    pod: string,
+    container: string,
+    previous?: boolean,
+  ): ContainerLocation | undefined;
+  /** For port-forward: the pod's ready sandbox. */
+  locateSandbox(namespace: string, pod: string): ReturnType<typeof locateSandbox>;
+  cri: CriClient;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_SANDBOX_IMAGE = "127.0.0.1:5000/edgeplane/pause:1";
+
+async function sandboxImageOf(cri: CriClient, override?: string): Promise<string> {
+  if (override) return override;
+  try {
+    const st = await cri.status(true);
+    const cfg = JSON.parse(st.info?.config ?? "{}");
+    if (typeof cfg.sandboxImage === "string" && cfg.sandboxImage) return cfg.sandboxImage;
+  } catch {}
+  return DEFAULT_SANDBOX_IMAGE;
+}
+
+/** Registers the node, retrying with backoff while the control plane is unreachable or refuses. */
+async function registerWithRetry(
+  api: Api,
+  facts: NodeFacts,
+  podCIDR: string,
+  log: (m: string) => void,
+): Promise<any> {
+  for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
+    try {
+      return await registerNode(api, facts, podCIDR);
+    } catch (e) {
+      log(`registering node ${facts.name}: ${(e as Error).message}; retrying in ${delay} ms`);
+      await sleep(delay);
+    }
+  }
+}
+
+export async function startEdgelet(
+  cfg: EdgeletConfig,
+  log: (m: string) => void = (m) => console.error(`edgelet: ${m}`),
+): Promise<Edgelet> {
+  const creds = await obtainCredentials(cfg);
+  const api = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
+  const cri = new CriClient({ endpoint: cfg.containerdSocket });
+  await cri.waitReady(60_000);
+  const version = await cri.version();
+  const runtimeVersion = `${version.runtime_name}://${version.runtime_version}`;
+  const machine = machineInfo();
+  const facts: NodeFacts = {
+    name: cfg.nodeName,
+    ip: nodeIP(cfg.nodeIP),
+    machine,
+    runtimeVersion,
+    labels: cfg.labels,
+  };
+  let node = await registerWithRetry(api, facts, cfg.podCIDR, log);
+  const podCIDR: string = node.spec?.podCIDR ?? cfg.podCIDR;
+  if (ensureCniConfig(cfg.cniConfDir, podCIDR)) log(`wrote CNI config for podCIDR ${podCIDR}`);
+  ensureQosCgroups(cfg.cgroupRoot, log);
+  log(
+    `node ${cfg.nodeName} registered (IP ${facts.ip}, podCIDR ${podCIDR}, runtime ${runtimeVersion}, credentials from ${creds.source})`,
+  );
+
+  // heartbeats
+  const abort = new AbortController();
+  const lease = new LeaseKeeper(api, cfg.nodeName, node.metadata?.uid);
+  let lastConds: any[] = node.status?.conditions ?? [];
+  let knownStatus: any = node.status ?? {};
+  const runtimeHealth = async (): Promise<Health> => {
+    try {
+      const st = await cri.status(false, { timeoutMs: 5000 });
+      const conds = st.status?.conditions ?? [];
+      const rr = conds.find((c) => c.type === "RuntimeReady");
+      const nr = conds.find((c) => c.type === "NetworkReady");
+      const message = [rr, nr]
+        .filter((c) => c && !c.status)
+        .map((c) => `${c?.type}=false reason:${c?.reason} message:${c?.message}`)
+        .join("; ");
+      return { runtimeReady: !!rr?.status, networkReady: !!nr?.status, message: message || undefined };
+    } catch (e) {
+      return {
+        runtimeReady: false,
+        networkReady: false,
+        message: `container runtime is down: ${(e as Error).message}`,
+      };
+    }
+  };
+  let postedReady: boolean | undefined;
+  const postStatus = async () => {
+    const health = await runtimeHealth();
+    postedReady = health.runtimeReady && health.networkReady;
+    let images: { names: string[]; sizeBytes: number }[] = [];
+    try {
+      images = (await cri.listImages())
+        .map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: i.size }))
+        .filter((i) => i.names.length);
+    } catch {}
+    const status = nodeStatus(facts, health, images, lastConds);
+    const patch = createMergePatch(knownStatus, status) ?? { conditions: status.conditions };
+    const r = await api.mergePatch(`/api/v1/nodes/${encodeURIComponent(cfg.nodeName)}/status`, {
+      status: patch,
+    });
+    if (r.status === 200) {
+      node = r.json;
+      knownStatus = r.json.status ?? status;
+      lastConds = status.conditions;
+    } else if (r.status === 404) {
+      log("node object is gone: registering again");
+      node = await registerNode(api, facts, podCIDR);
+      knownStatus = node.status ?? {};
+    } else log(`node status: ${r.status} ${r.json?.message ?? ""}`);
+  };
+  await postStatus();
+  await lease.renew().catch((e) => log(`lease: ${(e as Error).message}`));
+  const heartbeat = async (every: number, fn: () => Promise<void>, what: string) => {
+    while (!abort.signal.aborted) {
+      await sleep(every * 1000, abort.signal);
+      if (abort.signal.aborted) return;
+      await fn().catch((e) => log(`${what}: ${(e as Error).message}`));
+    }
+  };
+  // a change of runtime readiness is reported at once, not at the next period
+  const watchHealth = async () => {
+    const h = await runtimeHealth();
+    if (h.runtimeReady && h.networkReady) {
+      if (postedReady === false) await postStatus();
+    } else if (postedReady !== false) await postStatus();
+  };
+  const loops = [
+    heartbeat(cfg.leaseSeconds, () => lease.renew(), "lease"),
+    heartbeat(cfg.statusSeconds, postStatus, "node status"),
+    heartbeat(2, watchHealth, "runtime health"),
+  ];
+
+  // pods
+  let workers!: PodWorkers;
+  const events = eventRecorder(api, cfg.nodeName, log);
+  const cache = new RuntimeCache(cri, cfg.nodeName, (uid) => workers?.sync(uid), log);
+  const probes = new ProbeManager(cri, (uid, _id, kind, ok, output) => {
+    if (!ok) {
+      const pod = source.pods.get(uid);
+      if (pod)
+        events(
+          pod,
+          "Warning",
+          "Unhealthy",
+          `${kind[0]?.toUpperCase()}${kind.slice(1)} probe failed: ${output}`.slice(0, 1024),
+        );
+    }
+    workers?.sync(uid);
+  });
+  const cap = capacity(machine);
+  const cpuManager =
+    cfg.cpuManagerPolicy === "static" ? new StaticCpuManager(cri, machine.cpus, [0], log) : undefined;
+  const ctx: NodeContext = {
+    nodeName: cfg.nodeName,
+    hostIP: facts.ip,
+    hostHostname: machine.hostname,
+    root: cfg.root,
+    cgroupRoot: cfg.cgroupRoot,
+    sandboxImage: await sandboxImageOf(cri, cfg.podInfraImage),
+    memoryCapacity: machine.memoryBytes,
+    allocatable: { cpu: cap.cpu as string, memory: cap.memory as string, pods: cap.pods as string },
+    cri,
+    api,
+    cache,
+    images: new ImageManager(cri, api, events),
+    probes,
+    crashBackoff: new Backoff(),
+    events,
+    log,
+    requestSync: (uid, afterMs) => workers.sync(uid, afterMs),
+    onContainerCreated: cpuManager ? (p, c, id) => cpuManager.onContainerCreated(p, c, id) : undefined,
+    onPodRemoved: cpuManager ? (uid) => cpuManager.release(uid) : undefined,
+  };
+  ctx.images
+    .ensureSandboxImage(ctx.sandboxImage)
+    .catch((e) => log(`pre-pull ${ctx.sandboxImage}: ${(e as Error).message}`));
+  const status = new StatusManager(api, log);
+  workers = new PodWorkers(ctx, status, api);
+  await cache.relist(); // adopt what is running before the first pod list
+  const source = new PodSource({
+    api,
+    nodeName: cfg.nodeName,
+    resyncMs: cfg.resyncSeconds * 1000,
+    log,
+    onUpdate: (kind, pod) => {
+      if (kind === "remove") workers.remove(pod);
+      else workers.update(pod);
+    },
+  });
+  source.start();
+  cache.start(cfg.relistMs);
+  // housekeeping: runtime pods no API pod claims are torn down
+  const housekeeping = async () => {
+    await Promise.race([
+      source.synced,
+      new Promise((r) => abort.signal.addEventListener("abort", r, { once: true })),
+    ]);
+    while (!abort.signal.aborted) {
+      for (const uid of cache.uids()) if (!source.pods.has(uid)) workers.orphan(uid);
+      sweepPodCgroups(cfg.cgroupRoot, new Set([...cache.uids(), ...source.pods.keys()]));
+      await sleep(10_000, abort.signal);
+    }
+  };
+  loops.push(housekeeping());
+  return {
+    nodeName: cfg.nodeName,
+    get node() {
+      return node;
+    },
+    workers,
+    cache,
+    locate: (ns, pod, container, previous) => locateContainer(cache, ns, pod, container, previous),
+    locateSandbox: (ns, pod) => locateSandbox(cache, ns, pod),
+    cri,
+    async stop() {
+      abort.abort();
+      await source.stop();
+      cache.stop();
+      probes.stopAll();
+      await workers.stop();
+      await Promise.allSettled(loops);
+      await flushCgroupRemovals();
+      cri.close();
+      api.close();
+    },
+  };
+}

@@ -1,0 +1,177 @@
+// Image pulls: imagePullPolicy, credentials from the pod's imagePullSecrets
+// (kubernetes.io/dockerconfigjson and dockercfg), and the pull backoff that
+// turns ErrImagePull into ImagePullBackOff.
+import type { CriClient } from "../cri/client";
+import { CriError } from "../cri/client";
+import type { AuthConfig } from "../cri/types";
+import { type Api, enc } from "./api";
+import { Backoff } from "./backoff";
+
+/** The registry host of an image reference ("docker.io" when none is named). */
+export function registryHost(image: string): string {
+  const slash = image.indexOf("/");
+  if (slash < 0) return "docker.io";
+  const first = image.slice(0, slash);
+  if (first.includes(".") || first.includes(":") || first === "localhost") return first;
+  return "docker.io";
+}
+
+/** A docker config key ("https://index.docker.io/v1/", "http://h:5001", "h:5001/path") as a bare host. */
+export function normalizeRegistryKey(key: string): string {
+  let k = key.replace(/^[a-z]+:\/\//, "");
+  k = k.split("/")[0] ?? k;
+  if (k === "index.docker.io" || k === "registry-1.docker.io") return "docker.io";
+  return k;
+}
+
+/** CRI AuthConfigs for `image` from docker config secrets. server_address is `http://host` as containerd 1.6 needs. */
+export function authsFromSecrets(image: string, secrets: any[]): AuthConfig[] {
+  const host = registryHost(image);
+  const out: AuthConfig[] = [];
+  for (const s of secrets) {
+    let cfg: any;
+    try {
+      if (s.type === "kubernetes.io/dockerconfigjson" || s.data?.[".dockerconfigjson"]) {
+        cfg = JSON.parse(Buffer.from(s.data?.[".dockerconfigjson"] ?? "", "base64").toString("utf8")).auths;
+      } else if (s.type === "kubernetes.io/dockercfg" || s.data?.[".dockercfg"]) {
+        cfg = JSON.parse(Buffer.from(s.data?.[".dockercfg"] ?? "", "base64").toString("utf8"));
+      }
+    } catch {
+      continue;
+    }
+    for (const [key, entry] of Object.entries<any>(cfg ?? {})) {
+      if (normalizeRegistryKey(key) !== host) continue;
+      let { username, password } = entry;
+      if ((!username || !password) && entry.auth) {
+        const dec = Buffer.from(entry.auth, "base64").toString("utf8");
+        const i = dec.indexOf(":");
+        username = dec.slice(0, i);
+        password = dec.slice(i + 1);
+      }
+      out.push({
+        username,
+        password,
+        server_address: `http://${host}`,
+        ...(entry.identitytoken ? { identity_token: entry.identitytoken } : {}),
+        ...(entry.registrytoken ? { registry_token: entry.registrytoken } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+export type PullOutcome = { ok: true; imageRef: string } | { ok: false; reason: string; message: string };
+
+export class ImageManager {
+  readonly backoff: Backoff;
+  private sandboxChecked?: { image: string; at: number };
+
+  constructor(
+    private readonly cri: CriClient,
+    private readonly api: Api,
+    private readonly events: (
+      pod: any,
+      type: string,
+      reason: string,
+      message: string,
+      fieldPath?: string,
+    ) => void,
+    backoff?: Backoff,
+  ) {
+    this.backoff = backoff ?? new Backoff();
+  }
+
+  /** The pod's pull secrets (missing ones are skipped, as upstream does). */
+  async pullSecrets(pod: any): Promise<any[]> {
+    const out: any[] = [];
+    for (const ref of pod.spec?.imagePullSecrets ?? []) {
+      if (!ref?.name) continue;
+      const r = await this.api.get(
+        `/api/v1/namespaces/${enc(pod.metadata.namespace)}/secrets/${enc(ref.name)}`,
+      );
+      if (r.status === 200) out.push(r.json);
+    }
+    return out;
+  }
+
+  private async present(image: string): Promise<string | undefined> {
+    const st = await this.cri.imageStatus(image);
+    return st.image ? st.image.id : undefined;
+  }
+
+  /** Pulls with each matching credential, then anonymously; returns the image ref. */
+  async pull(image: string, auths: AuthConfig[]): Promise<string> {
+    let last: unknown;
+    for (const auth of [...auths, undefined]) {
+      try {
+        return await this.cri.pullImage(image, auth);
+      } catch (e) {
+        last = e;
+      }
+    }
+    throw last;
+  }
+
+  /** Makes `container.image` present per its pull policy. */
+  async ensure(pod: any, container: any, fieldPath: string): Promise<PullOutcome> {
+    const image: string = container.image;
+    const policy: string =
+      container.imagePullPolicy ??
+      (/:[^/]+$/.test(image) && !image.endsWith(":latest") ? "IfNotPresent" : "Always");
+    const key = `${pod.metadata.uid}/${image}`;
+    if (policy !== "Always") {
+      const id = await this.present(image);
+      if (id) {
+        this.events(
+          pod,
+          "Normal",
+          "Pulled",
+          `Container image "${image}" already present on machine`,
+          fieldPath,
+        );
+        return { ok: true, imageRef: id };
+      }
+      if (policy === "Never") {
+        const message = `Container image "${image}" is not present with pull policy of Never`;
+        this.events(pod, "Warning", "ErrImageNeverPull", message, fieldPath);
+        return { ok: false, reason: "ErrImageNeverPull", message };
+      }
+    }
+    if (this.backoff.inBackoff(key)) {
+      const message = `Back-off pulling image "${image}"`;
+      return { ok: false, reason: "ImagePullBackOff", message };
+    }
+    this.events(pod, "Normal", "Pulling", `Pulling image "${image}"`, fieldPath);
+    const started = Date.now();
+    try {
+      const ref = await this.pull(image, authsFromSecrets(image, await this.pullSecrets(pod)));
+      this.backoff.reset(key);
+      this.events(
+        pod,
+        "Normal",
+        "Pulled",
+        `Successfully pulled image "${image}" in ${Date.now() - started}ms`,
+        fieldPath,
+      );
+      return { ok: true, imageRef: ref };
+    } catch (e) {
+      this.backoff.next(key);
+      const detail = e instanceof CriError ? e.details : (e as Error).message;
+      const message = `Failed to pull image "${image}": ${detail}`;
+      this.events(pod, "Warning", "Failed", message, fieldPath);
+      return { ok: false, reason: "ErrImagePull", message };
+    }
+  }
+
+  /** Pre-pulls the sandbox image, with the pod's credentials when it needs them. */
+  async ensureSandboxImage(image: string, pod?: any): Promise<void> {
+    // the sandbox image rarely goes away: trust a check for a minute
+    if (this.sandboxChecked?.image === image && Date.now() - this.sandboxChecked.at < 60_000) return;
+    if (await this.present(image)) {
+      this.sandboxChecked = { image, at: Date.now() };
+      return;
+    }
+    const auths = pod ? authsFromSecrets(image, await this.pullSecrets(pod)) : [];
+    await this.pull(image, auths);
+  }
+}

@@ -1,0 +1,199 @@
+// The Node object: registration, podCIDR, and the periodic status report
+// (capacity, conditions, addresses, nodeInfo, images) as the kubelet posts it.
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import { type Api, enc, errorText } from "./api";
+import { createMergePatch } from "./merge-patch";
+
+export const KUBELET_VERSION = "v1.32.0-edgeplane";
+export const MAX_PODS = 110;
+
+export interface MachineInfo {
+  cpus: number;
+  memoryBytes: number;
+  machineID: string;
+  bootID: string;
+  kernelVersion: string;
+  osImage: string;
+  architecture: string;
+  hostname: string;
+}
+
+function readTrim(path: string, fallback = ""): string {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    return fallback;
+  }
+}
+
+export function machineInfo(): MachineInfo {
+  const release = readTrim("/etc/os-release");
+  const pretty = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(release)?.[1] ?? "Linux";
+  const arch = os.arch() === "x64" ? "amd64" : os.arch();
+  return {
+    cpus: os.cpus().length || 1,
+    memoryBytes: os.totalmem(),
+    machineID: readTrim("/etc/machine-id"),
+    bootID: readTrim("/proc/sys/kernel/random/boot_id"),
+    kernelVersion: os.release(),
+    osImage: pretty,
+    architecture: arch,
+    hostname: os.hostname(),
+  };
+}
+
+/** The host's first non-loopback IPv4 outside pod bridges, else 127.0.0.1. */
+export function nodeIP(explicit?: string): string {
+  if (explicit) return explicit;
+  for (const [name, addrs] of Object.entries(os.networkInterfaces())) {
+    if (/^(edgeplane|cni|veth|docker|br-|flannel|cali)/.test(name)) continue;
+    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  }
+  return "127.0.0.1";
+}
+
+export interface NodeFacts {
+  name: string;
+  ip: string;
+  machine: MachineInfo;
+  runtimeVersion: string;
+  labels: Record<string, string>;
+}
+
+export function capacity(m: MachineInfo): Record<string, string> {
+  return {
+    cpu: String(m.cpus),
+    memory: `${Math.floor(m.memoryBytes / 1024)}Ki`,
+    pods: String(MAX_PODS),
+    "ephemeral-storage": "10Gi",
+    "hugepages-2Mi": "0",
+  };
+}
+
+export function nodeLabels(f: NodeFacts): Record<string, string> {
+  return {
+    "beta.kubernetes.io/arch": f.machine.architecture,
+    "beta.kubernetes.io/os": "linux",
+    "kubernetes.io/arch": f.machine.architecture,
+    "kubernetes.io/hostname": f.name,
+    "kubernetes.io/os": "linux",
+    ...f.labels,
+  };
+}
+
+export function newNode(f: NodeFacts, podCIDR?: string): any {
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name: f.name,
+      labels: nodeLabels(f),
+      annotations: {
+        "node.alpha.kubernetes.io/ttl": "0",
+        "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+      },
+    },
+    spec: podCIDR ? { podCIDR, podCIDRs: [podCIDR] } : {},
+  };
+}
+
+export interface Health {
+  runtimeReady: boolean;
+  networkReady: boolean;
+  message?: string;
+}
+
+type Cond = {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  lastHeartbeatTime: string;
+  lastTransitionTime: string;
+};
+
+/** The node's status; keeps lastTransitionTime from `previous` conditions whose status is unchanged. */
+export function nodeStatus(
+  f: NodeFacts,
+  health: Health,
+  images: { names: string[]; sizeBytes: number }[],
+  previous: Cond[] = [],
+  now = new Date(),
+): any {
+  const ts = now.toISOString().replace(/\.\d+Z$/, "Z");
+  const ready = health.runtimeReady && health.networkReady;
+  const cond = (type: string, status: string, reason: string, message: string): Cond => {
+    const prev = previous.find((c) => c.type === type);
+    return {
+      type,
+      status,
+      reason,
+      message,
+      lastHeartbeatTime: ts,
+      lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : ts,
+    };
+  };
+  const cap = capacity(f.machine);
+  return {
+    capacity: cap,
+    allocatable: { ...cap },
+    conditions: [
+      cond(
+        "MemoryPressure",
+        "False",
+        "KubeletHasSufficientMemory",
+        "kubelet has sufficient memory available",
+      ),
+      cond("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+      cond("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+      ready
+        ? cond("Ready", "True", "KubeletReady", "kubelet is posting ready status")
+        : cond("Ready", "False", "KubeletNotReady", health.message ?? "container runtime is not ready"),
+    ],
+    addresses: [
+      { type: "InternalIP", address: f.ip },
+      { type: "Hostname", address: f.name },
+    ],
+    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    nodeInfo: {
+      machineID: f.machine.machineID,
+      systemUUID: f.machine.machineID,
+      bootID: f.machine.bootID,
+      kernelVersion: f.machine.kernelVersion,
+      osImage: f.machine.osImage,
+      containerRuntimeVersion: f.runtimeVersion,
+      kubeletVersion: KUBELET_VERSION,
+      kubeProxyVersion: "",
+      operatingSystem: "linux",
+      architecture: f.machine.architecture,
+    },
+    images: images.slice(0, 50),
+  };
+}
+
+/** Creates the Node, or adopts an existing one (its labels reconciled). Returns the node object. */
+export async function registerNode(api: Api, f: NodeFacts, podCIDR: string): Promise<any> {
+  const created = await api.request("POST", "/api/v1/nodes", newNode(f));
+  let node: any;
+  if (created.status === 201 || created.status === 200) node = created.json;
+  else if (created.status === 409) {
+    const got = await api.get(`/api/v1/nodes/${enc(f.name)}`);
+    if (got.status !== 200) throw new Error(`get node ${f.name}: ${errorText(got)}`);
+    node = got.json;
+    const want = { metadata: { labels: { ...(node.metadata.labels ?? {}), ...nodeLabels(f) } } };
+    const patch = createMergePatch({ metadata: { labels: node.metadata.labels ?? {} } }, want);
+    if (patch) {
+      const r = await api.mergePatch(`/api/v1/nodes/${enc(f.name)}`, patch);
+      if (r.status === 200) node = r.json;
+    }
+  } else throw new Error(`register node ${f.name}: ${errorText(created)}`);
+  if (!node.spec?.podCIDR) {
+    const r = await api.mergePatch(`/api/v1/nodes/${enc(f.name)}`, {
+      spec: { podCIDR, podCIDRs: [podCIDR] },
+    });
+    if (r.status === 200) node = r.json;
+    else node.spec = { ...(node.spec ?? {}), podCIDR, podCIDRs: [podCIDR] };
+  }
+  return node;
+}

@@ -1,0 +1,372 @@
+// One pod's sync, level-triggered like the kubelet's SyncPod: pod dirs,
+// volumes, the sandbox (new one when missing or dead), init containers in
+// order to completion, then the app containers with restarts per
+// restartPolicy, crash-loop backoff, and liveness kills. Also the pod's
+// teardown (killPod) and the removal of what is left (cleanupPod).
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { CriError } from "../cri/client";
+import { applyPodLimits, podCgroupParent, podLimits, removePodCgroupEventually } from "./cgroups";
+import { fieldPath, killContainer, podDir, startContainer } from "./containers";
+import { mark, type NodeContext, type PodState } from "./context";
+import { rfc3339 } from "./pod-status";
+import { qosClass } from "./qos";
+import type { ContainerInfo, PodRuntime } from "./runtime-cache";
+import { containerHash, dnsConfig, sandboxConfig } from "./specs";
+import { setupVolumes, VolumeError } from "./volumes";
+
+export interface SyncResult {
+  /** Ask for another sync after this many ms (backoffs). */
+  requeueMs?: number;
+}
+
+let hostResolv: string | undefined;
+function resolvConf(): string {
+  if (hostResolv === undefined) {
+    try {
+      hostResolv = readFileSync("/etc/resolv.conf", "utf8");
+    } catch {
+      hostResolv = "";
+    }
+  }
+  return hostResolv;
+}
+
+export function logDirectory(ctx: NodeContext, pod: any): string {
+  return join(ctx.root, "logs", `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`);
+}
+
+export function gracePeriod(pod: any): number {
+  return pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+}
+
+function minReq(a: number | undefined, b: number): number {
+  return a === undefined ? b : Math.min(a, b);
+}
+
+function buildSandboxConfig(ctx: NodeContext, st: PodState, attempt: number) {
+  const pod = st.pod;
+  return sandboxConfig({
+    pod,
+    nodeName: ctx.nodeName,
+    attempt,
+    logDirectory: logDirectory(ctx, pod),
+    cgroupParent: podCgroupParent(ctx.cgroupRoot, qosClass(pod), st.uid),
+    dns: dnsConfig(pod, resolvConf()),
+    hostHostname: ctx.hostHostname,
+  });
+}
+
+async function ensureSandbox(
+  ctx: NodeContext,
+  st: PodState,
+  rt: PodRuntime,
+): Promise<PodRuntime | "wait" | "finished"> {
+  const pod = st.pod;
+  const current = rt.sandboxes[0];
+  if (current && current.state === "SANDBOX_READY") {
+    st.sandboxId = current.id;
+    st.podIP = current.ip || (pod.spec?.hostNetwork ? ctx.hostIP : st.podIP);
+    st.sandboxConfig ??= buildSandboxConfig(ctx, st, current.attempt);
+    return rt;
+  }
+  const policy = pod.spec?.restartPolicy ?? "Always";
+  if (current && policy === "Never" && rt.containers.length > 0) return "finished";
+  for (const s of rt.sandboxes) {
+    if (s.state === "SANDBOX_READY") continue;
+    await ctx.cri.stopPodSandbox(s.id).catch(() => {});
+  }
+  const attempt = current ? current.attempt + 1 : 0;
+  try {
+    await ctx.images.ensureSandboxImage(ctx.sandboxImage, pod);
+  } catch (e) {
+    ctx.events(
+      pod,
+      "Warning",
+      "FailedCreatePodSandBox",
+      `Failed to pull sandbox image "${ctx.sandboxImage}": ${(e as Error).message}`,
+    );
+    return "wait";
+  }
+  // the first container's image is made present while the sandbox starts (off the critical path)
+  const first = (pod.spec?.initContainers ?? [])[0] ?? (pod.spec?.containers ?? [])[0];
+  if (first && !st.prepulls?.has(first.name)) {
+    st.prepulls ??= new Map();
+    const early = ctx.images.ensure(pod, first, fieldPath(pod, first.name));
+    early.catch(() => {});
+    st.prepulls.set(first.name, early);
+  }
+  const config = buildSandboxConfig(ctx, st, attempt);
+  mkdirSync(config.log_directory as string, { recursive: true });
+  // the pod cgroup with its limits, before anything runs in it
+  if (qosClass(pod) !== "BestEffort")
+    applyPodLimits(config.linux?.cgroup_parent as string, podLimits(pod), ctx.log);
+  let id: string;
+  mark(st, "sandbox-image");
+  try {
+    id = await ctx.cri.runPodSandbox(config);
+  } catch (e) {
+    const msg = e instanceof CriError ? e.details : (e as Error).message;
+    ctx.events(pod, "Warning", "FailedCreatePodSandBox", `Failed to create pod sandbox: ${msg}`);
+    ctx.log(`pod ${pod.metadata.namespace}/${pod.metadata.name}: RunPodSandbox: ${msg}`);
+    return "wait";
+  }
+  st.sandboxConfig = config;
+  st.sandboxId = id;
+  const status = await ctx.cri.podSandboxStatus(id);
+  st.podIP = status.status?.network?.ip || (pod.spec?.hostNetwork ? ctx.hostIP : undefined);
+  mark(st, "sandbox+cni");
+  if (current)
+    ctx.events(pod, "Normal", "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.");
+  return ctx.cache.refreshPod(st.uid);
+}
+
+function inSandbox(rt: PodRuntime, name: string, sandboxId: string): ContainerInfo[] {
+  return rt.containers.filter((c) => c.name === name && c.sandboxId === sandboxId);
+}
+
+function nextRestartCount(rt: PodRuntime, name: string): number {
+  const prev = rt.containers.find((c) => c.name === name);
+  return prev ? prev.restartCount + 1 : 0;
+}
+
+function crashLoop(ctx: NodeContext, st: PodState, c: any, latest: ContainerInfo): number | undefined {
+  const key = `${st.uid}/${c.name}`;
+  const finished = latest.finishedAt > 0 ? Math.floor(latest.finishedAt / 1e6) : Date.now();
+  if (ctx.crashBackoff.inBackoff(key, finished)) {
+    const delayS = Math.round(ctx.crashBackoff.delay(key) / 1000);
+    const pod = st.pod;
+    const message = `back-off ${delayS < 60 ? `${delayS}s` : `${Math.floor(delayS / 60)}m${delayS % 60 ? `${delayS % 60}s` : ""}`} restarting failed container=${c.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${st.uid})`;
+    if (st.waiting.get(c.name)?.reason !== "CrashLoopBackOff") {
+      ctx.events(
+        pod,
+        "Warning",
+        "BackOff",
+        "Back-off restarting failed container",
+        `spec.containers{${c.name}}`,
+      );
+    }
+    st.waiting.set(c.name, { reason: "CrashLoopBackOff", message });
+    return Math.max(50, ctx.crashBackoff.remaining(key, finished));
+  }
+  ctx.crashBackoff.next(key);
+  return undefined;
+}
+
+/** Brings the runtime in line with the pod spec. */
+export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResult> {
+  const pod = st.pod;
+  const uid = st.uid;
+  const dir = podDir(ctx, uid);
+  for (const sub of ["volumes", "plugins", "containers"]) mkdirSync(join(dir, sub), { recursive: true });
+  st.startTime ??= pod.status?.startTime ?? rfc3339(new Date());
+  try {
+    st.volumes = await setupVolumes(
+      {
+        api: ctx.api,
+        pod,
+        podDir: dir,
+        env: {
+          pod,
+          podIP: st.podIP,
+          hostIP: ctx.hostIP,
+          nodeName: ctx.nodeName,
+          allocatable: ctx.allocatable,
+        },
+      },
+      ctx.log,
+    );
+  } catch (e) {
+    if (!(e instanceof VolumeError)) throw e;
+    ctx.events(pod, "Warning", "FailedMount", `MountVolume.SetUp failed: ${e.message}`);
+    return { requeueMs: 2000 };
+  }
+  mark(st, "volumes");
+  const ensured = await ensureSandbox(ctx, st, await ctx.cache.refreshPod(uid));
+  if (ensured === "wait") return { requeueMs: 2000 };
+  if (ensured === "finished") return {};
+  let rt = ensured;
+  const sandboxId = st.sandboxId as string;
+  const policy: string = pod.spec?.restartPolicy ?? "Always";
+  let requeueMs: number | undefined;
+
+  // init containers, in order, each to completion
+  for (const c of pod.spec?.initContainers ?? []) {
+    const latest = inSandbox(rt, c.name, sandboxId)[0];
+    const sidecar = c.restartPolicy === "Always";
+    if (!latest) {
+      if (!(await startContainer(ctx, st, c, nextRestartCount(rt, c.name), true)))
+        return { requeueMs: retryDelay(ctx, st, c) };
+      if (!sidecar) {
+        await ctx.cache.refreshPod(uid);
+        return {};
+      }
+      rt = await ctx.cache.refreshPod(uid);
+      continue;
+    }
+    if (latest.state === "CONTAINER_RUNNING" || latest.state === "CONTAINER_CREATED") {
+      if (sidecar && latest.state === "CONTAINER_RUNNING") continue;
+      return {};
+    }
+    if (latest.exitCode === 0 && !sidecar) continue;
+    if (policy === "Never" && !sidecar) return {}; // the pod has failed
+    const wait = crashLoop(ctx, st, c, latest);
+    if (wait !== undefined) return { requeueMs: wait };
+    if (!(await startContainer(ctx, st, c, latest.restartCount + 1, true)))
+      return { requeueMs: retryDelay(ctx, st, c) };
+    return {};
+  }
+
+  // app containers
+  const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+  let started = 0;
+  for (const c of pod.spec?.containers ?? []) {
+    const latest = inSandbox(rt, c.name, sandboxId)[0];
+    if (!latest) {
+      if (!(await startContainer(ctx, st, c, nextRestartCount(rt, c.name), false)))
+        requeueMs = minReq(requeueMs, retryDelay(ctx, st, c));
+      else started++;
+      continue;
+    }
+    if (latest.state === "CONTAINER_RUNNING") {
+      if (latest.hash && latest.hash !== containerHash(c)) {
+        await killContainer(
+          ctx,
+          st,
+          latest,
+          grace,
+          `Container ${c.name} definition changed, will be restarted`,
+        );
+        if (await startContainer(ctx, st, c, latest.restartCount + 1, false)) started++;
+        else requeueMs = minReq(requeueMs, retryDelay(ctx, st, c));
+        continue;
+      }
+      const probe = ctx.probes.get(latest.id);
+      if (!probe) {
+        const shown = (pod.status?.containerStatuses ?? []).find(
+          (x: any) => x.containerID === `containerd://${latest.id}`,
+        );
+        ctx.probes.add({
+          uid,
+          containerId: latest.id,
+          container: c,
+          podIP: st.podIP,
+          runningForS: latest.startedAt > 0 ? (Date.now() - latest.startedAt / 1e6) / 1000 : 0,
+          previous: shown ? { ready: !!shown.ready, started: !!shown.started } : undefined,
+        });
+      } else if (probe.liveFailed || probe.startupFailed) {
+        const why = probe.liveFailed ? "liveness" : "startup";
+        await killContainer(
+          ctx,
+          st,
+          latest,
+          grace,
+          `Container ${c.name} failed ${why} probe, will be restarted`,
+        );
+        requeueMs = minReq(requeueMs, 0);
+      }
+      continue;
+    }
+    if (latest.state === "CONTAINER_CREATED") {
+      await ctx.cri.removeContainer(latest.id).catch(() => {});
+      requeueMs = minReq(requeueMs, 0);
+      continue;
+    }
+    // exited
+    ctx.probes.remove(latest.id);
+    const restart = policy === "Always" || (policy === "OnFailure" && latest.exitCode !== 0);
+    if (!restart) continue;
+    const wait = crashLoop(ctx, st, c, latest);
+    if (wait !== undefined) {
+      requeueMs = minReq(requeueMs, wait);
+      continue;
+    }
+    if (!(await startContainer(ctx, st, c, latest.restartCount + 1, false)))
+      requeueMs = minReq(requeueMs, retryDelay(ctx, st, c));
+    else started++;
+  }
+  await removeDeadContainers(ctx, rt, sandboxId);
+  if (started > 0) await ctx.cache.refreshPod(uid); // report the fresh state without waiting for the relist
+  return { requeueMs };
+}
+
+/**
+ * Container garbage collection within a pod: per container name the newest
+ * two are kept (the current one and the one `kubectl logs --previous` shows);
+ * older exited ones and dead sandboxes without containers are removed.
+ */
+async function removeDeadContainers(ctx: NodeContext, rt: PodRuntime, sandboxId: string): Promise<void> {
+  const seen = new Map<string, number>();
+  const kept = new Set<string>();
+  for (const c of rt.containers) {
+    const n = (seen.get(c.name) ?? 0) + 1;
+    seen.set(c.name, n);
+    if (n > 2 && c.state === "CONTAINER_EXITED") await ctx.cri.removeContainer(c.id).catch(() => {});
+    else kept.add(c.sandboxId);
+  }
+  for (const s of rt.sandboxes) {
+    if (s.id === sandboxId || s.state === "SANDBOX_READY" || kept.has(s.id)) continue;
+    await ctx.cri.removePodSandbox(s.id).catch(() => {});
+  }
+}
+
+/** How soon to retry a container that failed to start: image backoff aware. */
+function retryDelay(ctx: NodeContext, st: PodState, c: any): number {
+  const w = st.waiting.get(c.name);
+  if (w?.reason === "ErrImagePull") return 1000; // show ImagePullBackOff next
+  if (w?.reason === "ImagePullBackOff")
+    return Math.max(200, ctx.images.backoff.remaining(`${st.uid}/${c.image}`));
+  return 2000;
+}
+
+/** Stops every container (preStop hooks, grace period) and the sandboxes. */
+export async function killPod(ctx: NodeContext, st: PodState, graceS: number): Promise<void> {
+  const rt = await ctx.cache.refreshPod(st.uid);
+  const running = rt.containers.filter(
+    (c) => c.state === "CONTAINER_RUNNING" || c.state === "CONTAINER_CREATED",
+  );
+  await Promise.all(
+    running.map((c) =>
+      killContainer(ctx, st, c, graceS).catch((e) => ctx.log(`stop ${c.name}: ${(e as Error).message}`)),
+    ),
+  );
+  for (const s of rt.sandboxes) {
+    try {
+      await ctx.cri.stopPodSandbox(s.id);
+    } catch (e) {
+      if (!(e instanceof CriError && e.isNotFound))
+        ctx.log(`StopPodSandbox ${s.id}: ${(e as Error).message}`);
+    }
+  }
+  ctx.probes.prune(st.uid, new Set());
+  await ctx.cache.refreshPod(st.uid);
+}
+
+/** Removes the pod's containers, sandboxes, cgroup, directories and logs. */
+export async function cleanupPod(ctx: NodeContext, uid: string, pod?: any): Promise<void> {
+  const rt = await ctx.cache.refreshPod(uid);
+  for (const c of rt.containers) await ctx.cri.removeContainer(c.id).catch(() => {});
+  for (const s of rt.sandboxes) {
+    await ctx.cri.stopPodSandbox(s.id).catch(() => {});
+    await ctx.cri
+      .removePodSandbox(s.id)
+      .catch((e) => ctx.log(`RemovePodSandbox ${s.id}: ${(e as Error).message}`));
+  }
+  ctx.probes.prune(uid, new Set());
+  if (pod) {
+    removePodCgroupEventually(podCgroupParent(ctx.cgroupRoot, qosClass(pod), uid));
+    rmSync(logDirectory(ctx, pod), { recursive: true, force: true });
+  } else {
+    // an orphan: its QoS class is unknown, so try every parent
+    for (const q of ["Guaranteed", "Burstable", "BestEffort"] as const)
+      removePodCgroupEventually(podCgroupParent(ctx.cgroupRoot, q, uid));
+    const logs = join(ctx.root, "logs");
+    for (const d of existsSync(logs) ? readdirSync(logs) : []) {
+      if (d.endsWith(`_${uid}`)) rmSync(join(logs, d), { recursive: true, force: true });
+    }
+  }
+  rmSync(podDir(ctx, uid), { recursive: true, force: true });
+  ctx.crashBackoff.reset(uid);
+  ctx.onPodRemoved?.(uid);
+  await ctx.cache.refreshPod(uid);
+}

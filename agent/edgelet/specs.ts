@@ -1,0 +1,276 @@
+// CRI configs from a pod: the PodSandboxConfig and each ContainerConfig, with
+// the labels and annotations upstream's kubelet sets.
+import { createHash } from "node:crypto";
+import type {
+  ContainerConfig,
+  DNSConfig,
+  LinuxContainerSecurityContext,
+  Mount,
+  PodSandboxConfig,
+  PortMapping,
+  SecurityProfile,
+} from "../cri/types";
+import { linuxResources, type QOSClass } from "./qos";
+import {
+  CONTAINER_NAME_LABEL,
+  HASH_ANNOTATION,
+  NODE_LABEL,
+  POD_NAME_LABEL,
+  POD_NAMESPACE_LABEL,
+  POD_UID_LABEL,
+  RESTART_COUNT_ANNOTATION,
+} from "./runtime-cache";
+
+export interface SandboxInputs {
+  pod: any;
+  nodeName: string;
+  attempt: number;
+  logDirectory: string;
+  cgroupParent: string;
+  dns: DNSConfig;
+  hostHostname: string;
+}
+
+function podLabels(pod: any, nodeName: string): Record<string, string> {
+  return {
+    [POD_NAME_LABEL]: pod.metadata.name,
+    [POD_NAMESPACE_LABEL]: pod.metadata.namespace,
+    [POD_UID_LABEL]: pod.metadata.uid,
+    [NODE_LABEL]: nodeName,
+  };
+}
+
+function seccomp(pod: any, c?: any): SecurityProfile {
+  const p = c?.securityContext?.seccompProfile ?? pod.spec?.securityContext?.seccompProfile;
+  if (p?.type === "Unconfined") return { profile_type: "Unconfined" };
+  if (p?.type === "Localhost") return { profile_type: "Localhost", localhost_ref: p.localhostProfile };
+  return { profile_type: "RuntimeDefault" };
+}
+
+/** The pod's hostname: spec.hostname or the pod name, at most 63 characters. */
+export function podHostname(pod: any): string {
+  const h: string = pod.spec?.hostname || pod.metadata.name;
+  return h.slice(0, 63).replace(/[-.]+$/, "");
+}
+
+export function portMappings(pod: any): PortMapping[] {
+  const out: PortMapping[] = [];
+  for (const c of pod.spec?.containers ?? []) {
+    for (const p of c.ports ?? []) {
+      if (!p.hostPort) continue;
+      out.push({
+        protocol: p.protocol ?? "TCP",
+        container_port: p.containerPort,
+        host_port: p.hostPort,
+        host_ip: p.hostIP ?? "",
+      });
+    }
+  }
+  return out;
+}
+
+export function sandboxConfig(i: SandboxInputs): PodSandboxConfig {
+  const { pod } = i;
+  const spec = pod.spec ?? {};
+  const psc = spec.securityContext ?? {};
+  const sysctls: Record<string, string> = {};
+  for (const s of psc.sysctls ?? []) sysctls[s.name] = s.value;
+  return {
+    metadata: {
+      name: pod.metadata.name,
+      uid: pod.metadata.uid,
+      namespace: pod.metadata.namespace,
+      attempt: i.attempt,
+    },
+    hostname: spec.hostNetwork ? i.hostHostname : podHostname(pod),
+    log_directory: i.logDirectory,
+    dns_config: i.dns,
+    port_mappings: portMappings(pod),
+    labels: { ...(pod.metadata.labels ?? {}), ...podLabels(pod, i.nodeName) },
+    annotations: {
+      ...(pod.metadata.annotations ?? {}),
+      "kubernetes.io/config.source": "api",
+      "kubernetes.io/config.seen": new Date().toISOString(),
+    },
+    linux: {
+      cgroup_parent: i.cgroupParent,
+      security_context: {
+        namespace_options: {
+          network: spec.hostNetwork ? "NODE" : "POD",
+          pid: spec.hostPID ? "NODE" : spec.shareProcessNamespace ? "POD" : "CONTAINER",
+          ipc: spec.hostIPC ? "NODE" : "POD",
+        },
+        seccomp: seccomp(pod),
+        ...(psc.runAsUser !== undefined ? { run_as_user: { value: psc.runAsUser } } : {}),
+        ...(psc.runAsGroup !== undefined ? { run_as_group: { value: psc.runAsGroup } } : {}),
+        ...(psc.supplementalGroups?.length || psc.fsGroup !== undefined
+          ? {
+              supplemental_groups: [
+                ...(psc.supplementalGroups ?? []),
+                ...(psc.fsGroup !== undefined ? [psc.fsGroup] : []),
+              ],
+            }
+          : {}),
+      },
+      sysctls,
+    },
+  };
+}
+
+/** Sorted-key JSON, so a hash does not depend on how the server ordered fields. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v && typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/**
+ * A hash of the fields that define what runs (the io.kubernetes.container.hash
+ * annotation): a running container whose hash differs is restarted.
+ */
+export function containerHash(c: any): string {
+  const {
+    name,
+    image,
+    command,
+    args,
+    workingDir,
+    env,
+    envFrom,
+    volumeMounts,
+    ports,
+    securityContext,
+    tty,
+    stdin,
+  } = c;
+  const defining = {
+    name,
+    image,
+    command,
+    args,
+    workingDir,
+    env,
+    envFrom,
+    volumeMounts,
+    ports,
+    securityContext,
+    tty,
+    stdin,
+  };
+  return createHash("sha256").update(canonical(defining)).digest("hex").slice(0, 8);
+}
+
+export interface ContainerInputs {
+  pod: any;
+  container: any;
+  nodeName: string;
+  restartCount: number;
+  command?: string[];
+  args?: string[];
+  env: { key: string; value: string }[];
+  mounts: Mount[];
+  imageRef: string;
+  qos: QOSClass;
+  memoryCapacity: number;
+}
+
+function securityContext(pod: any, c: any): LinuxContainerSecurityContext {
+  const psc = pod.spec?.securityContext ?? {};
+  const sc = c.securityContext ?? {};
+  const spec = pod.spec ?? {};
+  const runAsUser = sc.runAsUser ?? psc.runAsUser;
+  const runAsGroup = sc.runAsGroup ?? psc.runAsGroup;
+  return {
+    privileged: !!sc.privileged,
+    ...(sc.capabilities
+      ? {
+          capabilities: {
+            add_capabilities: sc.capabilities.add ?? [],
+            drop_capabilities: sc.capabilities.drop ?? [],
+          },
+        }
+      : {}),
+    namespace_options: {
+      network: spec.hostNetwork ? "NODE" : "POD",
+      pid: spec.hostPID ? "NODE" : spec.shareProcessNamespace ? "POD" : "CONTAINER",
+      ipc: spec.hostIPC ? "NODE" : "POD",
+    },
+    ...(runAsUser !== undefined ? { run_as_user: { value: runAsUser } } : {}),
+    ...(runAsGroup !== undefined ? { run_as_group: { value: runAsGroup } } : {}),
+    readonly_rootfs: !!sc.readOnlyRootFilesystem,
+    no_new_privs: sc.allowPrivilegeEscalation === false,
+    seccomp: seccomp(pod, c),
+    ...(psc.supplementalGroups?.length ? { supplemental_groups: psc.supplementalGroups } : {}),
+  };
+}
+
+export function containerConfig(i: ContainerInputs): ContainerConfig {
+  const { pod, container: c } = i;
+  const annotations: Record<string, string> = {
+    [HASH_ANNOTATION]: containerHash(c),
+    [RESTART_COUNT_ANNOTATION]: String(i.restartCount),
+    "io.kubernetes.container.terminationMessagePath": c.terminationMessagePath ?? "/dev/termination-log",
+    "io.kubernetes.container.terminationMessagePolicy": c.terminationMessagePolicy ?? "File",
+    "io.kubernetes.pod.terminationGracePeriod": String(pod.spec?.terminationGracePeriodSeconds ?? 30),
+  };
+  if (c.ports?.length) annotations["io.kubernetes.container.ports"] = JSON.stringify(c.ports);
+  if (c.lifecycle?.preStop)
+    annotations["io.kubernetes.container.preStopHandler"] = JSON.stringify(c.lifecycle.preStop);
+  return {
+    metadata: { name: c.name, attempt: i.restartCount },
+    image: { image: i.imageRef, user_specified_image: c.image },
+    command: i.command,
+    args: i.args,
+    working_dir: c.workingDir ?? "",
+    envs: i.env,
+    mounts: i.mounts,
+    labels: {
+      [POD_NAME_LABEL]: pod.metadata.name,
+      [POD_NAMESPACE_LABEL]: pod.metadata.namespace,
+      [POD_UID_LABEL]: pod.metadata.uid,
+      [CONTAINER_NAME_LABEL]: c.name,
+      [NODE_LABEL]: i.nodeName,
+    },
+    annotations,
+    log_path: `${c.name}/${i.restartCount}.log`,
+    stdin: !!c.stdin,
+    stdin_once: !!c.stdinOnce,
+    tty: !!c.tty,
+    linux: {
+      resources: linuxResources(c, i.qos, i.memoryCapacity),
+      security_context: securityContext(pod, c),
+    },
+  };
+}
+
+/** DNS for the sandbox: the pod's dnsConfig over the host's resolv.conf (no cluster DNS yet). */
+export function dnsConfig(pod: any, hostResolv: string): DNSConfig {
+  const servers: string[] = [];
+  const searches: string[] = [];
+  const options: string[] = [];
+  const policy = pod.spec?.dnsPolicy ?? "ClusterFirst";
+  if (policy !== "None") {
+    for (const line of hostResolv.split("\n")) {
+      const [k, ...rest] = line.trim().split(/\s+/);
+      if (k === "nameserver" && rest[0] && !rest[0].startsWith("127.")) servers.push(rest[0]);
+      else if (k === "search") searches.push(...rest);
+      else if (k === "options") options.push(...rest);
+    }
+  }
+  const dc = pod.spec?.dnsConfig ?? {};
+  servers.push(...(dc.nameservers ?? []));
+  searches.push(...(dc.searches ?? []));
+  for (const o of dc.options ?? []) options.push(o.value !== undefined ? `${o.name}:${o.value}` : o.name);
+  return {
+    servers: [...new Set(servers)].slice(0, 3),
+    searches: [...new Set(searches)].slice(0, 32),
+    options: [...new Set(options)],
+  };
+}

@@ -1,0 +1,127 @@
+// Sends computed PodStatus to the apiserver: a JSON merge patch on
+// pods/<name>/status against the status the server last showed, only when
+// something changed, at most one request in flight per pod (later updates
+// coalesce into the next one), retried on failure.
+import { type Api, enc, errorText } from "./api";
+import { createMergePatch } from "./merge-patch";
+
+interface Entry {
+  namespace: string;
+  name: string;
+  uid: string;
+  want?: any;
+  /** The status the server has, as last seen (watch or patch answer), and its resourceVersion. */
+  known: any;
+  knownRV: string;
+  inFlight?: Promise<void>;
+  dirty: boolean;
+}
+
+function rvNewer(a: string, b: string): boolean {
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return BigInt(a) > BigInt(b);
+  return a !== b;
+}
+
+export class StatusManager {
+  private readonly entries = new Map<string, Entry>();
+  patches = 0;
+
+  constructor(
+    private readonly api: Api,
+    private readonly log: (m: string) => void,
+  ) {}
+
+  private entry(pod: any): Entry {
+    const uid = pod.metadata.uid;
+    let e = this.entries.get(uid);
+    if (!e) {
+      e = {
+        namespace: pod.metadata.namespace,
+        name: pod.metadata.name,
+        uid,
+        known: pod.status ?? {},
+        knownRV: pod.metadata.resourceVersion ?? "0",
+        dirty: false,
+      };
+      this.entries.set(uid, e);
+    }
+    return e;
+  }
+
+  /** Records the server's view of a pod (from the watch). */
+  observe(pod: any): void {
+    const e = this.entry(pod);
+    const rv = pod.metadata.resourceVersion ?? "";
+    if (rvNewer(rv, e.knownRV)) {
+      e.known = pod.status ?? {};
+      e.knownRV = rv;
+    }
+  }
+
+  /** The status the server last showed for the pod. */
+  known(uid: string): any | undefined {
+    return this.entries.get(uid)?.known;
+  }
+
+  /** Sets the wanted status; sends it unless the server already has it. */
+  set(pod: any, status: any): void {
+    const e = this.entry(pod);
+    e.want = status;
+    if (createMergePatch(e.known, status) === undefined) return;
+    e.dirty = true;
+    this.kick(e);
+  }
+
+  private kick(e: Entry): void {
+    if (e.inFlight) return;
+    e.inFlight = this.send(e).finally(() => {
+      e.inFlight = undefined;
+      if (e.dirty && this.entries.has(e.uid)) setTimeout(() => this.kick(e), 0);
+    });
+  }
+
+  private async send(e: Entry): Promise<void> {
+    e.dirty = false;
+    const patch = createMergePatch(e.known, e.want);
+    if (patch === undefined) return;
+    try {
+      const r = await this.api.mergePatch(
+        `/api/v1/namespaces/${enc(e.namespace)}/pods/${enc(e.name)}/status`,
+        {
+          metadata: { uid: e.uid },
+          status: patch,
+        },
+      );
+      this.patches++;
+      if (r.status === 200) {
+        if (r.json?.metadata?.uid && r.json.metadata.uid !== e.uid) return;
+        e.known = r.json?.status ?? e.want;
+        e.knownRV = r.json?.metadata?.resourceVersion ?? e.knownRV;
+        return;
+      }
+      if (r.status === 404 || r.status === 409) {
+        this.log(`status of ${e.namespace}/${e.name}: ${errorText(r)}`);
+        return;
+      }
+      throw new Error(errorText(r));
+    } catch (err) {
+      this.log(`status of ${e.namespace}/${e.name}: ${(err as Error).message}; retrying`);
+      e.dirty = true;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  /** Waits until the latest wanted status has been sent. */
+  async flush(uid: string): Promise<void> {
+    const e = this.entries.get(uid);
+    if (!e) return;
+    for (let i = 0; i < 20 && (e.inFlight || e.dirty); i++) {
+      if (e.inFlight) await e.inFlight;
+      else this.kick(e);
+    }
+  }
+
+  forget(uid: string): void {
+    this.entries.delete(uid);
+  }
+}

@@ -1,0 +1,242 @@
+// Pod volumes, written under <root>/pods/<uid>/volumes/<plugin>/<name> and
+// bind-mounted into containers: emptyDir, configMap, secret, downwardAPI,
+// projected (incl. serviceAccountToken) and hostPath.
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { join, normalize } from "node:path";
+import type { Mount } from "../cri/types";
+import { type Api, enc } from "./api";
+import { type FileProjection, writeAtomic } from "./atomic-writer";
+import { type EnvContext, expand, fieldValue, resourceValue } from "./env";
+
+export class VolumeError extends Error {}
+
+const PLUGIN: Record<string, string> = {
+  emptyDir: "kubernetes.io~empty-dir",
+  configMap: "kubernetes.io~configmap",
+  secret: "kubernetes.io~secret",
+  downwardAPI: "kubernetes.io~downward-api",
+  projected: "kubernetes.io~projected",
+};
+
+export interface VolumeContext {
+  api: Api;
+  pod: any;
+  podDir: string;
+  env: Omit<EnvContext, "container">;
+}
+
+function fileMap(): Map<string, FileProjection> {
+  return new Map();
+}
+
+async function getObject(api: Api, path: string): Promise<any | undefined> {
+  const r = await api.get(path);
+  if (r.status === 200) return r.json;
+  if (r.status === 404) return undefined;
+  throw new VolumeError(`GET ${path}: ${r.status} ${r.json?.message ?? ""}`);
+}
+
+function project(
+  out: Map<string, FileProjection>,
+  data: Record<string, Buffer>,
+  items: any[] | undefined,
+  mode: number,
+  what: string,
+  optional: boolean,
+): void {
+  if (items?.length) {
+    for (const it of items) {
+      const v = data[it.key];
+      if (v === undefined) {
+        if (optional) continue;
+        throw new VolumeError(`configuration of ${what}: key "${it.key}" not found`);
+      }
+      out.set(it.path, { data: v, mode: it.mode ?? mode });
+    }
+  } else for (const [k, v] of Object.entries(data)) out.set(k, { data: v, mode });
+}
+
+function cmData(cm: any): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const [k, v] of Object.entries(cm.data ?? {})) out[k] = Buffer.from(String(v));
+  for (const [k, v] of Object.entries(cm.binaryData ?? {})) out[k] = Buffer.from(String(v), "base64");
+  return out;
+}
+
+function secretData(s: any): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const [k, v] of Object.entries(s.data ?? {})) out[k] = Buffer.from(String(v), "base64");
+  return out;
+}
+
+async function configMapFiles(
+  ctx: VolumeContext,
+  src: any,
+  out: Map<string, FileProjection>,
+  mode: number,
+): Promise<void> {
+  const ns = ctx.pod.metadata.namespace;
+  const cm = await getObject(ctx.api, `/api/v1/namespaces/${enc(ns)}/configmaps/${enc(src.name)}`);
+  if (!cm) {
+    if (src.optional) return;
+    throw new VolumeError(`configmap "${src.name}" not found`);
+  }
+  project(out, cmData(cm), src.items, src.defaultMode ?? mode, `configmap ${src.name}`, !!src.optional);
+}
+
+async function secretFiles(
+  ctx: VolumeContext,
+  src: any,
+  name: string,
+  out: Map<string, FileProjection>,
+  mode: number,
+): Promise<void> {
+  const ns = ctx.pod.metadata.namespace;
+  const s = await getObject(ctx.api, `/api/v1/namespaces/${enc(ns)}/secrets/${enc(name)}`);
+  if (!s) {
+    if (src.optional) return;
+    throw new VolumeError(`secret "${name}" not found`);
+  }
+  project(out, secretData(s), src.items, src.defaultMode ?? mode, `secret ${name}`, !!src.optional);
+}
+
+function downwardFiles(ctx: VolumeContext, src: any, out: Map<string, FileProjection>, mode: number): void {
+  const containers = [...(ctx.pod.spec?.initContainers ?? []), ...(ctx.pod.spec?.containers ?? [])];
+  for (const it of src.items ?? []) {
+    let v: string;
+    const ectx = { ...ctx.env, container: containers[0] ?? {} };
+    if (it.fieldRef) v = fieldValue(it.fieldRef.fieldPath, ectx);
+    else if (it.resourceFieldRef) v = resourceValue(it.resourceFieldRef, containers, ectx);
+    else continue;
+    out.set(it.path, { data: Buffer.from(v), mode: it.mode ?? src.defaultMode ?? mode });
+  }
+}
+
+async function tokenFile(
+  ctx: VolumeContext,
+  src: any,
+  out: Map<string, FileProjection>,
+  mode: number,
+  log: (m: string) => void,
+): Promise<void> {
+  const pod = ctx.pod;
+  const sa = pod.spec?.serviceAccountName || "default";
+  const body = {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenRequest",
+    spec: {
+      audiences: src.audience ? [src.audience] : [],
+      expirationSeconds: src.expirationSeconds ?? 3607,
+      boundObjectRef: { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, uid: pod.metadata.uid },
+    },
+  };
+  const r = await ctx.api.request(
+    "POST",
+    `/api/v1/namespaces/${enc(pod.metadata.namespace)}/serviceaccounts/${enc(sa)}/token`,
+    body,
+  );
+  const token = r.json?.status?.token;
+  if ((r.status === 201 || r.status === 200) && typeof token === "string") {
+    out.set(src.path, { data: Buffer.from(token), mode });
+    return;
+  }
+  // The control plane may not serve TokenRequest yet: the pod still starts, without a token.
+  log(
+    `serviceAccountToken for ${pod.metadata.namespace}/${pod.metadata.name}: ${r.status} ${r.json?.message ?? ""}; writing an empty token`,
+  );
+  out.set(src.path, { data: Buffer.alloc(0), mode });
+}
+
+/** Sets up every volume of the pod; returns each volume's host directory by name. */
+export async function setupVolumes(
+  ctx: VolumeContext,
+  log: (m: string) => void = () => {},
+): Promise<Map<string, string>> {
+  const paths = new Map<string, string>();
+  for (const v of ctx.pod.spec?.volumes ?? []) {
+    const kind = Object.keys(PLUGIN).find((k) => v[k] !== undefined);
+    if (v.hostPath) {
+      const p = v.hostPath.path;
+      if ((v.hostPath.type === "DirectoryOrCreate" || !v.hostPath.type) && !existsSync(p)) {
+        if (v.hostPath.type === "DirectoryOrCreate") mkdirSync(p, { recursive: true, mode: 0o755 });
+      } else if (v.hostPath.type === "Directory" && (!existsSync(p) || !statSync(p).isDirectory())) {
+        throw new VolumeError(`hostPath type check failed: ${p} is not a directory`);
+      }
+      paths.set(v.name, p);
+      continue;
+    }
+    if (!kind) throw new VolumeError(`volume "${v.name}": unsupported volume type`);
+    const dir = join(ctx.podDir, "volumes", PLUGIN[kind] as string, v.name);
+    paths.set(v.name, dir);
+    if (kind === "emptyDir") {
+      if (!existsSync(dir)) {
+        mkdirSync(dir, { recursive: true });
+        chmodSync(dir, 0o777);
+      }
+      continue;
+    }
+    const files = fileMap();
+    if (kind === "configMap") await configMapFiles(ctx, v.configMap, files, 0o644);
+    else if (kind === "secret") await secretFiles(ctx, v.secret, v.secret.secretName, files, 0o644);
+    else if (kind === "downwardAPI") downwardFiles(ctx, v.downwardAPI, files, 0o644);
+    else if (kind === "projected") {
+      const mode = v.projected.defaultMode ?? 0o644;
+      for (const s of v.projected.sources ?? []) {
+        if (s.configMap) await configMapFiles(ctx, { ...s.configMap, defaultMode: mode }, files, mode);
+        else if (s.secret)
+          await secretFiles(ctx, { ...s.secret, defaultMode: mode }, s.secret.name, files, mode);
+        else if (s.downwardAPI) downwardFiles(ctx, { ...s.downwardAPI, defaultMode: mode }, files, mode);
+        else if (s.serviceAccountToken)
+          await tokenFile(ctx, s.serviceAccountToken, files, mode === 0o644 ? 0o600 : mode, log);
+      }
+    }
+    writeAtomic(dir, files);
+  }
+  return paths;
+}
+
+/** Volumes the kubelet always mounts read-only: the API-projected kinds. */
+export function readOnlyVolumes(pod: any): Set<string> {
+  const out = new Set<string>();
+  for (const v of pod.spec?.volumes ?? [])
+    if (v.configMap || v.secret || v.downwardAPI || v.projected) out.add(v.name);
+  return out;
+}
+
+/** CRI mounts of one container; subPath and subPathExpr resolved under the volume's directory. */
+export function containerMounts(
+  container: any,
+  volumes: Map<string, string>,
+  env: { key: string; value: string }[],
+  readOnly: Set<string> = new Set(),
+): Mount[] {
+  const vars = new Map(env.map((e) => [e.key, e.value]));
+  const out: Mount[] = [];
+  for (const m of container.volumeMounts ?? []) {
+    const base = volumes.get(m.name);
+    if (!base) throw new VolumeError(`volume "${m.name}" not found for mount ${m.mountPath}`);
+    const sub = m.subPathExpr ? expand(m.subPathExpr, vars) : m.subPath;
+    let host = base;
+    if (sub) {
+      const n = normalize(sub);
+      if (n.startsWith("/") || n.split("/").includes("..")) throw new VolumeError(`invalid subPath ${sub}`);
+      host = join(base, n);
+      if (!existsSync(host)) {
+        mkdirSync(host, { recursive: true });
+        chmodSync(host, 0o777);
+      }
+    }
+    out.push({
+      container_path: m.mountPath,
+      host_path: host,
+      readonly: !!m.readOnly || readOnly.has(m.name),
+      propagation:
+        m.mountPropagation === "Bidirectional"
+          ? "PROPAGATION_BIDIRECTIONAL"
+          : m.mountPropagation === "HostToContainer"
+            ? "PROPAGATION_HOST_TO_CONTAINER"
+            : "PROPAGATION_PRIVATE",
+    });
+  }
+  return out;
+}

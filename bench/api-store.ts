@@ -1,0 +1,230 @@
+// api-store: the apiserver + store path against a raw etcd 3.4 on the same machine.
+//   pod creates (1 and 50 clients), get/list with 10,000 pods stored, watch delivery with
+//   1/100/1,000 watchers, a per-request floor profile, then etcd puts/watches with the same
+//   client counts, and ours/etcd ratios. Prints tables; writes .edgeplane/bench/api-store.json.
+//
+//   npm run bench api-store   (or: node --import tsx bench/api-store.ts)
+// Knobs: BENCH_PODS (pods stored for reads, default 10000), BENCH_FILL_SECONDS (cap on the
+// fill, default 90), BENCH_SCHEDULE=1 (pods go to default-scheduler), BENCH_ETCD_CLIENT=gateway,
+// BENCH_WORKER_PORT=1 (extra figures straight to the Worker's workerd), BENCH_LIVE_TREE=1
+// (run the live source tree instead of a snapshot). Server CPU per operation is read from
+// /proc, so the figures say where time goes even on a busy machine.
+import { cpus, loadavg } from "node:os";
+import { pathToFileURL } from "node:url";
+import { CLIENTS, type Ours, perOp, report } from "./lib/api-store-report";
+import {
+  apiWatchLatency,
+  createNamespace,
+  createPods,
+  pagedWalks,
+  sequential,
+  startApiServer,
+} from "./lib/apiserver";
+import { withGroupCpu } from "./lib/cpu";
+import { runEtcdBaseline } from "./lib/etcd-bench";
+import { oneShot, request } from "./lib/http";
+import { GROUP_LABEL, podBody, SCHEDULER_NAME } from "./lib/pods";
+import { writeResults } from "./lib/report";
+import type { LoadResult } from "./lib/stats";
+import type { WatchResult } from "./lib/watch-latency";
+
+const NS = "default";
+const WATCH_NS = "bench-watch";
+// Each phase is capped in time as well as count, so a slow build still ends in ~5 minutes.
+const CREATES: Record<number, { count: number; seconds: number }> = {
+  1: { count: 300, seconds: 20 },
+  50: { count: 2000, seconds: 40 },
+};
+const FRONT_CREATES: Record<number, { count: number; seconds: number }> = {
+  1: { count: 100, seconds: 10 },
+  50: { count: 500, seconds: 15 },
+};
+const FILL_SECONDS = Number(process.env.BENCH_FILL_SECONDS ?? 90);
+const WATCHES = [
+  { watchers: 1, events: 50, seconds: 15 },
+  { watchers: 100, events: 30, seconds: 20 },
+  { watchers: 1000, events: 20, seconds: 30 },
+];
+
+const t0 = performance.now();
+const log = (s: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(1)}s] ${s}`);
+
+async function measureOurs(podCount: number): Promise<Ours> {
+  log("apiserver: starting wrangler dev");
+  const api = await startApiServer();
+  try {
+    const d = api.direct;
+    await createNamespace(d, WATCH_NS);
+    log("profile: per-request floors (1 client, sequential)");
+    const profile: Ours["profile"] = [];
+    const probe = async (label: string, ...args: Parameters<typeof sequential>) => {
+      const { result, cpu, clientMs } = await withGroupCpu(api.pgid, () => sequential(...args));
+      profile.push({ label, s: result, cpu: perOp(cpu, clientMs, result.n + 5) });
+    };
+    const cpuOf = async (label: string, run: () => Promise<LoadResult>): Promise<LoadResult> => {
+      const { result, cpu, clientMs } = await withGroupCpu(api.pgid, run);
+      const n = Math.max(1, result.done + result.errors);
+      cpuUse.push({ label, cpu: perOp(cpu, clientMs, n) });
+      return result;
+    };
+    await probe("GET /healthz (HTTP + workerd + router)", d, 200, 200, "GET", () => "/healthz");
+    await probe("GET /healthz via front door", api.front, 200, 200, "GET", () => "/healthz");
+    await probe("GET /api/v1 (+ authn, discovery)", d, 200, 200, "GET", () => "/api/v1");
+    await probe(
+      "GET missing pod (+ authz, store read)",
+      d,
+      200,
+      404,
+      "GET",
+      (i) => `/api/v1/namespaces/${NS}/pods/none-${i}`,
+    );
+    const dry = await request(
+      d,
+      oneShot,
+      "POST",
+      `/api/v1/namespaces/${NS}/pods?dryRun=All`,
+      podBody("dry-x", 0),
+    );
+    if (dry.status === 201)
+      await probe(
+        "POST pod dryRun=All (+ decode, default, admit)",
+        d,
+        200,
+        201,
+        "POST",
+        () => `/api/v1/namespaces/${NS}/pods?dryRun=All`,
+        (i) => podBody(`dry-${i}`, i),
+      );
+    else log(`profile: dryRun=All unsupported (HTTP ${dry.status}), skipped`);
+    const cpuUse: Ours["cpu"] = [];
+    log("warm-up: 300 creates, 50 clients (not reported)");
+    await createPods(d, WATCH_NS, "warm", 0, 300, 50, 15);
+    let next = 0;
+    const creates: Ours["creates"] = {};
+    for (const c of CLIENTS) {
+      const { count, seconds } = CREATES[c] as { count: number; seconds: number };
+      log(`creates: ${count} pods (or ${seconds}s), ${c} client(s), direct to wrangler`);
+      creates[c] = await cpuOf(`create c${c}`, () => createPods(d, NS, "bench", next, count, c, seconds));
+      next += count;
+    }
+    const frontCreates: Ours["frontCreates"] = {};
+    for (const c of CLIENTS) {
+      const { count, seconds } = FRONT_CREATES[c] as { count: number; seconds: number };
+      log(`creates: ${count} pods (or ${seconds}s), ${c} client(s), through the front door`);
+      frontCreates[c] = await cpuOf(`create front c${c}`, () =>
+        createPods(api.front, NS, "bench", next, count, c, seconds),
+      );
+      next += count;
+    }
+    const one = await request(d, oneShot, "GET", `/api/v1/namespaces/${NS}/pods/bench-0`);
+    const podBytes = one.body.length;
+    const have = [...Object.values(creates), ...Object.values(frontCreates)].reduce((a, r) => a + r.done, 0);
+    log(
+      `fill: up to ${Math.max(0, podCount - have)} more pods (50 clients, at most ${FILL_SECONDS}s) toward ${podCount}`,
+    );
+    const fill = await cpuOf("fill c50", () =>
+      createPods(d, NS, "bench", next, Math.max(0, podCount - have), 50, FILL_SECONDS),
+    );
+    next += Math.max(0, podCount - have);
+    const all = await request(d, oneShot, "GET", `/api/v1/namespaces/${NS}/pods`);
+    const names = (JSON.parse(all.body) as { items: { metadata: { name: string } }[] }).items.map(
+      (p) => p.metadata.name,
+    );
+    const listAllItems = names.length;
+    const stored = names.length;
+    log(`reads with ${stored} pods stored`);
+    const get = await sequential(
+      d,
+      300,
+      200,
+      "GET",
+      (i) => `/api/v1/namespaces/${NS}/pods/${names[(i * 7919) % stored]}`,
+    );
+    const listAll = await sequential(d, 5, 200, "GET", () => `/api/v1/namespaces/${NS}/pods`);
+    const sel = (i: number) => `/api/v1/namespaces/${NS}/pods?labelSelector=${GROUP_LABEL}%3Dg${i % 100}`;
+    const listSelector = await sequential(d, 30, 200, "GET", sel);
+    const selBody = await request(d, oneShot, "GET", sel(7));
+    const listSelectorItems = (JSON.parse(selBody.body) as { items: unknown[] }).items.length;
+    const paged = await pagedWalks(d, NS, 500, 3);
+    const watches: WatchResult[] = [];
+    for (const w of WATCHES) {
+      log(`watch: ${w.watchers} watcher(s) x ${w.events} creates`);
+      const { result, cpu, clientMs } = await withGroupCpu(api.pgid, () =>
+        apiWatchLatency(d, WATCH_NS, w.watchers, w.events, w.seconds),
+      );
+      watches.push(result);
+      const n = result.events + 1;
+      cpuUse.push({ label: `watch w${w.watchers}`, cpu: perOp(cpu, clientMs, n) });
+    }
+    // Opt-in (BENCH_WORKER_PORT=1): the same again straight to the workerd running the
+    // Worker, skipping wrangler's proxy workerd. Not a clean "no wrangler" figure: requests
+    // that bypass the proxy make wrangler's Node do ~2.8 ms of work each instead.
+    let workerCreates: LoadResult | undefined;
+    let workerWatch: WatchResult | undefined;
+    if (api.worker && process.env.BENCH_WORKER_PORT === "1") {
+      const wt = api.worker;
+      log("creates: 1000 pods (or 15s), 50 clients, straight to the Worker's workerd");
+      workerCreates = await cpuOf("create worker c50", () => createPods(wt, NS, "bench", next, 1000, 50, 15));
+      next += 1000;
+      log("watch: 1000 watchers x 20 creates, straight to the Worker's workerd");
+      const { result, cpu, clientMs } = await withGroupCpu(api.pgid, () =>
+        apiWatchLatency(wt, WATCH_NS, 1000, 20, 30, "bwk1000"),
+      );
+      workerWatch = result;
+      cpuUse.push({ label: "watch worker w1000", cpu: perOp(cpu, clientMs, result.events + 1) });
+    } else if (process.env.BENCH_WORKER_PORT === "1") log("the Worker's own workerd port was not found");
+    return {
+      workerCreates,
+      workerWatch,
+      profile,
+      creates,
+      frontCreates,
+      fill,
+      podBytes,
+      stored,
+      get,
+      listAll,
+      listAllItems,
+      listSelector,
+      listSelectorItems,
+      page: paged.page,
+      walk: paged.walk,
+      walkItems: paged.items,
+      watches,
+      cpu: cpuUse,
+    };
+  } finally {
+    log("apiserver: stopping");
+    await api.stop();
+  }
+}
+
+export async function runApiStore(): Promise<Record<string, number>> {
+  const podCount = Number(process.env.BENCH_PODS ?? 10000);
+  const loadBefore = loadavg()[0] as number;
+  const ours = await measureOurs(podCount);
+  const etcd = await runEtcdBaseline({
+    valueBytes: ours.podBytes,
+    puts: CLIENTS.map((c) => ({ clients: c, count: c === 1 ? 1000 : 5000 })),
+    watches: WATCHES,
+    log,
+  });
+  const metrics = report(ours, etcd);
+  metrics.bench_seconds = (performance.now() - t0) / 1000;
+  // Other work on the machine skews every figure: the 1-minute load average before and after.
+  metrics.machine_load1_before = loadBefore;
+  metrics.machine_load1_after = loadavg()[0] as number;
+  metrics.machine_cpus = cpus().length;
+  metrics.pods_to_default_scheduler = SCHEDULER_NAME === "default-scheduler" ? 1 : 0;
+  console.log(`pods: spec.schedulerName=${SCHEDULER_NAME} (BENCH_SCHEDULE=1 for default-scheduler)`);
+  console.log(
+    `\nmachine: ${cpus().length} CPUs, load average ${loadBefore.toFixed(1)} before, ${metrics.machine_load1_after.toFixed(1)} after`,
+  );
+  const file = writeResults("api-store", metrics);
+  log(`wrote ${file}`);
+  return metrics;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await runApiStore();
+}

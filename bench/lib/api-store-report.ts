@@ -1,0 +1,278 @@
+// The api-store benchmark's report: its tables, and the flat metrics (ratios and target
+// checks included) written to .edgeplane/bench/api-store.json.
+import type { GroupCpu } from "./cpu";
+import type { EtcdBaseline } from "./etcd-bench";
+import { GROUP_LABEL } from "./pods";
+import { type Row, table } from "./report";
+import { type LoadResult, ratio, type Summary } from "./stats";
+import type { WatchResult } from "./watch-latency";
+
+export const CLIENTS = [1, 50] as const;
+
+/** CPU ms per operation: the server's processes, and this benchmark client. */
+export interface PerOp extends GroupCpu {
+  client: number;
+}
+
+export const perOp = (cpu: GroupCpu, clientMs: number, n: number): PerOp => ({
+  workerd: cpu.workerd / n,
+  proxy: cpu.proxy / n,
+  other: cpu.other / n,
+  client: clientMs / n,
+});
+
+export interface Ours {
+  /** Sequential requests: latency, and the server's CPU ms per request (workerd, the rest). */
+  profile: { label: string; s: Summary; cpu: PerOp }[];
+  /** Server (workerd / wrangler+rest) and benchmark-client CPU ms per operation, per phase. */
+  cpu: { label: string; cpu: PerOp }[];
+  creates: Record<number, LoadResult>;
+  frontCreates: Record<number, LoadResult>;
+  fill: LoadResult;
+  podBytes: number;
+  stored: number;
+  get: Summary;
+  listAll: Summary & { bytes: number };
+  listAllItems: number;
+  listSelector: Summary;
+  listSelectorItems: number;
+  page: Summary;
+  walk: Summary;
+  walkItems: number;
+  watches: WatchResult[];
+  /** 50-client creates and 1,000 watchers straight to the Worker's workerd (no wrangler proxy). */
+  workerCreates?: LoadResult;
+  workerWatch?: WatchResult;
+}
+
+export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
+  const m: Record<string, number> = {};
+  const lat = (s: Summary): (string | number)[] => [s.n, s.p50, s.p99, s.max];
+  const rows: Row[] = [];
+  for (const c of CLIENTS) {
+    const o = ours.creates[c] as LoadResult;
+    const f = ours.frontCreates[c] as LoadResult;
+    const e = etcd.puts[c] as LoadResult;
+    rows.push([`pod create, ${c} client(s), wrangler port`, o.perSecond, ...lat(o.latency), o.errors]);
+    rows.push([`pod create, ${c} client(s), front door`, f.perSecond, ...lat(f.latency), f.errors]);
+    rows.push([`etcd put ${ours.podBytes} B, ${c} client(s)`, e.perSecond, ...lat(e.latency), e.errors]);
+    Object.assign(m, {
+      [`create_c${c}_per_s`]: o.perSecond,
+      [`create_c${c}_p50_ms`]: o.latency.p50,
+      [`create_c${c}_p99_ms`]: o.latency.p99,
+      [`create_c${c}_errors`]: o.errors,
+      [`create_front_c${c}_per_s`]: f.perSecond,
+      [`create_front_c${c}_p50_ms`]: f.latency.p50,
+      [`create_front_c${c}_p99_ms`]: f.latency.p99,
+      [`etcd_put_c${c}_per_s`]: e.perSecond,
+      [`etcd_put_c${c}_p50_ms`]: e.latency.p50,
+      [`etcd_put_c${c}_p99_ms`]: e.latency.p99,
+      [`ratio_create_vs_etcd_put_c${c}_per_s`]: ratio(o.perSecond, e.perSecond),
+      [`ratio_create_vs_etcd_put_c${c}_p50`]: ratio(o.latency.p50, e.latency.p50),
+      [`ratio_create_vs_etcd_put_c${c}_p99`]: ratio(o.latency.p99, e.latency.p99),
+    });
+  }
+  rows.push([
+    `fill toward ${ours.stored} pods, 50 clients`,
+    ours.fill.perSecond,
+    ...lat(ours.fill.latency),
+    ours.fill.errors,
+  ]);
+  const wc = ours.workerCreates;
+  if (wc) {
+    rows.push(["pod create, 50 clients, Worker's workerd", wc.perSecond, ...lat(wc.latency), wc.errors]);
+    Object.assign(m, {
+      create_worker_c50_per_s: wc.perSecond,
+      create_worker_c50_p50_ms: wc.latency.p50,
+      create_worker_c50_p99_ms: wc.latency.p99,
+    });
+  }
+  const failed = [
+    ...CLIENTS.map((c) => [`create c${c}`, ours.creates[c]] as const),
+    ...CLIENTS.map((c) => [`create front c${c}`, ours.frontCreates[c]] as const),
+    ["fill", ours.fill] as const,
+    ["create worker c50", wc] as const,
+  ].filter(([, r]) => r && r.errors > 0);
+  for (const [label, r] of failed) console.log(`errors in ${label}: ${r?.errors}, first: ${r?.firstError}`);
+  m.fill_c50_per_s = ours.fill.perSecond;
+  m.pod_bytes = ours.podBytes;
+  console.log(
+    table(
+      "Writes (ms; ops/s over the whole run; wrangler port = dev port, behind wrangler's proxy workerd)",
+      ["", "ops/s", "n", "p50", "p99", "max", "errors"],
+      rows,
+    ),
+  );
+
+  m.stored_pods = ours.stored;
+  const reads: Row[] = [
+    ["get one pod", ...lat(ours.get), 1],
+    ["list all pods", ...lat(ours.listAll), ours.listAllItems],
+    [`list ${GROUP_LABEL}=gN selector`, ...lat(ours.listSelector), ours.listSelectorItems],
+    ["list limit=500, per page", ...lat(ours.page), 500],
+    ["list limit=500, whole walk", ...lat(ours.walk), ours.walkItems],
+  ];
+  console.log(
+    table(
+      `Reads with ${ours.stored} pods stored (ms, 1 client)`,
+      ["", "n", "p50", "p99", "max", "items"],
+      reads,
+    ),
+  );
+  Object.assign(m, {
+    get_p50_ms: ours.get.p50,
+    get_p99_ms: ours.get.p99,
+    list_all_p50_ms: ours.listAll.p50,
+    list_all_p99_ms: ours.listAll.p99,
+    list_all_items: ours.listAllItems,
+    list_all_bytes: ours.listAll.bytes,
+    list_selector_p50_ms: ours.listSelector.p50,
+    list_selector_p99_ms: ours.listSelector.p99,
+    list_selector_items: ours.listSelectorItems,
+    list_page500_p50_ms: ours.page.p50,
+    list_page500_p99_ms: ours.page.p99,
+    list_paged_walk_p50_ms: ours.walk.p50,
+    list_paged_walk_items: ours.walkItems,
+  });
+
+  const wrows: Row[] = [];
+  for (const o of ours.watches) {
+    const e = etcd.watches.find((x) => x.watchers === o.watchers);
+    const w = o.watchers;
+    wrows.push([
+      `${w} watcher(s), ours`,
+      o.events,
+      o.latency.n,
+      o.latency.p50,
+      o.latency.p99,
+      o.latency.max,
+      o.missed,
+    ]);
+    if (e)
+      wrows.push([
+        `${w} watcher(s), etcd`,
+        e.events,
+        e.latency.n,
+        e.latency.p50,
+        e.latency.p99,
+        e.latency.max,
+        e.missed,
+      ]);
+    Object.assign(m, {
+      [`watch_w${w}_p50_ms`]: o.latency.p50,
+      [`watch_w${w}_p99_ms`]: o.latency.p99,
+      [`watch_w${w}_missed`]: o.missed,
+      [`etcd_watch_w${w}_p50_ms`]: e?.latency.p50 ?? Number.NaN,
+      [`etcd_watch_w${w}_p99_ms`]: e?.latency.p99 ?? Number.NaN,
+      [`ratio_watch_vs_etcd_w${w}_p50`]: ratio(o.latency.p50, e?.latency.p50 ?? Number.NaN),
+      [`ratio_watch_vs_etcd_w${w}_p99`]: ratio(o.latency.p99, e?.latency.p99 ?? Number.NaN),
+    });
+  }
+  const ww = ours.workerWatch;
+  if (ww) {
+    wrows.push([
+      "1000 watchers, ours, Worker's workerd",
+      ww.events,
+      ww.latency.n,
+      ww.latency.p50,
+      ww.latency.p99,
+      ww.latency.max,
+      ww.missed,
+    ]);
+    Object.assign(m, {
+      watch_worker_w1000_p50_ms: ww.latency.p50,
+      watch_worker_w1000_p99_ms: ww.latency.p99,
+      watch_worker_w1000_missed: ww.missed,
+    });
+  }
+  console.log(
+    table(
+      "Watch delivery: write sent -> event at each watcher (ms)",
+      ["", "events", "samples", "p50", "p99", "max", "missed"],
+      wrows,
+    ),
+  );
+
+  const prows: Row[] = ours.profile.map(({ label, s, cpu }) => [
+    label,
+    s.n,
+    s.p50,
+    s.p99,
+    cpu.workerd,
+    cpu.proxy,
+  ]);
+  const c1 = ours.creates[1] as LoadResult;
+  const c1cpu = ours.cpu.find((x) => x.label === "create c1");
+  prows.push([
+    "POST pod (full create, committed)",
+    c1.latency.n,
+    c1.latency.p50,
+    c1.latency.p99,
+    c1cpu?.cpu.workerd ?? Number.NaN,
+    c1cpu?.cpu.proxy ?? Number.NaN,
+  ]);
+  console.log(
+    table(
+      "Where a create's time goes (1 client, sequential; each row adds a stage; CPU = server ms per request)",
+      ["", "n", "p50", "p99", "worker CPU", "proxy CPU"],
+      prows,
+    ),
+  );
+  const keys = [
+    "floor_healthz",
+    "floor_front_healthz",
+    "floor_discovery",
+    "floor_get_missing",
+    "floor_create_dry_run",
+  ];
+  ours.profile.forEach(({ s, cpu }, i) => {
+    m[`${keys[i]}_p50_ms`] = s.p50;
+    m[`${keys[i]}_p99_ms`] = s.p99;
+    m[`${keys[i]}_worker_cpu_ms`] = cpu.workerd;
+    m[`${keys[i]}_proxy_cpu_ms`] = cpu.proxy;
+  });
+  console.log(
+    table(
+      "CPU ms per operation by phase (worker = workerd running the Worker + Durable Objects; proxy = wrangler's workerd on the dev port; node = wrangler's Node; client = this benchmark)",
+      ["", "worker", "proxy", "node", "client"],
+      ours.cpu.map((x) => [x.label, x.cpu.workerd, x.cpu.proxy, x.cpu.other, x.cpu.client]),
+    ),
+  );
+  for (const x of ours.cpu) {
+    const k = x.label.replaceAll(" ", "_");
+    m[`cpu_${k}_worker_ms`] = x.cpu.workerd;
+    m[`cpu_${k}_proxy_ms`] = x.cpu.proxy;
+    m[`cpu_${k}_node_ms`] = x.cpu.other;
+    m[`cpu_${k}_client_ms`] = x.cpu.client;
+  }
+
+  const w1000 = ours.watches.find((w) => w.watchers === 1000);
+  const c50 = ours.creates[50] as LoadResult;
+  const e50 = etcd.puts[50] as LoadResult;
+  m.target_create_c50_p99_le_50ms = c50.latency.p99 <= 50 ? 1 : 0;
+  m.target_watch_w1000_p99_le_50ms = w1000 && w1000.latency.p99 <= 50 && w1000.missed === 0 ? 1 : 0;
+  m.target_create_c50_per_s_ge_etcd_put = c50.perSecond >= e50.perSecond ? 1 : 0;
+  const yes = (x: number | undefined) => (x === 1 ? "met" : "NOT met");
+  console.log(
+    table(
+      `Targets (etcd ${etcd.version}, ${etcd.client} client)`,
+      ["", "ours", "target", ""],
+      [
+        ["p99 create at 50 clients (ms)", c50.latency.p99, "<= 50", yes(m.target_create_c50_p99_le_50ms)],
+        [
+          "watch p99 at 1,000 watchers (ms)",
+          w1000?.latency.p99 ?? Number.NaN,
+          "<= 50",
+          yes(m.target_watch_w1000_p99_le_50ms),
+        ],
+        [
+          "creates/s at 50 clients",
+          c50.perSecond,
+          `>= ${Math.round(e50.perSecond)}`,
+          yes(m.target_create_c50_per_s_ge_etcd_put),
+        ],
+      ],
+    ),
+  );
+  return m;
+}
