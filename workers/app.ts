@@ -6,6 +6,7 @@ import { notFoundPath } from "../api/errors";
 import { allResources } from "../api/registry";
 import type { ResourceDef } from "../api/resource";
 import type { AppEnv } from "./app-env";
+import { audit } from "./audit/index";
 import { bootstrap } from "./bootstrap";
 import { handleDiscovery } from "./discovery/routes";
 import { authentication, issuerDiscovery } from "./filters/authn";
@@ -25,6 +26,7 @@ app.use("*", async (c, next) => {
   c.set("info", requestInfo(c.req.method, new URL(c.req.url)));
   await next();
 });
+app.use("*", audit());
 app.use("*", authentication());
 // the cluster's system namespaces and bootstrap RBAC policy exist before anything is authorized
 app.use("*", async (c, next) => {

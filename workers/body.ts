@@ -2,6 +2,7 @@
 import YAML from "yaml";
 import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
+import { recordAuditRequestObject } from "./audit/index";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -61,11 +62,15 @@ const OBJECT_TYPES = ["application/json", "application/yaml", "text/yaml", "*/*"
 export async function decodeObject(req: Request): Promise<unknown> {
   const type = mediaType(req.headers.get("content-type"));
   const bytes = await readBytes(req);
+  let obj: unknown;
   if (isKubeProtobuf(type)) {
     if (bytes.byteLength === 0) throw badRequest("the body of the request was empty");
-    return decodeKubeProtobuf(bytes).object;
+    obj = decodeKubeProtobuf(bytes).object;
+  } else {
+    obj = parseBody(new TextDecoder().decode(bytes), type || "application/json", OBJECT_TYPES);
   }
-  return parseBody(new TextDecoder().decode(bytes), type || "application/json", OBJECT_TYPES);
+  recordAuditRequestObject(req, obj);
+  return obj;
 }
 
 export function parseBody(text: string, type: string, allowed: string[]): unknown {
@@ -75,6 +80,8 @@ export function parseBody(text: string, type: string, allowed: string[]): unknow
     let doc: unknown;
     try {
       doc = YAML.parse(text, { strict: true, uniqueKeys: true, maxAliasCount: 100 });
+      // a self-referencing alias parses into a cycle, which no JSON document can be
+      doc = JSON.parse(JSON.stringify(doc) ?? "null");
     } catch (e) {
       throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split("\n")[0]}`);
     }

@@ -16,6 +16,20 @@ export interface Env {
   EDGEPLANE_DEFAULT_TOLERATION_SECONDS?: string;
   /** Authorization modes in order, comma separated (default "Node,RBAC"). */
   EDGEPLANE_AUTHORIZATION_MODES?: string;
+  /** ABAC policy (upstream's JSON-lines file contents, or base64 of them) for the ABAC mode. */
+  EDGEPLANE_ABAC_POLICY?: string;
+  /** Webhook authorization: SubjectAccessReview endpoint, bearer token, cache TTLs (Go durations), timeout, failure policy. */
+  EDGEPLANE_AUTHZ_WEBHOOK_URL?: string;
+  EDGEPLANE_AUTHZ_WEBHOOK_TOKEN?: string;
+  EDGEPLANE_AUTHZ_WEBHOOK_ALLOW_TTL?: string;
+  EDGEPLANE_AUTHZ_WEBHOOK_DENY_TTL?: string;
+  EDGEPLANE_AUTHZ_WEBHOOK_TIMEOUT_MS?: string;
+  EDGEPLANE_AUTHZ_WEBHOOK_FAILURE_POLICY?: string;
+  /** Audit policy (audit.k8s.io/v1 Policy as YAML, JSON or base64); unset = no audit log. */
+  EDGEPLANE_AUDIT_POLICY?: string;
+  EDGEPLANE_AUDIT_RING_SIZE?: string;
+  /** Admission plugins on/off: "Name" or "+Name" enables, "-Name" disables (default: all but SecurityContextDeny). */
+  EDGEPLANE_ADMISSION_PLUGINS?: string;
   /** Static tokens, one per line as upstream's token file: token,user,uid,"group1,group2" (a secret). */
   EDGEPLANE_TOKENS?: string;
 }

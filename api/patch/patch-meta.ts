@@ -123,6 +123,26 @@ export const TYPES: Record<string, TypeDef> = {
   DeploymentStrategy: {},
   ReplicaSetSpec: { selector: atomic, template: npStruct("PodTemplateSpec") },
   WorkloadStatus: { conditions },
+
+  // admissionregistration.k8s.io/v1
+  Webhook: {
+    rules: atomicList,
+    admissionReviewVersions: atomicList,
+    matchConditions: byKey("name"),
+  },
+  ValidatingAdmissionPolicySpec: {
+    matchConstraints: struct("MatchResources"),
+    validations: atomicList,
+    auditAnnotations: atomicList,
+    matchConditions: byKey("name"),
+    variables: atomicList,
+  },
+  ValidatingAdmissionPolicyStatus: { conditions },
+  ValidatingAdmissionPolicyBindingSpec: {
+    matchResources: struct("MatchResources"),
+    validationActions: { list: "set" },
+  },
+  MatchResources: { resourceRules: atomicList, excludeResourceRules: atomicList },
 };
 
 const root = (spec?: string, status?: string, extra: TypeDef = {}): TypeDef => ({
@@ -156,6 +176,10 @@ export const KINDS: Record<string, TypeDef> = {
   ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),
   RoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),
   ClusterRoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),
+  MutatingWebhookConfiguration: root(undefined, undefined, { webhooks: byKey("name", "Webhook") }),
+  ValidatingWebhookConfiguration: root(undefined, undefined, { webhooks: byKey("name", "Webhook") }),
+  ValidatingAdmissionPolicy: root("ValidatingAdmissionPolicySpec", "ValidatingAdmissionPolicyStatus"),
+  ValidatingAdmissionPolicyBinding: root("ValidatingAdmissionPolicyBindingSpec"),
 };
 
 /** A schema position: the fields of a struct type, or nothing known. */

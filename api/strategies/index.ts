@@ -2,6 +2,12 @@
 
 import type { ResourceDef } from "../resource";
 import { apiVersionOf } from "../resource";
+import {
+  mutatingwebhookconfigurations,
+  validatingadmissionpolicies,
+  validatingadmissionpolicybindings,
+  validatingwebhookconfigurations,
+} from "./admissionregistration";
 import { configmaps, secrets } from "./config";
 import { endpoints, podtemplates } from "./endpoints";
 import { events, eventsV1 } from "./events";
@@ -56,6 +62,10 @@ export const RESOURCES: ResourceDef[] = [
   clusterroles,
   rolebindings,
   roles,
+  mutatingwebhookconfigurations,
+  validatingadmissionpolicies,
+  validatingadmissionpolicybindings,
+  validatingwebhookconfigurations,
 ];
 
 const byGVR = new Map(RESOURCES.map((r) => [`${r.group}/${r.version}/${r.resource}`, r]));

@@ -57,6 +57,15 @@ const ROOTS = [
     `io.k8s.api.rbac.v1.${k}`,
     `io.k8s.api.rbac.v1.${k}List`,
   ]),
+  ...[
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+  ].flatMap((k) => [
+    `io.k8s.api.admissionregistration.v1.${k}`,
+    `io.k8s.api.admissionregistration.v1.${k}List`,
+  ]),
   "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
   "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
   "io.k8s.api.authorization.v1.SubjectAccessReview",

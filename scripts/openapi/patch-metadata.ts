@@ -148,6 +148,24 @@ export const FIELD_META: Record<string, FieldMeta> = {
   [`${APPS}.DeploymentStatus.conditions`]: byType,
   [`${APPS}.ReplicaSetStatus.conditions`]: byType,
 
+  // admissionregistration
+  ["io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration.webhooks"]: byName(),
+  ["io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration.webhooks"]: byName(),
+  ["io.k8s.api.admissionregistration.v1.MutatingWebhook.rules"]: atomic,
+  ["io.k8s.api.admissionregistration.v1.ValidatingWebhook.rules"]: atomic,
+  ["io.k8s.api.admissionregistration.v1.MutatingWebhook.admissionReviewVersions"]: atomic,
+  ["io.k8s.api.admissionregistration.v1.ValidatingWebhook.admissionReviewVersions"]: atomic,
+  ["io.k8s.api.admissionregistration.v1.MutatingWebhook.matchConditions"]: byName(),
+  ["io.k8s.api.admissionregistration.v1.ValidatingWebhook.matchConditions"]: byName(),
+  ["io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec.validations"]: atomic,
+  ["io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec.variables"]: atomic,
+  ["io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec.auditAnnotations"]: atomic,
+  ["io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec.matchConditions"]: byName(),
+  ["io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec.validationActions"]: {
+    listType: "set",
+  },
+  ["io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus.conditions"]: byType,
+
   // rbac
   ["io.k8s.api.rbac.v1.ClusterRole.rules"]: atomic,
   ["io.k8s.api.rbac.v1.Role.rules"]: atomic,

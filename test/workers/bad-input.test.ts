@@ -490,6 +490,6 @@ describe("junk sweep over every served route", () => {
     expect(requests.length).toBeLessThan(800); // bounded: a few hundred
     const violations = await sweep(t, requests);
     console.log(`sweep: ${requests.length} requests over ${routes.length} routes`);
-    expect(violations).toEqual([]);
+    expect(violations, JSON.stringify(violations, null, 1)).toEqual([]);
   }, 120_000);
 });

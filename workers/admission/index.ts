@@ -1,9 +1,24 @@
 // The admission chain: mutating plugins, then validating ones; one rejection rejects.
-// Each plugin is a small module; this file only orders them.
+// Each plugin is a small module; this file only orders them and switches them on or off.
+//
+// EDGEPLANE_ADMISSION_PLUGINS (a wrangler var) plays upstream's --enable-admission-plugins and
+// --disable-admission-plugins: comma-separated plugin names, "Name" or "+Name" enables,
+// "-Name" disables, e.g. "SecurityContextDeny,-PodSecurity". Unlisted plugins keep their
+// default: all on except SecurityContextDeny.
 import type { KubeObject } from "../../api/types";
 import { authzAdmission } from "../authz/index";
 import type { WriteContext } from "../handlers/resource";
+import { defaultTolerationSeconds } from "./default-toleration-seconds";
+import { initializers } from "./initializers";
+import { limitRanger } from "./limit-ranger";
 import { namespaceLifecycle } from "./namespace-lifecycle";
+import { podSecurity } from "./pod-security";
+import { validatingAdmissionPolicy } from "./policy";
+import { resourceQuota } from "./resource-quota";
+import { securityContextDeny } from "./security-context-deny";
+import { serviceAccount } from "./service-account";
+import { pluginSwitches } from "./util";
+import { mutatingWebhooks, validatingWebhooks } from "./webhooks";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
 
@@ -20,9 +35,38 @@ export interface AdmissionPlugin {
   mutate?(a: AdmissionAttributes): Promise<void> | void;
   /** throws a StatusError to reject */
   validate?(a: AdmissionAttributes): Promise<void> | void;
+  /** undoes side effects of an admitted request whose write then failed (quota reservations) */
+  rollback?(a: AdmissionAttributes): Promise<void> | void;
 }
 
-const PLUGINS: AdmissionPlugin[] = [namespaceLifecycle, authzAdmission];
+/** In order; ResourceQuota last, as upstream: it reserves usage only once everything else agreed. */
+const PLUGINS: AdmissionPlugin[] = [
+  namespaceLifecycle,
+  initializers,
+  serviceAccount,
+  defaultTolerationSeconds,
+  limitRanger,
+  securityContextDeny,
+  podSecurity,
+  authzAdmission,
+  mutatingWebhooks, // MutatingAdmissionWebhook: the last mutating plugin
+  validatingAdmissionPolicy,
+  validatingWebhooks, // ValidatingAdmissionWebhook
+  resourceQuota,
+];
+
+const OFF_BY_DEFAULT = new Set([securityContextDeny.name]);
+
+let cached: { value: string | undefined; plugins: AdmissionPlugin[] } | undefined;
+
+/** The enabled plugins for a value of EDGEPLANE_ADMISSION_PLUGINS. */
+export function enabledPlugins(value: string | undefined): AdmissionPlugin[] {
+  if (cached && cached.value === value) return cached.plugins;
+  const switches = pluginSwitches(value);
+  const plugins = PLUGINS.filter((p) => switches.get(p.name) ?? !OFF_BY_DEFAULT.has(p.name));
+  cached = { value, plugins };
+  return plugins;
+}
 
 export async function admit(
   w: WriteContext,
@@ -31,6 +75,24 @@ export async function admit(
   old: KubeObject | undefined,
 ) {
   const a: AdmissionAttributes = { w, operation, object, old };
-  for (const p of PLUGINS) if (p.mutate) await p.mutate(a);
-  for (const p of PLUGINS) if (p.validate) await p.validate(a);
+  const env = w.c.env as unknown as { EDGEPLANE_ADMISSION_PLUGINS?: string };
+  const plugins = enabledPlugins(env.EDGEPLANE_ADMISSION_PLUGINS);
+  for (const p of plugins) if (p.mutate) await p.mutate(a);
+  for (const p of plugins) if (p.validate) await p.validate(a);
+}
+
+/**
+ * To be called by the handler when the store refuses a write that admission let through (e.g.
+ * AlreadyExists, a failed precondition): gives back what admission reserved for it. `object`
+ * and `old` must be the very objects passed to admit().
+ */
+export async function admissionRollback(
+  w: WriteContext,
+  operation: Operation,
+  object: KubeObject | undefined,
+  old: KubeObject | undefined,
+): Promise<void> {
+  const a: AdmissionAttributes = { w, operation, object, old };
+  const env = w.c.env as unknown as { EDGEPLANE_ADMISSION_PLUGINS?: string };
+  for (const p of enabledPlugins(env.EDGEPLANE_ADMISSION_PLUGINS)) if (p.rollback) await p.rollback(a);
 }

@@ -7,8 +7,9 @@ import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects/store/protocol";
-import { admit } from "../admission";
+import { admissionRollback, admit } from "../admission";
 import type { AppEnv } from "../app-env";
+import { setAuditRequestObject } from "../audit/index";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
 import { decodeObject, mediaType, PATCH_TYPES, parseBody, readText } from "../body";
@@ -72,6 +73,22 @@ function fieldValidationOf(q: URLSearchParams, verb: string): FieldValidation {
   if (v !== "Strict" && v !== "Warn" && v !== "Ignore")
     throw invalidOption(verb, field.notSupported("fieldValidation", v, ["Ignore", "Strict", "Warn"]));
   return v;
+}
+
+/** A write that admission allowed; if the store then refuses it, admission's reservations are undone. */
+async function admitted<T>(
+  w: WriteContext,
+  op: "CREATE" | "UPDATE" | "DELETE",
+  object: KubeObject | undefined,
+  old: KubeObject | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    await admissionRollback(w, op, object, old).catch(() => {});
+    throw e;
+  }
 }
 
 function respondWith(w: WriteContext, text: string, code: number): Response {
@@ -238,17 +255,20 @@ async function create(w: WriteContext, namespace: string): Promise<Response> {
   await admit(w, "CREATE", obj, undefined);
   recordManagedFields(w, undefined, obj);
   void namespace;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const r = await w.store.create(obj, { dryRun: w.dryRun });
-      return respondWith(w, r.body, r.code);
-    } catch (e) {
-      // a generated name that is taken is generated again (upstream retries up to 7 times)
-      const generated = obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
-      if (!(e instanceof StatusError && e.reason === "AlreadyExists" && generated && attempt < 7)) throw e;
-      obj.metadata.name = generateName(obj.metadata.generateName!);
+  return admitted(w, "CREATE", obj, undefined, async () => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await w.store.create(obj, { dryRun: w.dryRun });
+        return respondWith(w, r.body, r.code);
+      } catch (e) {
+        // a generated name that is taken is generated again (upstream retries up to 7 times)
+        const generated =
+          obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
+        if (!(e instanceof StatusError && e.reason === "AlreadyExists" && generated && attempt < 7)) throw e;
+        obj.metadata.name = generateName(obj.metadata.generateName!);
+      }
     }
-  }
+  });
 }
 
 async function update(w: WriteContext, namespace: string): Promise<Response> {
@@ -275,7 +295,9 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
   validateObject(w.def, next, old);
   await admit(w, "UPDATE", next, old);
   recordManagedFields(w, old, next);
-  const text = await w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
+  const text = await admitted(w, "UPDATE", next, old, () =>
+    w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }),
+  );
   return respondWith(w, text, 200);
 }
 
@@ -290,6 +312,7 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
   }
   const text = await readText(w.c.req.raw);
   const body = parseBody(text, type, [type]);
+  setAuditRequestObject(w.c, body);
   const q = new URL(w.c.req.url).searchParams;
   const force = isTrue(q.get("force"));
   if (type !== "application/apply-patch+yaml" && q.has("force"))
@@ -309,10 +332,9 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       validateObject(w.def, prepared, old);
       await admit(w, "UPDATE", prepared, old);
       if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared);
-      const out = await w.store.update(prepared, {
-        expectRV: old.metadata.resourceVersion,
-        dryRun: w.dryRun,
-      });
+      const out = await admitted(w, "UPDATE", prepared, old, () =>
+        w.store.update(prepared, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }),
+      );
       return respondWith(w, out, 200);
     } catch (e) {
       const pinned = (body as KubeObject | null)?.metadata?.resourceVersion;
@@ -334,7 +356,9 @@ async function createByApply(w: WriteContext, body: unknown, force: boolean): Pr
   prepareCreate(w.def, applied, w.info);
   validateObject(w.def, applied);
   await admit(w, "CREATE", applied, undefined);
-  const r = await w.store.create(applied, { dryRun: w.dryRun });
+  const r = await admitted(w, "CREATE", applied, undefined, () =>
+    w.store.create(applied, { dryRun: w.dryRun }),
+  );
   return respondWith(w, r.body, 201);
 }
 
@@ -386,6 +410,6 @@ async function remove(w: WriteContext, namespace: string): Promise<Response> {
   const opts = await deleteOptions(w);
   const old = await w.store.get(namespace, w.info.name);
   await admit(w, "DELETE", undefined, old);
-  const r = await w.store.remove(namespace, w.info.name, opts);
+  const r = await admitted(w, "DELETE", undefined, old, () => w.store.remove(namespace, w.info.name, opts));
   return respondWith(w, r.body, r.code);
 }

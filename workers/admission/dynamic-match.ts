@@ -1,0 +1,240 @@
+// What webhooks and admission policies match on: the request's attributes (the
+// AdmissionReview request), rules, label selectors, and a per-isolate cache of
+// their configuration objects.
+import { lookupGVR } from "../../api/registry";
+import type { ResourceDef } from "../../api/resource";
+import type { KubeObject } from "../../api/types";
+import { selectorMatches } from "../../api/validation/metadata";
+import type { Env } from "../env";
+import { onStoreWrite, Store } from "../store-client";
+import type { AdmissionAttributes } from "./index";
+
+const ADMREG = "admissionregistration.k8s.io";
+
+export interface GVK {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** admission.k8s.io/v1 AdmissionRequest, without object/oldObject. */
+export interface RequestView {
+  uid: string;
+  kind: GVK;
+  resource: { group: string; version: string; resource: string };
+  subResource?: string;
+  requestKind: GVK;
+  requestResource: { group: string; version: string; resource: string };
+  requestSubResource?: string;
+  name: string;
+  namespace?: string;
+  operation: string;
+  userInfo: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  dryRun: boolean;
+  options?: Record<string, unknown>;
+}
+
+const OPTIONS_KIND: Record<string, string> = {
+  CREATE: "CreateOptions",
+  UPDATE: "UpdateOptions",
+  DELETE: "DeleteOptions",
+};
+
+export function kindOf(def: ResourceDef, subresource: string): GVK {
+  const sub = subresource ? def.subresources?.[subresource] : undefined;
+  if (sub) return { group: sub.group ?? def.group, version: sub.version ?? def.version, kind: sub.kind };
+  return { group: def.group, version: def.version, kind: def.kind };
+}
+
+/** The request as webhooks and CEL `request` see it. */
+export function requestView(a: AdmissionAttributes, uid: string = crypto.randomUUID()): RequestView {
+  const { w } = a;
+  const obj = a.object ?? a.old;
+  const sub = w.info.subresource || "";
+  const kind = kindOf(w.def, sub);
+  const resource = { group: w.def.group, version: w.def.version, resource: w.def.resource };
+  const user = w.c.get("user");
+  const ns = w.def.namespaced ? obj?.metadata.namespace || w.info.namespace : undefined;
+  const view: RequestView = {
+    uid,
+    kind,
+    resource,
+    requestKind: kind,
+    requestResource: resource,
+    name: obj?.metadata.name ?? w.info.name ?? "",
+    operation: a.operation,
+    userInfo: {
+      username: user?.name ?? "",
+      ...(user?.uid ? { uid: user.uid } : {}),
+      ...(user?.groups?.length ? { groups: user.groups } : {}),
+      ...(user?.extra && Object.keys(user.extra).length ? { extra: user.extra } : {}),
+    },
+    dryRun: w.dryRun,
+  };
+  if (sub) {
+    view.subResource = sub;
+    view.requestSubResource = sub;
+  }
+  if (ns) view.namespace = ns;
+  const optKind = OPTIONS_KIND[a.operation];
+  if (optKind)
+    view.options = {
+      kind: optKind,
+      apiVersion: "meta.k8s.io/v1",
+      ...(w.dryRun ? { dryRun: ["All"] } : {}),
+    };
+  return view;
+}
+
+/** Writes to the admission configuration kinds never go to webhooks or policies (upstream exempts them). */
+export function isExempt(a: AdmissionAttributes): boolean {
+  return (
+    a.w.def.group === ADMREG &&
+    [
+      "mutatingwebhookconfigurations",
+      "validatingwebhookconfigurations",
+      "validatingadmissionpolicies",
+      "validatingadmissionpolicybindings",
+    ].includes(a.w.def.resource)
+  );
+}
+
+/** The subset of admissionregistration RuleWithOperations that matching reads. */
+export interface Rule {
+  operations?: string[];
+  apiGroups?: string[];
+  apiVersions?: string[];
+  resources?: string[];
+  scope?: string;
+  resourceNames?: string[];
+}
+
+export interface RuleTarget {
+  operation: string;
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+  /** "" for cluster-scoped objects */
+  namespace: string;
+  name: string;
+}
+
+export function ruleTarget(a: AdmissionAttributes): RuleTarget {
+  const obj = a.object ?? a.old;
+  return {
+    operation: a.operation,
+    group: a.w.def.group,
+    version: a.w.def.version,
+    resource: a.w.def.resource,
+    subresource: a.w.info.subresource || "",
+    namespace: a.w.def.namespaced ? obj?.metadata.namespace || a.w.info.namespace || "" : "",
+    name: obj?.metadata.name ?? a.w.info.name ?? "",
+  };
+}
+
+const hasOrStar = (list: string[] | undefined, v: string) =>
+  Array.isArray(list) && (list.includes("*") || list.includes(v));
+
+function resourceMatches(patterns: string[] | undefined, resource: string, sub: string): boolean {
+  for (const p of patterns ?? []) {
+    if (p === "*/*") return true;
+    const [pr, ps] = p.split("/", 2);
+    if (ps === undefined) {
+      if (!sub && (pr === "*" || pr === resource)) return true;
+    } else if ((pr === "*" || pr === resource) && (ps === "*" || ps === sub)) return true;
+  }
+  return false;
+}
+
+/** One rule against a request: operations, groups, versions, resources (with subresources), scope. */
+export function ruleMatches(rule: Rule, t: RuleTarget): boolean {
+  if (!hasOrStar(rule.operations, t.operation)) return false;
+  if (!hasOrStar(rule.apiGroups, t.group)) return false;
+  if (!hasOrStar(rule.apiVersions, t.version)) return false;
+  if (!resourceMatches(rule.resources, t.resource, t.subresource)) return false;
+  if (rule.resourceNames?.length && !rule.resourceNames.includes(t.name)) return false;
+  const isNamespaceObj = t.group === "" && t.resource === "namespaces";
+  switch (rule.scope ?? "*") {
+    case "Namespaced":
+      return !isNamespaceObj && t.namespace !== "";
+    case "Cluster":
+      return isNamespaceObj || t.namespace === "";
+    default:
+      return true;
+  }
+}
+
+export const anyRuleMatches = (rules: unknown, t: RuleTarget): boolean =>
+  Array.isArray(rules) && rules.some((r) => ruleMatches(r as Rule, t));
+
+/** A LabelSelector as admission uses it: absent or {} selects everything. */
+export function labelSelectorMatches(sel: any, labels: Record<string, string> | undefined): boolean {
+  if (!sel || (!sel.matchLabels && !sel.matchExpressions)) return true;
+  return selectorMatches(sel, labels);
+}
+
+/** objectSelector: the new or the old object's labels match. */
+export function objectSelectorMatches(sel: any, a: AdmissionAttributes): boolean {
+  if (!sel || (!sel.matchLabels && !sel.matchExpressions)) return true;
+  return [a.object, a.old].some((o) => o && selectorMatches(sel, o.metadata.labels ?? {}));
+}
+
+/** Loads the request's namespace object once per request (undefined for cluster-scoped requests). */
+export class NamespaceLoader {
+  private loaded?: Promise<KubeObject | undefined>;
+  constructor(private readonly a: AdmissionAttributes) {}
+
+  get(): Promise<KubeObject | undefined> {
+    if (!this.loaded) {
+      const t = ruleTarget(this.a);
+      const def = lookupGVR("", "v1", "namespaces")!;
+      if (t.group === "" && t.resource === "namespaces")
+        this.loaded = Promise.resolve(this.a.object ?? this.a.old);
+      else if (!t.namespace) this.loaded = Promise.resolve(undefined);
+      else this.loaded = new Store(this.a.w.c.env, def).find("", t.namespace);
+    }
+    return this.loaded;
+  }
+
+  /** namespaceSelector: cluster-scoped objects (other than namespaces) always match. */
+  async selectorMatches(sel: any): Promise<boolean> {
+    if (!sel || (!sel.matchLabels && !sel.matchExpressions)) return true;
+    const t = ruleTarget(this.a);
+    if (!t.namespace && !(t.group === "" && t.resource === "namespaces")) return true;
+    const ns = await this.get();
+    return selectorMatches(sel, ns?.metadata.labels ?? {});
+  }
+}
+
+// ---- configuration cache ----
+
+const TTL_MS = 1000;
+const cache = new Map<string, { at: number; items: Promise<KubeObject[]> }>();
+onStoreWrite((def) => {
+  if (def.group !== ADMREG) return;
+  for (const k of [...cache.keys()]) if (k.endsWith(`/${def.resource}`)) cache.delete(k);
+});
+
+/** All objects of an admissionregistration resource, sorted by name; cached per isolate for ~1 s. */
+export function configObjects(env: Env, resource: string): Promise<KubeObject[]> {
+  const key = `${env.EDGEPLANE_CLUSTER}/${resource}`;
+  const hit = cache.get(key);
+  if (hit && Date.now() - hit.at < TTL_MS) return hit.items;
+  const def = lookupGVR(ADMREG, "v1", resource)!;
+  const items = new Store(env, def)
+    .listText({})
+    .then((text) =>
+      ((JSON.parse(text).items ?? []) as KubeObject[]).sort((x, y) =>
+        (x.metadata.name ?? "") < (y.metadata.name ?? "") ? -1 : 1,
+      ),
+    );
+  items.catch(() => cache.delete(key));
+  cache.set(key, { at: Date.now(), items });
+  return items;
+}
+
+/** For tests: forget cached configurations. */
+export function clearConfigCache(): void {
+  cache.clear();
+}

@@ -1,0 +1,231 @@
+// The apiserver side of pods/log, pods/exec, pods/attach and pods/portforward, and the node
+// agents' tunnel endpoint. The pod is checked here (bound to a node, a valid container), then
+// the request goes to the node's NodeTunnel Durable Object, which streams it over the agent's
+// outbound WebSocket (durable-objects/node-tunnel/frames.ts).
+import { badRequest, field, forbidden, invalid, notFoundPath, StatusError } from "../../api/errors";
+import type { KubeObject } from "../../api/types";
+import { OPEN_HEADER, type OpenRequest } from "../../durable-objects/node-tunnel/frames";
+import type { NodeTunnel } from "../../durable-objects/node-tunnel/node-tunnel";
+import type { Env } from "../env";
+import { isTrue } from "../request-info";
+import type { WriteContext } from "./resource";
+
+/** The binding this module needs (to be part of Env once wired). */
+export interface TunnelEnv {
+  NODE_TUNNEL: DurableObjectNamespace<NodeTunnel>;
+}
+
+export const TUNNEL_PATH_PREFIX = "/edgeplane/tunnel/";
+export const EXEC_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
+// kubectl 1.31+ tunnels SPDY in WebSocket messages under the subprotocol
+// "SPDY/3.1+portforward.k8s.io" (checked against the kubectl 1.32 binary; falls back to a
+// plain SPDY upgrade, which Workers cannot serve, if refused)
+export const PORT_FORWARD_PROTOCOLS = ["SPDY/3.1+portforward.k8s.io"];
+
+function tunnelStub(env: Env, node: string): DurableObjectStub<NodeTunnel> {
+  const ns = (env as Env & Partial<TunnelEnv>).NODE_TUNNEL;
+  if (!ns) throw new StatusError(503, "ServiceUnavailable", "node tunnels are not configured");
+  return ns.get(ns.idFromName(`${env.EDGEPLANE_CLUSTER}/${node}`));
+}
+
+/** GET /edgeplane/tunnel/<node> (WebSocket): a node agent connects its tunnel. */
+export async function handleNodeTunnel(req: Request, env: Env, user: { name: string } | undefined) {
+  const path = new URL(req.url).pathname;
+  if (!path.startsWith(TUNNEL_PATH_PREFIX)) throw notFoundPath();
+  const node = decodeURIComponent(path.slice(TUNNEL_PATH_PREFIX.length));
+  if (!node || node.includes("/")) throw notFoundPath();
+  // authorization allowed the path; the tunnel of node X is for system:node:X only
+  if (user?.name !== `system:node:${node}`)
+    throw forbidden(`User "${user?.name ?? ""}" cannot open the tunnel of node "${node}"`);
+  if (req.headers.get("upgrade")?.toLowerCase() !== "websocket")
+    throw badRequest("the node tunnel needs a WebSocket upgrade");
+  return tunnelStub(env, node).fetch(new Request("https://node-tunnel/agent", req));
+}
+
+function intParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === "") return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`invalid value for ${name}: ${v}`);
+  return Number(v);
+}
+
+const names = (list: unknown): string[] =>
+  Array.isArray(list) ? list.map((c: { name?: string }) => String(c?.name ?? "")) : [];
+
+/** The container a request is about, as upstream's podContainerName/LogLocation picks it. */
+export function containerFor(pod: KubeObject, requested: string | null): string {
+  const name = pod.metadata.name;
+  const regular = names(pod.spec?.containers);
+  const init = names(pod.spec?.initContainers);
+  const ephemeral = names(pod.spec?.ephemeralContainers);
+  if (!requested) {
+    if (regular.length === 1) return regular[0];
+    let msg = `a container name must be specified for pod ${name}, choose one of: [${regular.join(" ")}]`;
+    if (init.length) msg += ` or one of the init containers: [${init.join(" ")}]`;
+    if (ephemeral.length) msg += ` or one of the ephemeral containers: [${ephemeral.join(" ")}]`;
+    throw badRequest(msg);
+  }
+  if (![...regular, ...init, ...ephemeral].includes(requested))
+    throw badRequest(`container ${requested} is not valid for pod ${name}`);
+  return requested;
+}
+
+function nodeOf(pod: KubeObject): string {
+  const node = pod.spec?.nodeName;
+  if (!node) throw badRequest(`pod ${pod.metadata.name} does not have a host assigned`);
+  return String(node);
+}
+
+function logsRequest(pod: KubeObject, q: URLSearchParams): OpenRequest {
+  const container = containerFor(pod, q.get("container"));
+  const tailLines = intParam(q, "tailLines");
+  const sinceSeconds = intParam(q, "sinceSeconds");
+  const limitBytes = intParam(q, "limitBytes");
+  const sinceTime = q.get("sinceTime") || undefined;
+  const causes = [];
+  if (tailLines !== undefined && tailLines < 0)
+    causes.push(field.invalid("tailLines", tailLines, "must be greater than or equal to 0"));
+  if (limitBytes !== undefined && limitBytes < 1)
+    causes.push(field.invalid("limitBytes", limitBytes, "must be greater than 0"));
+  if (sinceSeconds !== undefined && sinceSeconds < 1)
+    causes.push(field.invalid("sinceSeconds", sinceSeconds, "must be greater than 0"));
+  if (sinceSeconds !== undefined && sinceTime)
+    causes.push(field.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"));
+  if (sinceTime && Number.isNaN(Date.parse(sinceTime)))
+    causes.push(field.invalid("sinceTime", sinceTime, "must be an RFC 3339 time"));
+  if (causes.length) throw invalid({ group: "", kind: "PodLogOptions" }, pod.metadata.name ?? "", causes);
+  return {
+    kind: "logs",
+    namespace: pod.metadata.namespace ?? "",
+    pod: pod.metadata.name ?? "",
+    container,
+    follow: isTrue(q.get("follow")),
+    previous: isTrue(q.get("previous")),
+    timestamps: isTrue(q.get("timestamps")),
+    tailLines,
+    sinceSeconds,
+    sinceTime,
+    limitBytes,
+  };
+}
+
+/** The first subprotocol the client offers that we speak. */
+export function chooseProtocol(header: string | null | undefined, supported: string[]): string | undefined {
+  const offered = (header ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  return offered.find((p) => supported.includes(p));
+}
+
+function streamOptions(q: URLSearchParams) {
+  return {
+    stdin: isTrue(q.get("stdin")),
+    stdout: isTrue(q.get("stdout")),
+    stderr: isTrue(q.get("stderr")),
+    tty: isTrue(q.get("tty")),
+  };
+}
+
+function interactiveRequest(pod: KubeObject, sub: "exec" | "attach", req: Request): OpenRequest {
+  const q = new URL(req.url).searchParams;
+  const container = containerFor(pod, q.get("container"));
+  const phase = pod.status?.phase;
+  if (phase === "Succeeded" || phase === "Failed")
+    throw badRequest(`cannot ${sub} into a container in a completed pod; current phase is ${phase}`);
+  nodeOf(pod);
+  const protocol = upgradeProtocol(req, EXEC_PROTOCOLS);
+  const opts = streamOptions(q);
+  if (!opts.stdin && !opts.stdout && !opts.stderr)
+    throw badRequest("you must specify at least 1 of stdin, stdout, stderr");
+  if (opts.tty && opts.stderr) opts.stderr = false; // a terminal merges stderr into stdout
+  const base = { namespace: pod.metadata.namespace ?? "", pod: pod.metadata.name ?? "", container, protocol };
+  if (sub === "attach") return { kind: "attach", ...base, ...opts };
+  const command = q.getAll("command");
+  if (!command.length) throw badRequest("you must specify at least 1 command");
+  return { kind: "exec", ...base, ...opts, command };
+}
+
+function upgradeProtocol(req: Request, supported: string[]): string {
+  if (req.headers.get("upgrade")?.toLowerCase() !== "websocket")
+    throw badRequest(
+      `Upgrade request required: this server streams over WebSocket (${supported.join(", ")})`,
+    );
+  const protocol = chooseProtocol(req.headers.get("sec-websocket-protocol"), supported);
+  if (!protocol)
+    throw badRequest(
+      `unable to upgrade: none of the requested subprotocols is supported (supported: ${supported.join(", ")})`,
+    );
+  return protocol;
+}
+
+function portForwardRequest(pod: KubeObject, req: Request): OpenRequest {
+  const q = new URL(req.url).searchParams;
+  const phase = pod.status?.phase;
+  if (phase === "Succeeded" || phase === "Failed")
+    throw badRequest(`cannot port-forward to a completed pod; current phase is ${phase}`);
+  nodeOf(pod);
+  const protocol = upgradeProtocol(req, PORT_FORWARD_PROTOCOLS);
+  const ports = q
+    .getAll("ports")
+    .flatMap((p) => p.split(","))
+    .filter(Boolean)
+    .map((p) => {
+      const n = Number(p);
+      if (!Number.isInteger(n) || n < 1 || n > 65535) throw badRequest(`invalid port: ${p}`);
+      return n;
+    });
+  return {
+    kind: "portforward",
+    namespace: pod.metadata.namespace ?? "",
+    pod: pod.metadata.name ?? "",
+    ports,
+    protocol,
+  };
+}
+
+/** pods/log, pods/exec, pods/attach, pods/portforward (already authenticated and authorized). */
+export async function streamSubresource(w: WriteContext, namespace: string): Promise<Response> {
+  const req = w.c.req.raw;
+  const pod = await w.store.get(namespace, w.info.name);
+  let open: OpenRequest;
+  switch (w.info.subresource) {
+    case "log":
+      open = logsRequest(pod, new URL(req.url).searchParams);
+      break;
+    case "exec":
+    case "attach":
+      open = interactiveRequest(pod, w.info.subresource, req);
+      break;
+    case "portforward":
+      open = portForwardRequest(pod, req);
+      break;
+    default:
+      throw notFoundPath();
+  }
+  // upstream answers an unscheduled pod's log with an empty body, everything else with a 400
+  if (open.kind === "logs" && !pod.spec?.nodeName)
+    return new Response("", { headers: { "content-type": "text/plain" } });
+  const node = nodeOf(pod);
+  const headers = new Headers({ [OPEN_HEADER]: JSON.stringify(open) });
+  if (open.kind !== "logs") {
+    for (const h of ["upgrade", "connection", "sec-websocket-key", "sec-websocket-version"]) {
+      const v = req.headers.get(h);
+      if (v) headers.set(h, v);
+    }
+  }
+  const res = await tunnelStub(w.c.env, node).fetch("https://node-tunnel/open", {
+    headers,
+    signal: req.signal,
+  });
+  if (open.kind !== "logs" || res.status !== 200) return res;
+  return new Response(res.body, {
+    status: 200,
+    headers: {
+      "content-type": "text/plain",
+      "cache-control": "no-cache, private",
+      // a compressed stream would sit in the compressor's buffer: followed lines must go out now
+      "content-encoding": "identity",
+    },
+  });
+}
