@@ -42,10 +42,10 @@ const kubernetesLibrary = [
     return v.reduce((acc, x) => (less(acc, x) ? x : acc));
   }),
   celMethod("indexOf", DYN_LIST, [CelScalar.DYN], CelScalar.INT, function (x) {
-    return BigInt(items(this).findIndex((y) => y === x));
+    return BigInt(items(this).indexOf(x));
   }),
   celMethod("lastIndexOf", DYN_LIST, [CelScalar.DYN], CelScalar.INT, function (x) {
-    return BigInt(items(this).findLastIndex((y) => y === x));
+    return BigInt(items(this).lastIndexOf(x));
   }),
   celMethod("find", CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (re) {
     return new RegExp(re).exec(this)?.[0] ?? "";
