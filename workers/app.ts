@@ -12,6 +12,7 @@ import { handleDiscovery } from "./discovery/routes";
 import { authentication, issuerDiscovery } from "./filters/authn";
 import { authorization } from "./filters/authz";
 import { handleResource } from "./handlers/resource";
+import { handleNodeTunnel } from "./handlers/streams";
 import { requestInfo } from "./request-info";
 import { errorResponse } from "./respond";
 
@@ -49,6 +50,9 @@ app.get("/readyz", ok);
 app.get("/healthz/*", ok);
 app.get("/livez/*", ok);
 app.get("/readyz/*", ok);
+
+// a node agent's outbound connection for streams (authorized as the node's own tunnel)
+app.get("/edgeplane/tunnel/:node", (c) => handleNodeTunnel(c.req.raw, c.env));
 
 app.all("*", async (c) => {
   const info = c.get("info");

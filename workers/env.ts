@@ -1,5 +1,6 @@
 // The Worker's bindings (wrangler.toml [vars], secrets and Durable Object namespaces).
 import type { ControllerManager } from "../durable-objects/controllers/manager";
+import type { NodeTunnel } from "../durable-objects/node-tunnel/node-tunnel";
 import type { SchedulerObject } from "../durable-objects/scheduler/object";
 import type { StoreShard } from "../durable-objects/store/shard";
 
@@ -7,6 +8,8 @@ export interface Env {
   STORE: DurableObjectNamespace<StoreShard>;
   CONTROLLERS: DurableObjectNamespace<ControllerManager>;
   SCHEDULER: DurableObjectNamespace<SchedulerObject>;
+  /** One per node: holds the node agent's WebSocket for logs, exec, attach and port-forward. */
+  NODE_TUNNEL: DurableObjectNamespace<NodeTunnel>;
   EDGEPLANE_CLUSTER: string;
   EDGEPLANE_WATCH_WINDOW_SECONDS?: string;
   EDGEPLANE_WATCH_WINDOW_EVENTS?: string;

@@ -4,6 +4,7 @@ import { bootstrap, wakeControlLoops } from "./bootstrap";
 import type { Env } from "./env";
 
 export { ControllerManager } from "../durable-objects/controllers/manager";
+export { NodeTunnel } from "../durable-objects/node-tunnel/node-tunnel";
 export { SchedulerObject } from "../durable-objects/scheduler/object";
 export { StoreShard } from "../durable-objects/store/shard";
 

@@ -2,6 +2,7 @@
 // and CNI config), heartbeats (Lease and node status), the runtime relist,
 // the pod source feeding the pod workers, and housekeeping of orphans.
 import { CriClient } from "../cri/client";
+import { startTunnel } from "../tunnel/tunnel";
 import { Api, sleep } from "./api";
 import { Backoff } from "./backoff";
 import { ensureQosCgroups, flushCgroupRemovals, sweepPodCgroups } from "./cgroups";
@@ -246,6 +247,20 @@ export async function startEdgelet(
     }
   };
   loops.push(housekeeping());
+  // the outbound tunnel that carries kubectl logs/exec/attach/port-forward to this node
+  const tunnel = startTunnel({
+    server: cfg.server,
+    token: () => creds.token,
+    nodeName: cfg.nodeName,
+    lookup: {
+      locate: (ns, pod, container, previous) => locateContainer(cache, ns, pod, container, previous),
+      locateSandbox: (ns, pod) => locateSandbox(cache, ns, pod),
+    },
+    cri,
+    ca: cfg.ca,
+    insecure: cfg.insecure,
+    log: (m) => log(`tunnel: ${m}`),
+  });
   return {
     nodeName: cfg.nodeName,
     get node() {
@@ -258,6 +273,7 @@ export async function startEdgelet(
     cri,
     async stop() {
       abort.abort();
+      await tunnel.stop();
       await source.stop();
       cache.stop();
       probes.stopAll();

@@ -1,10 +1,10 @@
 // Small helpers shared by the admission plugins: reading other objects, forbidden messages
 // in upstream's words, walking a pod's containers, and quantity arithmetic.
 import { forbidden, qualifiedResource, type StatusError } from "../../api/errors";
+import { parseQuantity } from "../../api/quantity";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
-import { parseQuantity } from "../../api/validation/quantity";
 import type { Env } from "../env";
 import { onStoreWrite, Store } from "../store-client";
 import type { AdmissionAttributes } from "./index";

@@ -73,6 +73,9 @@ export class NodeAuthorizer {
           return this.pod(node, attrs, env);
       }
     }
+    // a node may open its own stream tunnel (workers/handlers/streams.ts), no other
+    if (!attrs.isResourceRequest && attrs.verb === "get" && attrs.path === `/edgeplane/tunnel/${node}`)
+      return ALLOW;
     return rulesAllow(attrs, NODE_RULES) ? ALLOW : NO_OPINION;
   }
 

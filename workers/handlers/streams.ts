@@ -2,7 +2,7 @@
 // agents' tunnel endpoint. The pod is checked here (bound to a node, a valid container), then
 // the request goes to the node's NodeTunnel Durable Object, which streams it over the agent's
 // outbound WebSocket (durable-objects/node-tunnel/frames.ts).
-import { badRequest, field, forbidden, invalid, notFoundPath, StatusError } from "../../api/errors";
+import { badRequest, field, invalid, notFoundPath, StatusError } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
 import { OPEN_HEADER, type OpenRequest } from "../../durable-objects/node-tunnel/frames";
 import type { NodeTunnel } from "../../durable-objects/node-tunnel/node-tunnel";
@@ -29,14 +29,13 @@ function tunnelStub(env: Env, node: string): DurableObjectStub<NodeTunnel> {
 }
 
 /** GET /edgeplane/tunnel/<node> (WebSocket): a node agent connects its tunnel. */
-export async function handleNodeTunnel(req: Request, env: Env, user: { name: string } | undefined) {
+export async function handleNodeTunnel(req: Request, env: Env): Promise<Response> {
   const path = new URL(req.url).pathname;
   if (!path.startsWith(TUNNEL_PATH_PREFIX)) throw notFoundPath();
   const node = decodeURIComponent(path.slice(TUNNEL_PATH_PREFIX.length));
   if (!node || node.includes("/")) throw notFoundPath();
-  // authorization allowed the path; the tunnel of node X is for system:node:X only
-  if (user?.name !== `system:node:${node}`)
-    throw forbidden(`User "${user?.name ?? ""}" cannot open the tunnel of node "${node}"`);
+  // authorization already decided: the Node authorizer lets system:node:X open only
+  // /edgeplane/tunnel/X; anyone else needs RBAC on that non-resource URL (get)
   if (req.headers.get("upgrade")?.toLowerCase() !== "websocket")
     throw badRequest("the node tunnel needs a WebSocket upgrade");
   return tunnelStub(env, node).fetch(new Request("https://node-tunnel/agent", req));

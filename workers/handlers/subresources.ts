@@ -9,6 +9,7 @@ import { encoded, json } from "../respond";
 import { applyPatchBody } from "./patching";
 import { checkTypeMeta, isConflict, isObject } from "./prepare";
 import type { WriteContext } from "./resource";
+import { streamSubresource } from "./streams";
 
 function now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -159,6 +160,12 @@ export async function subresourceHandler(w: WriteContext, namespace: string): Pr
       break;
     case "scale":
       return scale(w, namespace);
+    case "log":
+    case "exec":
+    case "attach":
+    case "portforward":
+      if (w.def.kind === "Pod") return streamSubresource(w, namespace);
+      break;
     case "token":
       if (w.def.kind === "ServiceAccount" && w.info.verb === "create") {
         const tr = await tokenRequest(

@@ -1,0 +1,254 @@
+// The agent's side of each tunnelled stream: logs from the CRI log file, exec/attach through
+// CRI (ExecSync, or the runtime's streaming server: remotecommand v4 over SPDY), and
+// port-forward by piping kubectl's SPDY byte stream into the runtime's port-forward server.
+import http from "node:http";
+import type { Duplex } from "node:stream";
+import type {
+  AttachRequest,
+  ExecRequest,
+  LogsRequest,
+  PortForwardRequest,
+  WireStatus,
+} from "../../durable-objects/node-tunnel/frames";
+import { failure } from "../../durable-objects/node-tunnel/frames";
+import type { CriClient } from "../cri/client";
+import {
+  CLOSE,
+  channelFrame,
+  ERROR,
+  errorStatus,
+  exitStatus,
+  RESIZE,
+  STDERR,
+  STDIN,
+  STDOUT,
+} from "./channels";
+import { streamLogFile } from "./cri-log";
+import { SpdyClient } from "./spdy";
+
+/** Where containers are (edgelet's Edgelet object satisfies this). */
+export interface TunnelLookup {
+  locate(
+    namespace: string,
+    pod: string,
+    container: string,
+    previous?: boolean,
+  ): ContainerLike | undefined | Promise<ContainerLike | undefined>;
+  locateSandbox(
+    namespace: string,
+    pod: string,
+  ):
+    | { sandboxId: string; podIP?: string }
+    | undefined
+    | Promise<{ sandboxId: string; podIP?: string } | undefined>;
+}
+
+export interface ContainerLike {
+  containerId: string;
+  logPath: string;
+  running: boolean;
+}
+
+/** What a handler may do with its stream. */
+export interface StreamIO {
+  /** sends one DATA frame toward the apiserver */
+  send(data: Uint8Array): void;
+  /** ends the stream (a CLOSE frame), with an error text for failures after the reply */
+  close(error?: string): void;
+  signal: AbortSignal;
+}
+
+/** A running stream: it receives the client's messages and the end of the stream. */
+export interface StreamHandler {
+  data(payload: Buffer): void;
+  end(): void;
+}
+
+export class OpenError extends Error {
+  constructor(readonly status: WireStatus) {
+    super(status.message);
+  }
+}
+
+const badRequest = (msg: string) => new OpenError(failure(400, "BadRequest", msg));
+const notFound = (msg: string) => new OpenError(failure(404, "NotFound", msg));
+
+async function container(
+  lookup: TunnelLookup,
+  r: { namespace: string; pod: string; container: string },
+  previous = false,
+) {
+  const c = await lookup.locate(r.namespace, r.pod, r.container, previous);
+  if (c) return c;
+  if (previous)
+    throw badRequest(`previous terminated container "${r.container}" in pod "${r.pod}" not found`);
+  throw badRequest(`container "${r.container}" in pod "${r.pod}" is waiting to start: ContainerCreating`);
+}
+
+/** Validates and starts a logs stream; resolves once it may be acknowledged. */
+export async function openLogs(r: LogsRequest, lookup: TunnelLookup, cri: CriClient, io: StreamIO) {
+  const c = await container(lookup, r, !!r.previous);
+  if (!c.logPath) throw badRequest(`container "${r.container}" in pod "${r.pod}" has no log file`);
+  return () => {
+    const running = async () => {
+      const st = await cri.containerStatus(c.containerId);
+      return st.status?.state === "CONTAINER_RUNNING";
+    };
+    streamLogFile(c.logPath, r, (chunk) => io.send(chunk), { running, signal: io.signal }).then(
+      () => io.close(),
+      (e) => io.close(String((e as Error).message ?? e)),
+    );
+  };
+}
+
+/** An HTTP upgrade to SPDY/3.1 on the runtime's streaming server, with a stream protocol. */
+function upgradeSpdy(url: string, protocol: string, io: StreamIO): Promise<Duplex> {
+  return new Promise<Duplex>((resolve, reject) => {
+    const req = http.request(url, {
+      method: "POST",
+      headers: { connection: "Upgrade", upgrade: "SPDY/3.1", "x-stream-protocol-version": protocol },
+    });
+    req.on("upgrade", (_res, sock, head) => {
+      if (head.length) sock.unshift(head);
+      resolve(sock);
+    });
+    req.on("response", (res) => {
+      res.resume();
+      reject(
+        new OpenError(
+          failure(500, "InternalError", `streaming server refused the upgrade: HTTP ${res.statusCode}`),
+        ),
+      );
+    });
+    req.on("error", (e) =>
+      reject(new OpenError(failure(500, "InternalError", `streaming server: ${e.message}`))),
+    );
+    io.signal.addEventListener("abort", () => req.destroy());
+    req.end();
+  });
+}
+
+/**
+ * Bridges the client's channel frames (v5/v4 over WebSocket) to the runtime's streaming
+ * server speaking remotecommand v4.channel.k8s.io over SPDY, one SPDY stream per channel.
+ */
+async function bridgeRemoteCommand(
+  url: string,
+  opts: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean },
+  io: StreamIO,
+): Promise<StreamHandler> {
+  const socket = await upgradeSpdy(url, "v4.channel.k8s.io", io);
+  const session = new SpdyClient(socket, () => io.close());
+  const ignore = { data() {}, fin() {} };
+  const into = (channel: number) => ({ data: (b: Buffer) => io.send(channelFrame(channel, b)), fin() {} });
+  // the order the kubelet's client uses: error first, then the standard streams, then resize
+  session.open({ streamtype: "error" }, into(ERROR));
+  const stdin = opts.stdin ? session.open({ streamtype: "stdin" }, ignore) : undefined;
+  if (opts.stdout) session.open({ streamtype: "stdout" }, into(STDOUT));
+  if (opts.stderr && !opts.tty) session.open({ streamtype: "stderr" }, into(STDERR));
+  const resize = opts.tty ? session.open({ streamtype: "resize" }, ignore) : undefined;
+  io.signal.addEventListener("abort", () => session.close());
+  return {
+    data(payload) {
+      if (!payload.length) return;
+      const body = payload.subarray(1);
+      switch (payload[0]) {
+        case STDIN:
+          if (body.length) stdin?.write(body);
+          return;
+        case RESIZE:
+          resize?.write(body);
+          return;
+        case CLOSE:
+          if (body[0] === STDIN) stdin?.end();
+          return;
+      }
+    },
+    end() {
+      session.close();
+    },
+  };
+}
+
+export async function openExec(
+  r: ExecRequest,
+  lookup: TunnelLookup,
+  cri: CriClient,
+  io: StreamIO,
+): Promise<StreamHandler> {
+  const c = await container(lookup, r);
+  if (!c.running) throw badRequest(`container ${r.container} is not running`);
+  if (!r.stdin && !r.tty) {
+    // nothing to send in: run to completion and report
+    const ignore: StreamHandler = { data() {}, end() {} };
+    cri.execSync(c.containerId, r.command, 0, { timeoutMs: 24 * 3600_000 }).then(
+      (res) => {
+        if (r.stdout && res.stdout.length) io.send(channelFrame(STDOUT, res.stdout));
+        if (r.stderr && res.stderr.length) io.send(channelFrame(STDERR, res.stderr));
+        io.send(channelFrame(ERROR, JSON.stringify(exitStatus(res.exit_code, r.command))));
+        io.close();
+      },
+      (e) => {
+        io.send(channelFrame(ERROR, JSON.stringify(errorStatus((e as Error).message))));
+        io.close();
+      },
+    );
+    return ignore;
+  }
+  const { url } = await cri.exec({
+    container_id: c.containerId,
+    cmd: r.command,
+    tty: r.tty,
+    stdin: r.stdin,
+    stdout: r.stdout,
+    stderr: r.stderr,
+  });
+  return bridgeRemoteCommand(url, r, io);
+}
+
+export async function openAttach(
+  r: AttachRequest,
+  lookup: TunnelLookup,
+  cri: CriClient,
+  io: StreamIO,
+): Promise<StreamHandler> {
+  const c = await container(lookup, r);
+  if (!c.running) throw badRequest(`container ${r.container} is not running`);
+  const { url } = await cri.attach({
+    container_id: c.containerId,
+    stdin: r.stdin,
+    tty: r.tty,
+    stdout: r.stdout,
+    stderr: r.stderr,
+  });
+  return bridgeRemoteCommand(url, r, io);
+}
+
+/**
+ * kubectl's SPDY/3.1+portforward.k8s.io tunnels a SPDY/3.1 connection (portforward.k8s.io streams)
+ * inside WebSocket messages. The runtime's streaming server speaks exactly that SPDY after an
+ * HTTP upgrade, so the bytes are piped through untouched.
+ */
+export async function openPortForward(
+  r: PortForwardRequest,
+  lookup: TunnelLookup,
+  cri: CriClient,
+  io: StreamIO,
+): Promise<StreamHandler> {
+  const s = await lookup.locateSandbox(r.namespace, r.pod);
+  if (!s) throw notFound(`pod "${r.pod}" has no running sandbox on this node`);
+  const { url } = await cri.portForward(s.sandboxId, r.ports);
+  const socket = await upgradeSpdy(url, "portforward.k8s.io", io);
+  socket.on("data", (b: Buffer) => io.send(b));
+  socket.on("close", () => io.close());
+  socket.on("error", (e) => io.close(e.message));
+  io.signal.addEventListener("abort", () => socket.destroy());
+  return {
+    data(payload) {
+      socket.write(payload);
+    },
+    end() {
+      socket.destroy();
+    },
+  };
+}
