@@ -12,8 +12,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { milliCPU, units } from "../../api/quantity";
 import type { QOSClass } from "./qos";
-import { milliCPU, units } from "./quantity";
 
 const CGROUP_FS = "/sys/fs/cgroup";
 

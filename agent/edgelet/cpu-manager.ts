@@ -1,9 +1,10 @@
 // The CPU manager's static policy: a Guaranteed pod's container with an
 // integer CPU request gets exclusive CPUs (UpdateContainerResources with a
 // cpuset); everything else shares the rest of the CPUs.
+
+import { milliCPU } from "../../api/quantity";
 import type { CriClient } from "../cri/client";
 import { computeQOSClass } from "./qos";
-import { milliCPU } from "./quantity";
 
 export class StaticCpuManager {
   private readonly assigned = new Map<string, number[]>();

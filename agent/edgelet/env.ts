@@ -1,7 +1,7 @@
 // Container environment: envFrom, env with value and valueFrom (configMap,
 // secret, fieldRef, resourceFieldRef), and $(VAR) expansion, after the
 // kubelet's makeEnvironmentVariables.
-import { milliCPU, parseQuantity, units } from "./quantity";
+import { milliCPU, quantityOrNaN as parseQuantity, units } from "../../api/quantity";
 
 export interface EnvLookups {
   configMap(namespace: string, name: string): Promise<any | undefined>;

@@ -4,12 +4,13 @@
 // containers and sandbox; a pod deleted through the API is then finished with
 // DELETE gracePeriodSeconds=0 and a uid precondition; a pod gone from the API
 // is cleaned up entirely.
+
+import { milliCPU, units } from "../../api/quantity";
 import { admitPod } from "./admission";
 import { type Api, enc, errorText } from "./api";
 import { type NodeContext, newPodState, type PodState } from "./context";
 import { computePodStatus, isTerminalPhase } from "./pod-status";
 import { cleanupPod, gracePeriod, killPod, syncPod } from "./pod-sync";
-import { milliCPU, units } from "./quantity";
 import type { StatusManager } from "./status-manager";
 
 export type WorkerPhase = "sync" | "terminating" | "terminated";

@@ -1,7 +1,8 @@
 // QoS class of a pod and the Linux resources of its containers, after the
 // kubelet's rules (requests default to limits when only limits are set).
+
+import { milliCPU, units } from "../../api/quantity";
 import type { LinuxContainerResources } from "../cri/types";
-import { milliCPU, units } from "./quantity";
 
 export type QOSClass = "Guaranteed" | "Burstable" | "BestEffort";
 type Pod = any;

@@ -1,8 +1,9 @@
 // A small JSON client for the apiserver, tuned for one process speaking for thousands of
 // simulated nodes: keep-alive sockets, bounded concurrency with a lane for leases that a
 // burst of pod writes cannot starve, and newline-delimited watch streams.
-import http from "node:http";
-import https from "node:https";
+import { forEachLine, HttpEndpoint, parseJson, type Reply } from "../lib/http";
+
+export type { Reply };
 
 export interface ClientOptions {
   server: string;
@@ -13,11 +14,6 @@ export interface ClientOptions {
   insecure?: boolean;
   /** Concurrent requests at most (default 64). */
   maxInFlight?: number;
-}
-
-export interface Reply {
-  status: number;
-  json: any;
 }
 
 export type Lane = "urgent" | "normal";
@@ -33,34 +29,27 @@ export interface ClientStats {
 
 export class ApiClient {
   readonly stats: ClientStats = { requests: 0, failures: 0, byVerb: {} };
-  private readonly base: URL;
-  private readonly mod: typeof http | typeof https;
-  private readonly agent: http.Agent;
-  private readonly watchAgent: http.Agent;
-  private readonly headers: Record<string, string>;
+  private readonly http: HttpEndpoint;
   private readonly max: number;
   private inFlight = 0;
   private readonly queues: Record<Lane, Array<() => void>> = { urgent: [], normal: [] };
   private closed = false;
 
   constructor(opts: ClientOptions) {
-    this.base = new URL(opts.server);
-    const tls = this.base.protocol === "https:";
-    this.mod = tls ? https : http;
     this.max = opts.maxInFlight ?? 64;
-    const agentOpts = {
-      keepAlive: true,
-      maxSockets: this.max,
-      maxFreeSockets: this.max,
-      ...(tls ? { ca: opts.ca, rejectUnauthorized: !opts.insecure } : {}),
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      "user-agent": "edgeplane-simnodes/1.0",
     };
-    this.agent = tls ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    const requests = { keepAlive: true, maxSockets: this.max, maxFreeSockets: this.max };
     // watches hold their socket for minutes: a pool of their own
-    this.watchAgent = tls
-      ? new https.Agent({ ...agentOpts, maxSockets: 8 })
-      : new http.Agent({ ...agentOpts, maxSockets: 8 });
-    this.headers = { accept: "application/json", "user-agent": "edgeplane-simnodes/1.0" };
-    if (opts.token) this.headers.authorization = `Bearer ${opts.token}`;
+    this.http = new HttpEndpoint(
+      opts.server,
+      { requests, watches: { ...requests, maxSockets: 8 } },
+      opts,
+      headers,
+    );
   }
 
   /** One request; resolves with the status and parsed body, rejects only on transport errors. */
@@ -88,52 +77,35 @@ export class ApiClient {
     onEvent: (ev: any) => boolean,
     signal: AbortSignal,
   ): Promise<{ status: number; body?: any }> {
-    return new Promise((resolve, reject) => {
-      const req = this.mod.request(
-        new URL(path, this.base),
-        { method: "GET", headers: this.headers, agent: this.watchAgent, signal },
-        (res) => {
-          if (res.statusCode !== 200) {
-            collect(res).then((text) => resolve({ status: res.statusCode ?? 0, body: parse(text) }), reject);
-            return;
-          }
-          let buf = "";
-          let open = true;
-          const deliver = (line: string) => {
-            const ev = line ? parse(line) : undefined;
-            if (ev && open && onEvent(ev) === false) {
-              open = false;
-              req.destroy();
-              resolve({ status: 200 });
-            }
-          };
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            buf += chunk;
-            for (let nl = buf.indexOf("\n"); nl >= 0 && open; nl = buf.indexOf("\n")) {
-              const line = buf.slice(0, nl).trim();
-              buf = buf.slice(nl + 1);
-              deliver(line);
-            }
-          });
-          res.on("end", () => {
-            deliver(buf.trim());
+    return this.http.watch(
+      path,
+      signal,
+      (res, req, { resolve, reject }) => {
+        let open = true;
+        const deliver = (line: string) => {
+          const ev = line ? parseJson(line) : undefined;
+          if (ev && open && onEvent(ev) === false) {
+            open = false;
+            req.destroy();
             resolve({ status: 200 });
-          });
-          res.on("error", (e) => (open ? reject(e) : undefined));
-          // a connection cut mid-stream: the caller resumes from the last resourceVersion
-          res.on("close", () => resolve({ status: 200 }));
-        },
-      );
-      req.on("error", reject);
-      req.end();
-    });
+          }
+        };
+        const rest = forEachLine(res, deliver, () => open);
+        res.on("end", () => {
+          deliver(rest().trim());
+          resolve({ status: 200 });
+        });
+        res.on("error", (e) => (open ? reject(e) : undefined));
+        // a connection cut mid-stream: the caller resumes from the last resourceVersion
+        res.on("close", () => resolve({ status: 200 }));
+      },
+      (e, { reject }) => reject(e),
+    );
   }
 
   close(): void {
     this.closed = true;
-    this.agent.destroy();
-    this.watchAgent.destroy();
+    this.http.close();
     for (const q of Object.values(this.queues)) for (const wake of q.splice(0)) wake();
   }
 
@@ -141,35 +113,22 @@ export class ApiClient {
     if (this.closed) return Promise.reject(new Error("client closed"));
     this.stats.requests++;
     this.stats.byVerb[method] = (this.stats.byVerb[method] ?? 0) + 1;
-    const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
-    const headers: Record<string, string> = { ...this.headers };
-    if (payload !== undefined) {
-      headers["content-type"] = contentType;
-      headers["content-length"] = String(Buffer.byteLength(payload));
-    }
-    return new Promise((resolve, reject) => {
-      const req = this.mod.request(
-        new URL(path, this.base),
-        { method, headers, agent: this.agent },
-        (res) => {
-          collect(res).then((text) => {
-            const status = res.statusCode ?? 0;
-            const json = parse(text);
-            if (status >= 500 || status === 429) {
-              this.stats.failures++;
-              this.stats.lastFailure = `${method} ${path}: ${status} ${json?.message ?? text.slice(0, 200)}`;
-            }
-            resolve({ status, json });
-          }, reject);
-        },
-      );
-      req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: timed out`)));
-      req.on("error", (e) => {
+    return this.http.send({
+      method,
+      path,
+      body,
+      contentType,
+      timeoutMs: 30_000,
+      onResponse: (status, json, text) => {
+        if (status >= 500 || status === 429) {
+          this.stats.failures++;
+          this.stats.lastFailure = `${method} ${path}: ${status} ${json?.message ?? text.slice(0, 200)}`;
+        }
+      },
+      onRequestError: (e) => {
         this.stats.failures++;
         this.stats.lastFailure = `${method} ${path}: ${e.message}`;
-        reject(e);
-      });
-      req.end(payload);
+      },
     });
   }
 
@@ -185,24 +144,6 @@ export class ApiClient {
     const next = this.queues.urgent.shift() ?? this.queues.normal.shift();
     if (next) next();
     else this.inFlight--;
-  }
-}
-
-function collect(res: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    res.on("data", (c: Buffer) => parts.push(c));
-    res.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
-    res.on("error", reject);
-  });
-}
-
-function parse(text: string): any {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 

@@ -2,6 +2,7 @@
 // ports, volumes and mounts, policies; and the rule for what a pod update may change.
 
 import { field, type StatusCause } from "../errors";
+import { parseQuantity } from "../quantity";
 import type { KubeObject } from "../types";
 import {
   deepEqual,
@@ -11,7 +12,6 @@ import {
   validateObjectMetaUpdate,
 } from "../validation/metadata";
 import { isDNS1123Label, isDNS1123Subdomain, isValidPortName, isValidPortNum } from "../validation/names";
-import { parseQuantity } from "../validation/quantity";
 import { isObject } from "./common";
 import { validateContainerHooks, validateEnv, validateTolerations } from "./pod-checks";
 import { volumeSourceKeys } from "./pod-defaults";

@@ -1,10 +1,10 @@
 // core/v1 pods.
 
 import { field, type StatusCause } from "../errors";
+import { parseQuantity } from "../quantity";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
-import { parseQuantity } from "../validation/quantity";
 import { ensureObject, isObject } from "./common";
 import { defaultPod } from "./pod-defaults";
 import { podColumns } from "./pod-table";

@@ -1,11 +1,11 @@
 // core/v1 limitranges and resourcequotas.
 
 import { field, type StatusCause } from "../errors";
+import { parseQuantity, QUANTITY_FORMAT_MESSAGE } from "../quantity";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
 import { validateMeta } from "../validation/metadata";
-import { parseQuantity, QUANTITY_FORMAT_MESSAGE } from "../validation/quantity";
 import { ageColumn, column, createdAtColumn, isObject, nameColumn } from "./common";
 
 const LIMIT_TYPES = ["Container", "Pod", "PersistentVolumeClaim"];

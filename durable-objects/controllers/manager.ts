@@ -8,6 +8,7 @@ import { buildControllers } from "./index";
 import { ApiClient } from "./runtime/client";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { Informers } from "./runtime/informers";
+import { once } from "./runtime/once";
 import { WorkQueue } from "./runtime/queue";
 import { EventRecorder } from "./runtime/recorder";
 import { resourcesOf } from "./runtime/subscriptions";
@@ -20,19 +21,10 @@ const USER = {
 
 export class ControllerManager extends DurableObject<Env> {
   private informers?: Informers;
-  private started?: Promise<void>;
   private contexts = new Map<string, ControllerContext>();
   private queues = new Map<string, WorkQueue>();
 
-  private start(): Promise<void> {
-    if (!this.started) {
-      this.started = this.init().catch((e) => {
-        this.started = undefined;
-        throw e;
-      });
-    }
-    return this.started;
-  }
+  private readonly start = once(() => this.init());
 
   private controllers: Controller[] = [];
 

@@ -1,4 +1,6 @@
 // Public surface of the scheduler (pure TypeScript; the Durable Object wires it).
+
+export { mustParseQuantity as parseQuantity, parseMilli, parseValue } from "../../api/quantity";
 export { normalizeImageName, SchedulerCache, Snapshot } from "./cache";
 export * from "./events";
 export { ERR_NO_NODES_AVAILABLE, FitError } from "./fiterror";
@@ -18,7 +20,6 @@ export { type SchedulingAction, SchedulingLoop, type WatchType } from "./loop";
 export { NodeInfo } from "./nodeinfo";
 export { defaultRegistry } from "./plugins/index";
 export { newPodInfo, type PodInfo, podKey } from "./podinfo";
-export { parseMilli, parseQuantity, parseValue } from "./quantity";
 export { type QueuedPodInfo, SchedulingQueue } from "./queue";
 export {
   numFeasibleNodesToFind,

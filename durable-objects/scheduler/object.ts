@@ -7,6 +7,7 @@ import type { KubeObject } from "../../api/types";
 import type { Env } from "../../workers/env";
 import { ApiClient, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
+import { once } from "../controllers/runtime/once";
 import { EventRecorder } from "../controllers/runtime/recorder";
 import { resourcesOf } from "../controllers/runtime/subscriptions";
 import { type SchedulingAction, SchedulingLoop } from "./loop";
@@ -17,22 +18,13 @@ const MAX_INFLIGHT = 64;
 
 export class SchedulerObject extends DurableObject<Env> {
   private informers?: Informers;
-  private started?: Promise<void>;
   private loop = new SchedulingLoop();
   private api?: ApiClient;
   private recorder?: EventRecorder;
   private running = false;
   private again = false;
 
-  private start(): Promise<void> {
-    if (!this.started) {
-      this.started = this.init().catch((e) => {
-        this.started = undefined;
-        throw e;
-      });
-    }
-    return this.started;
-  }
+  private readonly start = once(() => this.init());
 
   private async init(): Promise<void> {
     this.loop = new SchedulingLoop();

@@ -1,5 +1,7 @@
 // Per-pod facts the plugins need, computed once per pod (not once per node):
 // effective resource requests, host ports, affinity terms.
+
+import { tryParseQuantity as tryParse } from "../../api/quantity";
 import type { KubeObject } from "../../api/types";
 import {
   compileLabelSelector,
@@ -12,7 +14,6 @@ import {
   type Selector,
   selectorMatches,
 } from "./labels";
-import { tryParse } from "./quantity";
 
 export type Pod = KubeObject;
 export type Node = KubeObject;

@@ -146,8 +146,7 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
         },
       );
     if (q.resourceVersionMatch === "Exact") {
-      if (want <= shard.compacted)
-        throw expired(`too old resource version: ${want} (${shard.compacted})`);
+      if (want <= shard.compacted) throw expired(`too old resource version: ${want} (${shard.compacted})`);
       snap = want;
     }
   } else if (q.resourceVersionMatch) {

@@ -8,15 +8,11 @@ import { app } from "../../../workers/app";
 import type { UserInfo } from "../../../workers/app-env";
 import type { Env } from "../../../workers/env";
 import { internalRequest } from "../../../workers/internal";
+import { pathFor } from "../controller-utils";
 
-export function pathFor(def: ResourceDef, namespace?: string, name?: string, sub?: string): string {
-  const base = def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;
-  const ns = def.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
-  let p = `${base}${ns}/${def.resource}`;
-  if (name) p += `/${encodeURIComponent(name)}`;
-  if (sub) p += `/${sub}`;
-  return p;
-}
+// The path builder and error predicates live with the pure controller helpers (tests load
+// those without the apiserver app); re-exported here for the callers of this client.
+export { isAlreadyExists, isConflict, isNotFound, pathFor } from "../controller-utils";
 
 export type WriteObserver = (res: string, obj: KubeObject, deleted: boolean) => void;
 
@@ -105,17 +101,4 @@ export class ApiClient {
   private manager(): string {
     return encodeURIComponent(this.user.name.replace(/^system:serviceaccount:kube-system:/, ""));
   }
-}
-
-/** Whether an error is one a controller shrugs off (the object is already gone / exists). */
-export function isNotFound(e: unknown): boolean {
-  return e instanceof StatusError && e.code === 404;
-}
-
-export function isAlreadyExists(e: unknown): boolean {
-  return e instanceof StatusError && e.reason === "AlreadyExists";
-}
-
-export function isConflict(e: unknown): boolean {
-  return e instanceof StatusError && e.code === 409 && e.reason === "Conflict";
 }

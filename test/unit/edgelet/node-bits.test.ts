@@ -7,8 +7,8 @@ import { writeAtomic } from "../../../agent/edgelet/atomic-writer";
 import { podCgroupParent, podLimits } from "../../../agent/edgelet/cgroups";
 import { authsFromSecrets, registryHost } from "../../../agent/edgelet/images";
 import { computeQOSClass, linuxResources } from "../../../agent/edgelet/qos";
-import { milliCPU, units } from "../../../agent/edgelet/quantity";
 import { containerConfig, sandboxConfig } from "../../../agent/edgelet/specs";
+import { milliCPU, units } from "../../../api/quantity";
 
 const c = (name: string, resources?: any, ports?: any[]) => ({
   name,

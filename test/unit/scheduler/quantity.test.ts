@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseMilli, parseQuantity, parseValue } from "../../../durable-objects/scheduler/quantity";
+import { parseMilli, mustParseQuantity as parseQuantity, parseValue } from "../../../api/quantity";
 
 describe("parseQuantity", () => {
   it("parses decimal and binary suffixes", () => {

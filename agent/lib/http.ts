@@ -1,0 +1,180 @@
+// Node HTTP plumbing shared by the apiserver clients of the node agent
+// (edgelet/api.ts) and of the simulated nodes (simulated/client.ts): agents,
+// JSON requests that never throw on HTTP status, and newline-delimited watch streams.
+import http from "node:http";
+import https from "node:https";
+
+export interface Reply {
+  status: number;
+  json: any;
+}
+
+export interface WatchResult {
+  status: number;
+  body?: any;
+}
+
+export interface TlsOptions {
+  /** PEM CA for an https server with a private CA. */
+  ca?: string;
+  /** Skip TLS verification (https only). */
+  insecure?: boolean;
+}
+
+export interface Pools {
+  /** Pool for ordinary requests. */
+  requests: http.AgentOptions;
+  /** Pool of its own for watches, which hold their socket for minutes. */
+  watches: http.AgentOptions;
+}
+
+/** Per-request options of HttpEndpoint.send. */
+export interface JsonRequest {
+  method: string;
+  path: string;
+  body?: unknown;
+  contentType: string;
+  timeoutMs: number;
+  /** Sees every answer, with the raw text (for diagnostics). */
+  onResponse?: (status: number, json: any, text: string) => void;
+  /** Sees transport errors of the request before the promise rejects. */
+  onRequestError?: (e: Error) => void;
+}
+
+export type Settle = { resolve: (r: WatchResult) => void; reject: (e: unknown) => void };
+
+/** One apiserver: base URL, the protocol's module, connection pools and default headers. */
+export class HttpEndpoint {
+  readonly base: URL;
+  private readonly mod: typeof http | typeof https;
+  private readonly agent: http.Agent;
+  private readonly watchAgent: http.Agent;
+
+  constructor(
+    server: string,
+    pools: Pools,
+    tls: TlsOptions,
+    /** Sent with every request; replace the object to change them (e.g. a new token). */
+    public headers: Record<string, string>,
+  ) {
+    this.base = new URL(server);
+    const secure = this.base.protocol === "https:";
+    this.mod = secure ? https : http;
+    const pool = (opts: http.AgentOptions): http.Agent =>
+      secure
+        ? new https.Agent({ ...opts, ca: tls.ca, rejectUnauthorized: !tls.insecure })
+        : new http.Agent(opts);
+    this.agent = pool(pools.requests);
+    this.watchAgent = pool(pools.watches);
+  }
+
+  /** One request with a JSON (or string) body; resolves with status and parsed body, rejects on transport errors. */
+  send(r: JsonRequest): Promise<Reply> {
+    const payload =
+      r.body === undefined ? undefined : typeof r.body === "string" ? r.body : JSON.stringify(r.body);
+    const headers: Record<string, string> = { ...this.headers };
+    if (payload !== undefined) {
+      headers["content-type"] = r.contentType;
+      headers["content-length"] = String(Buffer.byteLength(payload));
+    }
+    return new Promise((resolve, reject) => {
+      const req = this.mod.request(
+        new URL(r.path, this.base),
+        { method: r.method, headers, agent: this.agent },
+        (res) => {
+          collect(res).then((text) => {
+            const status = res.statusCode ?? 0;
+            const json = parseJson(text);
+            r.onResponse?.(status, json, text);
+            resolve({ status, json });
+          }, reject);
+        },
+      );
+      req.setTimeout(r.timeoutMs, () => req.destroy(new Error(`${r.method} ${r.path}: timed out`)));
+      req.on("error", (e) => {
+        r.onRequestError?.(e);
+        reject(e);
+      });
+      req.end(payload);
+    });
+  }
+
+  /**
+   * Opens a watch stream (GET). A non-200 answer resolves with its status and parsed body;
+   * a 200 stream is handed to `onStream`, which settles the promise. `onRequestError` decides
+   * what a transport error of the request means.
+   */
+  watch(
+    path: string,
+    signal: AbortSignal,
+    onStream: (res: http.IncomingMessage, req: http.ClientRequest, settle: Settle) => void,
+    onRequestError: (e: Error, settle: Settle) => void,
+  ): Promise<WatchResult> {
+    return new Promise((resolve, reject) => {
+      const settle: Settle = { resolve, reject };
+      const req = this.mod.request(
+        new URL(path, this.base),
+        { method: "GET", headers: this.headers, agent: this.watchAgent, signal },
+        (res) => {
+          if (res.statusCode !== 200) {
+            collect(res).then(
+              (text) => resolve({ status: res.statusCode ?? 0, body: parseJson(text) }),
+              reject,
+            );
+            return;
+          }
+          onStream(res, req, settle);
+        },
+      );
+      req.on("error", (e) => onRequestError(e, settle));
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+    this.watchAgent.destroy();
+  }
+}
+
+/**
+ * Feeds each complete, trimmed line of a text stream to `onLine` while `isOpen()` holds.
+ * Returns a function giving the text after the last newline (an unterminated last line).
+ */
+export function forEachLine(
+  res: http.IncomingMessage,
+  onLine: (line: string) => void,
+  isOpen: () => boolean = () => true,
+): () => string {
+  let buf = "";
+  res.setEncoding("utf8");
+  res.on("data", (chunk: string) => {
+    buf += chunk;
+    for (let nl = buf.indexOf("\n"); nl >= 0 && isOpen(); nl = buf.indexOf("\n")) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      onLine(line);
+    }
+  });
+  return () => buf;
+}
+
+/** The whole body of a response as UTF-8 text. */
+export function collect(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    res.on("data", (c: Buffer) => parts.push(c));
+    res.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+    res.on("error", reject);
+  });
+}
+
+/** JSON.parse that yields undefined for empty or malformed text. */
+export function parseJson(text: string): any {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
