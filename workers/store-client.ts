@@ -102,6 +102,13 @@ export class Store {
     });
   }
 
+  /** A watch over a hibernatable WebSocket held by the shard; the response is its 101. */
+  async watchSocket(query: WatchQuery): Promise<Response> {
+    return this.stub.fetch("https://store/watch", {
+      headers: { upgrade: "websocket", "x-watch": JSON.stringify({ res: this.key, query }) },
+    });
+  }
+
   async compactNow(): Promise<number> {
     return this.stub.compactNow();
   }

@@ -17,7 +17,7 @@ import { selectableFields } from "./fields";
 import { listObjects } from "./list";
 import type { DeleteOptions, ListQuery, Reply, UpdateOptions, WatchQuery, WriteOptions } from "./protocol";
 import { openWatch } from "./watch";
-import { type Change, WatchHub } from "./watchers";
+import { type Change, type Sink, socketSink, type WatchFilter, WatchHub } from "./watchers";
 
 interface Row {
   namespace: string;
@@ -55,6 +55,7 @@ export class StoreShard extends DurableObject<Env> {
     this.hub = new WatchHub(
       () => this.def,
       () => this.revision,
+      () => this.watchSockets(),
     );
     ctx.blockConcurrencyWhile(async () => {
       await migrate(this.db, migrations);
@@ -215,9 +216,20 @@ export class StoreShard extends DurableObject<Env> {
     }
   }
 
-  /** Watches arrive as HTTP: the body is a JSON {res, query}; the response is the event stream. */
+  /**
+   * Watches arrive as HTTP: the body (or, for a WebSocket upgrade, the x-watch header) is a
+   * JSON {res, query}; the response is the event stream, or the 101 of a hibernatable socket.
+   */
   override async fetch(request: Request): Promise<Response> {
     try {
+      if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+        const { res, query } = JSON.parse(request.headers.get("x-watch") ?? "{}") as {
+          res: string;
+          query: WatchQuery;
+        };
+        const [client, server] = Object.values(new WebSocketPair());
+        return openWatch(this, this.use(res), query, { server, client });
+      }
       const { res, query } = (await request.json()) as { res: string; query: WatchQuery };
       return openWatch(this, this.use(res), query);
     } catch (e) {
@@ -226,6 +238,30 @@ export class StoreShard extends DurableObject<Env> {
         status: r.status.code,
         headers: { "content-type": "application/json" },
       });
+    }
+  }
+
+  /** Accepts a watch's WebSocket with the hibernation API; its filter travels with it. */
+  acceptWatchSocket(ws: WebSocket, filter: WatchFilter): void {
+    this.ctx.acceptWebSocket(ws);
+    ws.serializeAttachment({ filter });
+  }
+
+  private *watchSockets(): Iterable<{ filter: WatchFilter; sink: Sink }> {
+    for (const ws of this.ctx.getWebSockets()) {
+      const att = ws.deserializeAttachment() as { filter?: WatchFilter } | null;
+      if (att?.filter) yield { filter: att.filter, sink: socketSink(ws) };
+    }
+  }
+
+  /** Watch sockets carry nothing from the client; a close from the client ends the watch. */
+  override async webSocketMessage(): Promise<void> {}
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    try {
+      ws.close(code === 1005 ? 1000 : code, "watch closed");
+    } catch {
+      // already closed
     }
   }
 

@@ -6,9 +6,15 @@ import { checkFieldSelector, parseFieldSelector, parseLabelSelector } from "../.
 import { supportedFields } from "./fields";
 import type { WatchQuery } from "./protocol";
 import type { StoreShard } from "./shard";
-import type { Change } from "./watchers";
+import { type Change, socketSink, type Watcher } from "./watchers";
 
-export function openWatch(shard: StoreShard, def: ResourceDef, q: WatchQuery): Response {
+/** Opens a watch as a chunked HTTP stream, or over `socket` (a hibernatable WebSocket) when given. */
+export function openWatch(
+  shard: StoreShard,
+  def: ResourceDef,
+  q: WatchQuery,
+  socket?: { server: WebSocket; client: WebSocket },
+): Response {
   const labels = parseLabelSelector(q.labelSelector);
   const fields = parseFieldSelector(q.fieldSelector);
   checkFieldSelector(fields, supportedFields(def));
@@ -20,11 +26,18 @@ export function openWatch(shard: StoreShard, def: ResourceDef, q: WatchQuery): R
     );
 
   const filter = { namespace: q.namespace, labels, fields };
-  const { readable, watcher } = shard.hub.open(filter, {
-    table: q.table,
-    bookmarks: !!q.allowWatchBookmarks,
-    timeoutSeconds: q.timeoutSeconds,
-  });
+  let readable: ReadableStream<Uint8Array> | undefined;
+  let watcher: Watcher;
+  if (socket) {
+    shard.acceptWatchSocket(socket.server, filter);
+    watcher = shard.hub.transient(filter, socketSink(socket.server));
+  } else {
+    ({ readable, watcher } = shard.hub.open(filter, {
+      table: q.table,
+      bookmarks: !!q.allowWatchBookmarks,
+      timeoutSeconds: q.timeoutSeconds,
+    }));
+  }
 
   const fromState = rvText === "" || rvText === "0" || q.sendInitialEvents;
   if (fromState) {
@@ -100,6 +113,7 @@ export function openWatch(shard: StoreShard, def: ResourceDef, q: WatchQuery): R
       }
     }
   }
+  if (socket) return new Response(null, { status: 101, webSocket: socket.client });
   const contentType = q.table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
   return new Response(readable, {
     headers: {

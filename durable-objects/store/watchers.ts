@@ -27,9 +27,17 @@ export interface WatchFilter {
   fields: Selector;
 }
 
-interface Watcher {
+/** Where a watcher's events go: a chunked HTTP stream or a WebSocket. */
+export interface Sink {
+  write(bytes: Uint8Array): Promise<void> | void;
+  close(): void;
+  /** bytes queued and not yet taken by the client */
+  backlog(): number;
+}
+
+export interface Watcher {
   filter: WatchFilter;
-  writer: WritableStreamDefaultWriter<Uint8Array>;
+  sink: Sink;
   table?: { include: IncludeObject; headersSent: boolean };
   bookmarks: boolean;
   timer?: ReturnType<typeof setTimeout>;
@@ -52,6 +60,25 @@ export function eventFor(f: WatchFilter, c: Change): Change["type"] | null {
   return null;
 }
 
+function streamSink(writer: WritableStreamDefaultWriter<Uint8Array>): Sink {
+  return {
+    write: (bytes) => writer.write(bytes),
+    close: () => void writer.close().catch(() => {}),
+    backlog: () => -(writer.desiredSize ?? 0),
+  };
+}
+
+const decoder = new TextDecoder();
+
+/** A WebSocket watcher: one text message per event, as upstream's websocket watch sends them. */
+export function socketSink(ws: WebSocket): Sink {
+  return {
+    write: (bytes) => ws.send(decoder.decode(bytes).replace(/\n$/, "")),
+    close: () => ws.close(1000, "watch closed"),
+    backlog: () => 0,
+  };
+}
+
 export class WatchHub {
   private watchers = new Set<Watcher>();
   private bookmarkTimer?: ReturnType<typeof setInterval>;
@@ -59,7 +86,14 @@ export class WatchHub {
   constructor(
     private readonly def: () => ResourceDef | undefined,
     private readonly head: () => number,
+    /** hibernatable WebSocket watchers, found afresh on each publish (they outlive this object's memory) */
+    private readonly sockets: () => Iterable<{ filter: WatchFilter; sink: Sink }> = () => [],
   ) {}
+
+  /** A watcher over a WebSocket, for its replay; live events reach it through `sockets`. */
+  transient(filter: WatchFilter, sink: Sink): Watcher {
+    return { filter, sink, bookmarks: false, closed: false };
+  }
 
   get size(): number {
     return this.watchers.size;
@@ -74,9 +108,10 @@ export class WatchHub {
       highWaterMark: 1 << 20,
       size: (chunk) => chunk.byteLength,
     });
+    const writer = writable.getWriter();
     const w: Watcher = {
       filter,
-      writer: writable.getWriter(),
+      sink: streamSink(writer),
       table: opts.table ? { include: opts.table.include, headersSent: false } : undefined,
       bookmarks: opts.bookmarks,
       closed: false,
@@ -84,7 +119,7 @@ export class WatchHub {
     if (opts.timeoutSeconds && opts.timeoutSeconds > 0) {
       w.timer = setTimeout(() => this.close(w), opts.timeoutSeconds * 1000);
     }
-    w.writer.closed.catch(() => this.drop(w));
+    writer.closed.catch(() => this.drop(w));
     this.watchers.add(w);
     if (opts.bookmarks) this.ensureBookmarks();
     return { readable, watcher: w };
@@ -117,18 +152,34 @@ export class WatchHub {
 
   /** Fan-out of one committed change. */
   publish(c: Change): void {
-    if (this.watchers.size === 0) return;
     const cache = new Map<string, unknown>();
     for (const w of this.watchers) {
       const type = eventFor(w.filter, c);
       if (type) this.write(w, this.frame(w, type, c.data, c.rv, cache));
+    }
+    for (const s of this.sockets()) {
+      const type = eventFor(s.filter, c);
+      if (!type) continue;
+      try {
+        s.sink.write(
+          this.frame(
+            { filter: s.filter, sink: s.sink, bookmarks: false, closed: false },
+            type,
+            c.data,
+            c.rv,
+            cache,
+          ),
+        );
+      } catch {
+        // a socket closing under us; the runtime drops it
+      }
     }
   }
 
   close(w: Watcher): void {
     if (w.closed) return;
     this.drop(w);
-    w.writer.close().catch(() => {});
+    w.sink.close();
   }
 
   closeAll(): void {
@@ -157,11 +208,16 @@ export class WatchHub {
     if (w.closed) return;
     // A watcher that stopped reading and has more than 64 MiB queued is cut off (upstream
     // closes slow watchers too); the client re-lists or re-watches from its last version.
-    if ((w.writer.desiredSize ?? 0) < -(64 << 20)) {
+    if (w.sink.backlog() > 64 << 20) {
       this.close(w);
       return;
     }
-    w.writer.write(bytes).catch(() => this.drop(w));
+    try {
+      const p = w.sink.write(bytes);
+      if (p) p.catch(() => this.drop(w));
+    } catch {
+      this.drop(w);
+    }
   }
 
   private frame(w: Watcher, type: string, data: string, rv: number, cache: Map<string, unknown>): Uint8Array {

@@ -230,6 +230,12 @@ async function watch(
     timeoutSeconds: intParam(q, "timeoutSeconds"),
     table: out.kind === "table" ? { include: out.include } : undefined,
   };
+  if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
+    // watch over a WebSocket: one JSON event per message; tables are for chunked watches only
+    const res = await store.watchSocket({ ...query, table: undefined });
+    if (res.status !== 101) throw StatusError.fromStatus((await res.json()) as never);
+    return res;
+  }
   const res = await store.watch(query, c.req.raw.signal);
   if (!res.ok) {
     const status = await res.json();
