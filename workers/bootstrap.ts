@@ -9,7 +9,7 @@ import { Store } from "./store-client";
 
 const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
-const done = new Map<string, Promise<void>>();
+const ready = new Set<string>();
 
 async function createNamespaces(env: Env): Promise<void> {
   const def = lookupGVR("", "v1", "namespaces")!;
@@ -36,21 +36,18 @@ export async function wakeControlLoops(env: Env): Promise<void> {
   ]);
 }
 
-export function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => void): Promise<void> {
+/**
+ * Runs the cluster bootstrap once per isolate. Requests that arrive while it is under way
+ * run it themselves (it is idempotent) instead of awaiting another request's pending I/O,
+ * which workerd cancels as hung when that other request goes away.
+ */
+export async function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => void): Promise<void> {
   const key = env.EDGEPLANE_CLUSTER;
-  let p = done.get(key);
-  if (!p) {
-    p = createNamespaces(env)
-      .then(() => ensureBootstrapPolicy(env))
-      .then(() => {
-        const woken = wakeControlLoops(env).catch((e) => console.error("waking control loops failed", e));
-        waitUntil?.(woken);
-      });
-    p = p.catch((e) => {
-      done.delete(key);
-      throw e;
-    });
-    done.set(key, p);
-  }
-  return p;
+  if (ready.has(key)) return;
+  await createNamespaces(env);
+  await ensureBootstrapPolicy(env);
+  if (ready.has(key)) return;
+  ready.add(key);
+  const woken = wakeControlLoops(env).catch((e) => console.error("waking control loops failed", e));
+  waitUntil?.(woken);
 }

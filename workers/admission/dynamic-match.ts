@@ -6,8 +6,9 @@ import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import { selectorMatches } from "../../api/validation/metadata";
 import type { Env } from "../env";
-import { onStoreWrite, Store } from "../store-client";
+import { Store } from "../store-client";
 import type { AdmissionAttributes } from "./index";
+import { cachedRead, clearReadCache } from "./util";
 
 const ADMREG = "admissionregistration.k8s.io";
 
@@ -209,32 +210,21 @@ export class NamespaceLoader {
 
 // ---- configuration cache ----
 
-const TTL_MS = 1000;
-const cache = new Map<string, { at: number; items: Promise<KubeObject[]> }>();
-onStoreWrite((def) => {
-  if (def.group !== ADMREG) return;
-  for (const k of [...cache.keys()]) if (k.endsWith(`/${def.resource}`)) cache.delete(k);
-});
-
-/** All objects of an admissionregistration resource, sorted by name; cached per isolate for ~1 s. */
-export function configObjects(env: Env, resource: string): Promise<KubeObject[]> {
-  const key = `${env.EDGEPLANE_CLUSTER}/${resource}`;
-  const hit = cache.get(key);
-  if (hit && Date.now() - hit.at < TTL_MS) return hit.items;
+/**
+ * All objects of an admissionregistration resource, sorted by name; cached per isolate for
+ * ~1 s as settled values only (a pending promise from another request's I/O must never be
+ * awaited: workerd cancels such a request as hung).
+ */
+export async function configObjects(env: Env, resource: string): Promise<KubeObject[]> {
   const def = lookupGVR(ADMREG, "v1", resource)!;
-  const items = new Store(env, def)
-    .listText({})
-    .then((text) =>
-      ((JSON.parse(text).items ?? []) as KubeObject[]).sort((x, y) =>
-        (x.metadata.name ?? "") < (y.metadata.name ?? "") ? -1 : 1,
-      ),
-    );
-  items.catch(() => cache.delete(key));
-  cache.set(key, { at: Date.now(), items });
-  return items;
+  return cachedRead(env, def, "*", async () =>
+    ((JSON.parse(await new Store(env, def).listText({})).items ?? []) as KubeObject[]).sort((x, y) =>
+      (x.metadata.name ?? "") < (y.metadata.name ?? "") ? -1 : 1,
+    ),
+  );
 }
 
 /** For tests: forget cached configurations. */
 export function clearConfigCache(): void {
-  cache.clear();
+  clearReadCache();
 }

@@ -101,6 +101,11 @@ let listening = false;
 /** Writes seen per resource: a load that overlapped a write is not cached. */
 const writes = new Map<ResourceDef, number>();
 
+/** For tests: forget every cached read. */
+export function clearReadCache(): void {
+  cache.clear();
+}
+
 export async function cachedRead<T>(
   env: Env,
   def: ResourceDef,
