@@ -36,15 +36,17 @@ const runtime = wanted ?? (existsSync(socket) ? "containerd" : "simulated");
 if (runtime === "containerd") {
   const { parseConfig } = await import("../agent/edgelet/config.ts");
   const { startEdgelet } = await import("../agent/edgelet/edgelet.ts");
-  const cfg = parseConfig([
-    "join",
-    "--server",
-    server.url,
-    "--token",
-    server.token,
-    "--runtime",
-    "containerd",
-  ]);
+  // the local node joins as any node would: a bootstrap token exchanged for its own credential
+  const { bootstrapTokenSecret, randomBootstrapToken } = await import("../workers/authn/bootstrap.ts");
+  const { id, secret, token } = randomBootstrapToken();
+  const made = await fetch(`${server.url}/api/v1/namespaces/kube-system/secrets`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+    body: JSON.stringify(bootstrapTokenSecret(id, secret, { ttlSeconds: 3600 })),
+  });
+  if (made.status !== 201)
+    throw new Error(`creating a bootstrap token failed: ${made.status} ${await made.text()}`);
+  const cfg = parseConfig(["join", "--server", server.url, "--token", token, "--runtime", "containerd"]);
   const agent = await startEdgelet(cfg);
   stops.push(() => agent.stop());
   console.log(

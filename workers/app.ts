@@ -7,6 +7,8 @@ import { allResources } from "../api/registry";
 import type { ResourceDef } from "../api/resource";
 import type { AppEnv } from "./app-env";
 import { audit } from "./audit/index";
+import { exchangeBootstrapToken, NODE_CREDENTIAL_PATH } from "./authn/node-credentials";
+import { decodeObject } from "./body";
 import { bootstrap } from "./bootstrap";
 import { handleDiscovery } from "./discovery/routes";
 import { authentication, issuerDiscovery } from "./filters/authn";
@@ -14,7 +16,7 @@ import { authorization } from "./filters/authz";
 import { handleResource } from "./handlers/resource";
 import { handleNodeTunnel } from "./handlers/streams";
 import { requestInfo } from "./request-info";
-import { errorResponse } from "./respond";
+import { errorResponse, json } from "./respond";
 
 const defs = allResources() as ResourceDef[];
 
@@ -39,6 +41,12 @@ app.use("*", async (c, next) => {
     }
   });
   await next();
+});
+// a bootstrap token's one permission: exchanging itself for its node's credential (the
+// handler authorizes: system:bootstrappers or system:masters only)
+app.post(NODE_CREDENTIAL_PATH, async (c) => {
+  const body = await decodeObject(c.req.raw);
+  return json(await exchangeBootstrapToken(c.env, c.get("user"), body), 201);
 });
 app.use("*", authorization());
 app.use("*", issuerDiscovery());

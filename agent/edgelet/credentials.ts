@@ -1,7 +1,7 @@
-// How edgelet authenticates to the control plane. Today the token given with
-// --token is used as the bearer token directly. The join is structured so a
-// bootstrap-token exchange (bootstrap token -> node credential for
-// system:node:<name>) can slot in here without touching the rest.
+// How edgelet authenticates to the control plane. A bootstrap token (`<6>.<16>` as
+// kubeadm prints them) is exchanged once for this node's own credential (system:node:<name>,
+// group system:nodes) at POST /edgeplane/node-credentials; any other token is used as given.
+import { Api, errorText } from "./api";
 import type { EdgeletConfig } from "./config";
 
 export interface NodeCredentials {
@@ -10,8 +10,23 @@ export interface NodeCredentials {
   source: "token-flag" | "bootstrap-exchange";
 }
 
+const BOOTSTRAP_TOKEN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/;
+
+export function isBootstrapToken(token: string): boolean {
+  return BOOTSTRAP_TOKEN.test(token);
+}
+
 export async function obtainCredentials(
-  cfg: Pick<EdgeletConfig, "server" | "token" | "nodeName">,
+  cfg: Pick<EdgeletConfig, "server" | "token" | "nodeName" | "ca" | "insecure">,
 ): Promise<NodeCredentials> {
-  return { token: cfg.token, source: "token-flag" };
+  if (!isBootstrapToken(cfg.token)) return { token: cfg.token, source: "token-flag" };
+  const api = new Api({ server: cfg.server, token: cfg.token, ca: cfg.ca, insecure: cfg.insecure });
+  try {
+    const r = await api.request("POST", "/edgeplane/node-credentials", { nodeName: cfg.nodeName });
+    if (r.status !== 201 || typeof r.json?.token !== "string")
+      throw new Error(`exchanging the bootstrap token for node credentials failed: ${errorText(r)}`);
+    return { token: r.json.token, source: "bootstrap-exchange" };
+  } finally {
+    api.close();
+  }
 }

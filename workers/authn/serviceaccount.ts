@@ -74,7 +74,7 @@ export interface IssuedToken {
 export const rfc3339 = (ms: number) =>
   new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 
-async function sign(keys: SigningKeys, claims: JWTPayload): Promise<string> {
+export async function sign(keys: SigningKeys, claims: JWTPayload): Promise<string> {
   return new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
     .setProtectedHeader({ alg: keys.alg, kid: keys.kid })
     .sign(keys.privateKey);
@@ -132,7 +132,7 @@ export async function issueLegacyToken(
 }
 
 /** Checks the signature against the key with the token's kid, or against every key. */
-async function verifySignature(token: string, keys: SigningKeys): Promise<void> {
+export async function verifySignature(token: string, keys: SigningKeys): Promise<void> {
   let kid: string | undefined;
   try {
     kid = decodeProtectedHeader(token).kid;

@@ -5,6 +5,7 @@
 import { unauthorized } from "../../api/errors";
 import type { UserInfo } from "../app-env";
 import { bootstrapTokens } from "./bootstrap";
+import { nodeCredentials } from "./node-credentials";
 import { oidcTokens } from "./oidc";
 import { serviceAccountTokens } from "./serviceaccount";
 import { staticTokens } from "./tokenfile";
@@ -19,6 +20,8 @@ import {
 
 export const TOKEN_AUTHENTICATORS: readonly { name: string; authenticate: TokenAuthenticator }[] = [
   { name: "token-file", authenticate: staticTokens },
+  // node credentials share the service-account signing key: recognised (by their claim) first
+  { name: "node", authenticate: nodeCredentials },
   { name: "serviceaccount", authenticate: serviceAccountTokens },
   { name: "bootstrap", authenticate: bootstrapTokens },
   { name: "oidc", authenticate: oidcTokens },
