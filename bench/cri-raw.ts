@@ -56,6 +56,39 @@ async function removeCgroupDirs(relative: string): Promise<void> {
   }
 }
 
+/** The pod a raw CRI benchmark starts: a pause sandbox and one `sleep` container, as edgelet would. */
+export function benchPod(
+  prefix: string,
+  i: number,
+  uid: string,
+  logRoot: string,
+  image: string,
+  cgroupBase: string,
+) {
+  const cgroup = `${cgroupBase}/pod${uid}`;
+  const sandboxConfig: PodSandboxConfig = {
+    metadata: { name: `${prefix}-${i}`, uid, namespace: "edgeplane-bench", attempt: 0 },
+    hostname: `${prefix}-${i}`,
+    log_directory: join(logRoot, uid),
+    labels: { "edgeplane.io/bench": prefix },
+    linux: {
+      cgroup_parent: cgroup,
+      security_context: {
+        namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" },
+        seccomp: { profile_type: "RuntimeDefault" },
+      },
+    },
+  };
+  const containerConfig: ContainerConfig = {
+    metadata: { name: "main", attempt: 0 },
+    image: { image },
+    command: ["sleep", "3600"],
+    log_path: "main/0.log",
+    linux: { security_context: { seccomp: { profile_type: "RuntimeDefault" } } },
+  };
+  return { cgroup, sandboxConfig, containerConfig };
+}
+
 /**
  * Starts n pods one after the other straight through CRI and measures each
  * start; every sandbox it made is stopped and removed before it returns.
@@ -78,27 +111,14 @@ export async function measureRawCriPodStart(
 
     for (let i = 0; i < warmup + n; i++) {
       const uid = randomUUID();
-      const cgroup = `/edgeplane-bench/pod${uid}`;
-      const sandboxConfig: PodSandboxConfig = {
-        metadata: { name: `cri-raw-${i}`, uid, namespace: "edgeplane-bench", attempt: 0 },
-        hostname: `cri-raw-${i}`,
-        log_directory: join(logRoot, uid),
-        labels: { "edgeplane.io/bench": "cri-raw" },
-        linux: {
-          cgroup_parent: cgroup,
-          security_context: {
-            namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" },
-            seccomp: { profile_type: "RuntimeDefault" },
-          },
-        },
-      };
-      const containerConfig: ContainerConfig = {
-        metadata: { name: "main", attempt: 0 },
-        image: { image },
-        command: ["sleep", "3600"],
-        log_path: "main/0.log",
-        linux: { security_context: { seccomp: { profile_type: "RuntimeDefault" } } },
-      };
+      const { cgroup, sandboxConfig, containerConfig } = benchPod(
+        "cri-raw",
+        i,
+        uid,
+        logRoot,
+        image,
+        "/edgeplane-bench",
+      );
       const t0 = performance.now();
       const id = await client.runPodSandbox(sandboxConfig);
       made.push({ id, cgroup });

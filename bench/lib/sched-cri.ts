@@ -7,7 +7,7 @@ import { rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CriClient } from "../../agent/cri/client";
-import type { ContainerConfig, PodSandboxConfig } from "../../agent/cri/types";
+import { benchPod } from "../cri-raw";
 import { type Summary, summarize } from "./stats";
 
 const CGROUP_BASE = "/edgeplane-bench-par";
@@ -29,27 +29,11 @@ export async function measureRawCriParallel(n: number, endpoint: string, image: 
     if (!(await client.imageStatus(image)).image) await client.pullImage(image);
     const one = async (i: number): Promise<number> => {
       const uid = randomUUID();
-      const cgroup = `${CGROUP_BASE}/pod${uid}`;
-      const sandbox: PodSandboxConfig = {
-        metadata: { name: `cri-par-${i}`, uid, namespace: "edgeplane-bench", attempt: 0 },
-        hostname: `cri-par-${i}`,
-        log_directory: join(logRoot, uid),
-        labels: { "edgeplane.io/bench": "cri-par" },
-        linux: {
-          cgroup_parent: cgroup,
-          security_context: {
-            namespace_options: { network: "POD", pid: "CONTAINER", ipc: "POD" },
-            seccomp: { profile_type: "RuntimeDefault" },
-          },
-        },
-      };
-      const container: ContainerConfig = {
-        metadata: { name: "main", attempt: 0 },
-        image: { image },
-        command: ["sleep", "3600"],
-        log_path: "main/0.log",
-        linux: { security_context: { seccomp: { profile_type: "RuntimeDefault" } } },
-      };
+      const {
+        cgroup,
+        sandboxConfig: sandbox,
+        containerConfig: container,
+      } = benchPod("cri-par", i, uid, logRoot, image, CGROUP_BASE);
       const t0 = performance.now();
       const id = await client.runPodSandbox(sandbox);
       made.push({ id, cgroup });
