@@ -9,6 +9,9 @@ import { REPO_ROOT } from "./lib/report";
 export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   "api-store": { file: "api-store.ts" },
   "cri-raw": { file: "cri-raw.ts" },
+  scheduler: { file: "scheduler.ts" },
+  "pod-startup": { file: "pod-startup.ts" },
+  "authz-chain": { file: "authz-chain.ts" },
 };
 
 function runOne(name: string): boolean {

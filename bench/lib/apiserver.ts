@@ -46,7 +46,7 @@ const SOURCES = [
  * whenever a source file changes, so a run against the live tree is cut short by any edit
  * made meanwhile. BENCH_LIVE_TREE=1 runs the live tree instead.
  */
-function snapshotSources(dir: string): string {
+export function snapshotSources(dir: string): string {
   if (process.env.BENCH_LIVE_TREE === "1") return REPO_ROOT;
   const root = join(dir, "src");
   for (const name of SOURCES) {
