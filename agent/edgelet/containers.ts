@@ -164,7 +164,9 @@ export async function startContainer(
     );
     if (!r.ok) {
       const msg = `PostStartHook failed: ${r.output}`.trim();
-      ctx.events(pod, "Warning", "FailedPostStartHook", msg, fp);
+      // as upstream, the event leaves out the handler's output (it may hold secrets); the status keeps it
+      ctx.events(pod, "Warning", "FailedPostStartHook", "PostStartHook failed", fp);
+      ctx.events(pod, "Normal", "Killing", "FailedPostStartHook", fp);
       await ctx.cri.stopContainer(id, grace).catch(() => {});
       st.waiting.set(c.name, { reason: "PostStartHookError", message: msg });
       return false;
