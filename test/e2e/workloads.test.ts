@@ -181,6 +181,29 @@ describe.skipIf(!hasKubectl)("workloads", () => {
     expect((await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets`)).json.items).toHaveLength(1);
   });
 
+  it("kubectl drain evicts a node's pods through pods/eviction and they are replaced elsewhere", async () => {
+    const ns = await freshNamespace(t);
+    await k(["create", "deployment", "dr", "-n", ns, "--image=busybox", "--replicas=2"]);
+    const first = await until("2 bound pods", async () => {
+      const ps = (await pods(ns, "app=dr")).filter((p) => p.spec.nodeName);
+      return ps.length === 2 && ps;
+    });
+    const node = first[0].spec.nodeName;
+    try {
+      const d = await k(["drain", node, "--ignore-daemonsets", "--timeout=60s"]);
+      expect(d.code, d.stderr).toBe(0);
+      expect(d.stdout).toContain(`pod/${first[0].metadata.name} evicted`);
+      await until("replicas off the drained node", async () => {
+        const ps = (await pods(ns, "app=dr")).filter((p) => !p.metadata.deletionTimestamp);
+        return ps.length === 2 && ps.every((p) => p.spec.nodeName && p.spec.nodeName !== node);
+      });
+      const n = (await api(t, "GET", `/api/v1/nodes/${node}`)).json;
+      expect(n.spec.unschedulable).toBe(true);
+    } finally {
+      await k(["uncordon", node]);
+    }
+  });
+
   it("a pod whose nodeSelector matches nothing stays Pending with FailedScheduling, then schedules when a node appears", async () => {
     const ns = await freshNamespace(t);
     await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, {

@@ -81,6 +81,30 @@ function applyPatchBodyForScale(
   return applyPatchBody({ ...w, def }, current, body, type, false);
 }
 
+/**
+ * pods/eviction (what `kubectl drain` posts): a policy/v1 Eviction deletes the pod with the
+ * eviction's deleteOptions, graceful as any delete. No PodDisruptionBudgets are served, so
+ * nothing blocks an eviction; the answer is upstream's 201 Success Status.
+ */
+async function eviction(w: WriteContext, namespace: string): Promise<Response> {
+  const body = await decodeObject(w.c.req.raw);
+  if (!isObject(body)) throw badRequest("the body of the request must be an Eviction object");
+  if (body.kind !== undefined && body.kind !== "Eviction")
+    throw badRequest(
+      `the kind in the data (${String(body.kind)}) does not match the expected kind (Eviction)`,
+    );
+  const name = (body.metadata as { name?: string } | undefined)?.name;
+  if (name && name !== w.info.name) throw badRequest(`name in URL does not match name in Eviction object`);
+  const opts = isObject(body.deleteOptions) ? body.deleteOptions : {};
+  const pod = await w.store.get(namespace, w.info.name);
+  await w.store.remove(namespace, w.info.name, {
+    gracePeriodSeconds: typeof opts.gracePeriodSeconds === "number" ? opts.gracePeriodSeconds : undefined,
+    preconditions: opts.preconditions ?? { uid: pod.metadata.uid },
+    dryRun: w.dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes("All")),
+  });
+  return json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 }, 201);
+}
+
 async function binding(w: WriteContext, namespace: string): Promise<Response> {
   const body = await decodeObject(w.c.req.raw);
   const b = checkTypeMeta({ ...w.def, kind: "Binding" }, body, "Binding", "v1");
@@ -160,6 +184,9 @@ export async function subresourceHandler(w: WriteContext, namespace: string): Pr
       break;
     case "scale":
       return scale(w, namespace);
+    case "eviction":
+      if (w.def.kind === "Pod") return eviction(w, namespace);
+      break;
     case "log":
     case "exec":
     case "attach":
