@@ -135,35 +135,23 @@ function canonical(v: unknown): string {
  * A hash of the fields that define what runs (the io.kubernetes.container.hash
  * annotation): a running container whose hash differs is restarted.
  */
+const DEFINING_FIELDS = [
+  "name",
+  "image",
+  "command",
+  "args",
+  "workingDir",
+  "env",
+  "envFrom",
+  "volumeMounts",
+  "ports",
+  "securityContext",
+  "tty",
+  "stdin",
+] as const;
+
 export function containerHash(c: any): string {
-  const {
-    name,
-    image,
-    command,
-    args,
-    workingDir,
-    env,
-    envFrom,
-    volumeMounts,
-    ports,
-    securityContext,
-    tty,
-    stdin,
-  } = c;
-  const defining = {
-    name,
-    image,
-    command,
-    args,
-    workingDir,
-    env,
-    envFrom,
-    volumeMounts,
-    ports,
-    securityContext,
-    tty,
-    stdin,
-  };
+  const defining = Object.fromEntries(DEFINING_FIELDS.map((k) => [k, c[k]]));
   return createHash("sha256").update(canonical(defining)).digest("hex").slice(0, 8);
 }
 

@@ -5,7 +5,14 @@
 import { DurableObject } from "cloudflare:workers";
 import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
-import { alreadyExists, conflict, notFound, StatusError, staleResourceVersion } from "../../api/errors";
+import {
+  alreadyExists,
+  badRequest,
+  conflict,
+  notFound,
+  StatusError,
+  staleResourceVersion,
+} from "../../api/errors";
 import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
@@ -108,19 +115,9 @@ export class StoreShard extends DurableObject<Env> {
       const def = this.use(res);
       const meta = obj.metadata;
       const namespace = meta.namespace ?? "";
-      if (!meta.name && meta.generateName) {
-        for (let i = 0; i < 8 && !meta.name; i++) {
-          const candidate = meta.generateName + randomSuffix();
-          if (!this.row(namespace, candidate)) meta.name = candidate;
-        }
-        if (!meta.name)
-          throw new StatusError(
-            500,
-            "ServerTimeout",
-            `failed to generate a unique name for ${meta.generateName}`,
-          );
-      }
-      const name = meta.name!;
+      // names (generated ones included) are settled by the apiserver before validation
+      const name = meta.name;
+      if (!name) throw badRequest("metadata.name is required");
       if (this.row(namespace, name)) throw alreadyExists(def, name);
       meta.uid = crypto.randomUUID();
       meta.creationTimestamp = rfc3339(new Date());
@@ -413,11 +410,4 @@ export class StoreShard extends DurableObject<Env> {
     this.compactTo(this.revision);
     return this.compacted;
   }
-}
-
-function randomSuffix(): string {
-  // upstream: 5 characters from an alphabet without vowels and confusable digits
-  const alphabet = "bcdfghjklmnpqrstvwxz2456789";
-  const bytes = crypto.getRandomValues(new Uint8Array(5));
-  return [...bytes].map((b) => alphabet[b % alphabet.length]).join("");
 }

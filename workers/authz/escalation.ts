@@ -82,6 +82,17 @@ function onlyGCFieldsChanged(obj: KubeObject, old: KubeObject | undefined): bool
   return strip(obj) === strip(old);
 }
 
+/** Whether an RBAC object is the cluster-scoped kind, and the resource, namespace and name to name it by. */
+function scopeOf(obj: KubeObject, clusterKind: string, clusterResource: string, namespacedResource: string) {
+  const cluster = obj.kind ? obj.kind === clusterKind : !obj.metadata?.namespace;
+  return {
+    cluster,
+    resource: cluster ? clusterResource : namespacedResource,
+    namespace: cluster ? "" : (obj.metadata?.namespace ?? ""),
+    name: obj.metadata?.name ?? "",
+  };
+}
+
 /**
  * Call on create/update of roles and clusterroles (after defaulting, before storing).
  * Throws 403 with upstream's message when the user would grant rules they do not hold.
@@ -94,10 +105,7 @@ export async function checkRoleEscalation(
 ): Promise<void> {
   if (isPrivileged(user)) return;
   if (onlyGCFieldsChanged(obj, old)) return;
-  const cluster = obj.kind ? obj.kind === "ClusterRole" : !obj.metadata?.namespace;
-  const resource = cluster ? "clusterroles" : "roles";
-  const namespace = cluster ? "" : (obj.metadata?.namespace ?? "");
-  const name = obj.metadata?.name ?? "";
+  const { cluster, resource, namespace, name } = scopeOf(obj, "ClusterRole", "clusterroles", "roles");
   // `escalate` on the role lets a user write any rules into it
   const esc = await rbacAuthorizer.authorize(attrs(user, "escalate", resource, namespace, name), env);
   if (esc.decision === "allow") return;
@@ -124,10 +132,12 @@ export async function checkBindingEscalation(
 ): Promise<void> {
   if (isPrivileged(user)) return;
   if (onlyGCFieldsChanged(obj, old)) return;
-  const cluster = obj.kind ? obj.kind === "ClusterRoleBinding" : !obj.metadata?.namespace;
-  const resource = cluster ? "clusterrolebindings" : "rolebindings";
-  const namespace = cluster ? "" : (obj.metadata?.namespace ?? "");
-  const name = obj.metadata?.name ?? "";
+  const { cluster, resource, namespace, name } = scopeOf(
+    obj,
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    "rolebindings",
+  );
   const ref = (obj.roleRef ?? {}) as RoleRef;
   const refResource = ref.kind === "ClusterRole" ? "clusterroles" : ref.kind === "Role" ? "roles" : "";
   if (refResource) {

@@ -2,7 +2,15 @@
 // delete, deletecollection, and the status subresource. Per-resource behaviour lives in
 // strategies (api/strategies) and in the few special subresources (subresources.ts).
 import type { Context } from "hono";
-import { badRequest, field, invalid, methodNotAllowed, notFoundPath, StatusError } from "../../api/errors";
+import {
+  badRequest,
+  field,
+  invalid,
+  methodNotAllowed,
+  notFoundPath,
+  StatusError,
+  staleResourceVersion,
+} from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
@@ -187,7 +195,7 @@ export async function handleResource(c: C): Promise<Response> {
     case "watch":
       return watch(c, def, store, info, q);
     case "create":
-      return create(w, namespace);
+      return create(w);
     case "update":
       return update(w, namespace);
     case "patch":
@@ -252,7 +260,7 @@ async function watch(
   });
 }
 
-async function create(w: WriteContext, namespace: string): Promise<Response> {
+async function create(w: WriteContext): Promise<Response> {
   const body = await decodeObject(w.c.req.raw);
   const obj = checkTypeMeta(w.def, body);
   checkFields(w, obj);
@@ -260,7 +268,6 @@ async function create(w: WriteContext, namespace: string): Promise<Response> {
   validateObject(w.def, obj);
   await admit(w, "CREATE", obj, undefined);
   recordManagedFields(w, undefined, obj);
-  void namespace;
   return admitted(w, "CREATE", obj, undefined, async () => {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -290,12 +297,7 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
   const clientRV = obj.metadata.resourceVersion;
   const old = await w.store.get(namespace, w.info.name);
   if (clientRV && clientRV !== old.metadata.resourceVersion) {
-    throw new StatusError(
-      409,
-      "Conflict",
-      `Operation cannot be fulfilled on ${w.def.group ? `${w.def.resource}.${w.def.group}` : w.def.resource} "${w.info.name}": the object has been modified; please apply your changes to the latest version and try again`,
-      { name: w.info.name, group: w.def.group || undefined, kind: w.def.resource },
-    );
+    throw staleResourceVersion(w.def, w.info.name);
   }
   const next = prepareUpdate(w.def, obj, old, w.info.subresource);
   validateObject(w.def, next, old);

@@ -1,6 +1,6 @@
 // Subresources with a kind of their own: scale (autoscaling/v1 Scale over spec.replicas)
 // and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
-import { badRequest, conflict, field, invalid, notFoundPath } from "../../api/errors";
+import { badRequest, conflict, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
 import { scaleOf, validateScale } from "../../api/strategies/workloads";
 import type { KubeObject } from "../../api/types";
 import { tokenRequest } from "../authn/index";
@@ -43,12 +43,7 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
       if (wanted.kind && wanted.kind !== "Scale")
         throw badRequest(`the kind in the data (${wanted.kind}) does not match the expected kind (Scale)`);
       const rv = wanted.metadata?.resourceVersion;
-      if (rv && rv !== old.metadata.resourceVersion)
-        throw conflict(
-          w.def,
-          w.info.name,
-          "the object has been modified; please apply your changes to the latest version and try again",
-        );
+      if (rv && rv !== old.metadata.resourceVersion) throw staleResourceVersion(w.def, w.info.name);
     }
     const replicas = wanted.spec?.replicas;
     const causes =
@@ -156,11 +151,7 @@ async function finalize(w: WriteContext): Promise<Response> {
   for (let attempt = 0; ; attempt++) {
     const ns = await w.store.get("", w.info.name);
     if (body.metadata.resourceVersion && body.metadata.resourceVersion !== ns.metadata.resourceVersion)
-      throw conflict(
-        w.def,
-        w.info.name,
-        "the object has been modified; please apply your changes to the latest version and try again",
-      );
+      throw staleResourceVersion(w.def, w.info.name);
     const finalizers = body.spec?.finalizers;
     if (finalizers !== undefined && !Array.isArray(finalizers))
       throw invalid({ group: "", kind: "Namespace" }, w.info.name, [
