@@ -190,7 +190,8 @@ describe.skipIf(!hasKubectl)("workloads", () => {
     });
     const node = first[0].spec.nodeName;
     try {
-      const d = await k(["drain", node, "--ignore-daemonsets", "--timeout=60s"]);
+      // other suites share this server and may have bare pods on the node: drain only ours
+      const d = await k(["drain", node, "--ignore-daemonsets", "--pod-selector=app=dr", "--timeout=60s"]);
       expect(d.code, d.stderr).toBe(0);
       expect(d.stdout).toContain(`pod/${first[0].metadata.name} evicted`);
       await until("replicas off the drained node", async () => {
