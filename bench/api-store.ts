@@ -50,7 +50,7 @@ const t0 = performance.now();
 const log = (s: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(1)}s] ${s}`);
 
 async function measureOurs(podCount: number): Promise<Ours> {
-  log("apiserver: starting wrangler dev");
+  log("apiserver: starting the control plane");
   const api = await startApiServer();
   try {
     const d = api.direct;
@@ -103,7 +103,7 @@ async function measureOurs(podCount: number): Promise<Ours> {
     const creates: Ours["creates"] = {};
     for (const c of CLIENTS) {
       const { count, seconds } = CREATES[c] as { count: number; seconds: number };
-      log(`creates: ${count} pods (or ${seconds}s), ${c} client(s), direct to wrangler`);
+      log(`creates: ${count} pods (or ${seconds}s), ${c} client(s), direct to the engine`);
       creates[c] = await cpuOf(`create c${c}`, () => createPods(d, NS, "bench", next, count, c, seconds));
       next += count;
     }
@@ -156,9 +156,9 @@ async function measureOurs(podCount: number): Promise<Ours> {
       const n = result.events + 1;
       cpuUse.push({ label: `watch w${w.watchers}`, cpu: perOp(cpu, clientMs, n) });
     }
-    // Opt-in (BENCH_WORKER_PORT=1): the same again straight to the workerd running the
-    // Worker, skipping wrangler's proxy workerd. Not a clean "no wrangler" figure: requests
-    // that bypass the proxy make wrangler's Node do ~2.8 ms of work each instead.
+    // Opt-in (BENCH_WORKER_PORT=1 with EDGEPLANE_DEV_ENGINE=wrangler): the same again straight
+    // to the workerd running the Worker, skipping wrangler's proxy workerd. The default engine
+    // has no proxy: its port is the Worker's workerd already.
     let workerCreates: LoadResult | undefined;
     let workerWatch: WatchResult | undefined;
     if (api.worker && process.env.BENCH_WORKER_PORT === "1") {

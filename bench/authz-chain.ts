@@ -146,9 +146,9 @@ export async function runAuthzChain(): Promise<Record<string, number>> {
   log(`machine: ${cpus().length} CPUs, load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`);
   const servers: { full?: AuthzServer; reduced?: AuthzServer } = {};
   try {
-    log("FULL: starting wrangler dev (Node,RBAC; default admission)");
+    log("FULL: starting the control plane (Node,RBAC; default admission)");
     servers.full = await startAuthzServer({ tokens: [TOKEN_LINE], userToken: BENCH_TOKEN });
-    log("REDUCED: starting wrangler dev (AlwaysAllow; no admission plugins)");
+    log("REDUCED: starting the control plane (AlwaysAllow; no admission plugins)");
     servers.reduced = await startAuthzServer({
       tokens: [TOKEN_LINE],
       userToken: BENCH_TOKEN,

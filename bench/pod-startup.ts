@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   rows.push([`raw CRI, ${PAR} at once (same run)`, rawPar.n, rawPar.p50, rawPar.p99, rawPar.max, ""]);
   log(`raw CRI ${PAR} at once: p50 ${rawPar.p50.toFixed(0)} ms p99 ${rawPar.p99.toFixed(0)} ms`);
 
-  log("starting wrangler dev");
+  log("starting the control plane");
   const api = await startApiServer();
   const d = api.direct;
   const { url, token } = serverCreds(d);

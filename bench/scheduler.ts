@@ -222,7 +222,7 @@ async function podFlood(api: ApiServer, tracker: PodTracker): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  log(`starting wrangler dev; ${NODES} nodes, ${PODS} pods`);
+  log(`starting the control plane; ${NODES} nodes, ${PODS} pods`);
   const api = await startApiServer();
   const { url, token } = serverCreds(api.direct);
   let tracker: PodTracker | undefined;

@@ -81,7 +81,7 @@ process.on("SIGINT", shutdown);
 process.on("SIGTERM", shutdown);
 server.child.on("exit", (code) => {
   if (!stopping) {
-    console.error(`wrangler dev exited (${code})`);
+    console.error(`the control plane engine (workerd) exited (${code})`);
     process.exit(1);
   }
 });

@@ -24,7 +24,7 @@ export const perOp = (cpu: GroupCpu, clientMs: number, n: number): PerOp => ({
 export interface Ours {
   /** Sequential requests: latency, and the server's CPU ms per request (workerd, the rest). */
   profile: { label: string; s: Summary; cpu: PerOp }[];
-  /** Server (workerd / wrangler+rest) and benchmark-client CPU ms per operation, per phase. */
+  /** Server (workerd / engine's Node) and benchmark-client CPU ms per operation, per phase. */
   cpu: { label: string; cpu: PerOp }[];
   creates: Record<number, LoadResult>;
   frontCreates: Record<number, LoadResult>;
@@ -53,7 +53,7 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
     const o = ours.creates[c] as LoadResult;
     const f = ours.frontCreates[c] as LoadResult;
     const e = etcd.puts[c] as LoadResult;
-    rows.push([`pod create, ${c} client(s), wrangler port`, o.perSecond, ...lat(o.latency), o.errors]);
+    rows.push([`pod create, ${c} client(s), engine port`, o.perSecond, ...lat(o.latency), o.errors]);
     rows.push([`pod create, ${c} client(s), front door`, f.perSecond, ...lat(f.latency), f.errors]);
     rows.push([`etcd put ${ours.podBytes} B, ${c} client(s)`, e.perSecond, ...lat(e.latency), e.errors]);
     Object.assign(m, {
@@ -98,7 +98,7 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
   m.pod_bytes = ours.podBytes;
   console.log(
     table(
-      "Writes (ms; ops/s over the whole run; wrangler port = dev port, behind wrangler's proxy workerd)",
+      "Writes (ms; ops/s over the whole run; engine port = workerd's own socket, no front door)",
       ["", "ops/s", "n", "p50", "p99", "max", "errors"],
       rows,
     ),
@@ -233,7 +233,7 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
   });
   console.log(
     table(
-      "CPU ms per operation by phase (worker = workerd running the Worker + Durable Objects; proxy = wrangler's workerd on the dev port; node = wrangler's Node; client = this benchmark)",
+      "CPU ms per operation by phase (worker = workerd running the Worker + Durable Objects; proxy = wrangler's proxy workerd, only with EDGEPLANE_DEV_ENGINE=wrangler; node = the engine's Node; client = this benchmark)",
       ["", "worker", "proxy", "node", "client"],
       ours.cpu.map((x) => [x.label, x.cpu.workerd, x.cpu.proxy, x.cpu.other, x.cpu.client]),
     ),

@@ -1,4 +1,4 @@
-// The apiserver side of the api-store benchmark: a fresh `wrangler dev` per run, and the
+// The apiserver side of the api-store benchmark: a fresh local control plane per run, and the
 // measurements (creates, gets, lists, watches, per-request floors) against it.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
@@ -13,7 +13,7 @@ import { closedLoop, type LoadResult, type Summary, summarize } from "./stats";
 import { measureWatchLatency, type WatchResult } from "./watch-latency";
 
 export interface ApiServer {
-  /** wrangler dev's own port: no front door in between. */
+  /** The engine's own port: no front door in between. */
   direct: Target;
   /** The front door (plain HTTP side) that `npm start` users and kubectl go through. */
   front: Target;
@@ -22,7 +22,7 @@ export interface ApiServer {
    * workerd on the dev port: found by probing, undefined when not found.
    */
   worker?: Target;
-  /** Process group of wrangler dev and its workerd (for CPU accounting). */
+  /** Process group of the engine and its workerd (for CPU accounting). */
   pgid: number;
   stop(): Promise<void>;
 }
@@ -42,9 +42,8 @@ const SOURCES = [
 ];
 
 /**
- * A copy of the Worker's sources in `dir`: wrangler dev rebuilds and restarts the Worker
- * whenever a source file changes, so a run against the live tree is cut short by any edit
- * made meanwhile. BENCH_LIVE_TREE=1 runs the live tree instead.
+ * A copy of the Worker's sources in `dir`: the engine builds the Worker from the tree at
+ * start, so edits made meanwhile must not mix into a run. BENCH_LIVE_TREE=1 runs the live tree instead.
  */
 export function snapshotSources(dir: string): string {
   if (process.env.BENCH_LIVE_TREE === "1") return REPO_ROOT;

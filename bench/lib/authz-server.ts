@@ -1,4 +1,4 @@
-// A fresh `wrangler dev` for the authz-chain benchmark: like startApiServer, but with wrangler
+// A fresh local control plane for the authz-chain benchmark: like startApiServer, but with wrangler
 // vars (authorization modes, admission plugins) and extra static token lines, and a target for
 // the non-admin benchmark user next to the admin one.
 
@@ -20,11 +20,11 @@ export interface AuthzServerOptions {
 }
 
 export interface AuthzServer {
-  /** wrangler dev's port as the admin (system:masters) */
+  /** the engine's port as the admin (system:masters) */
   admin: Target;
-  /** wrangler dev's port as the benchmark user */
+  /** the engine's port as the benchmark user */
   user: Target;
-  /** process group of wrangler dev and its workerd (for CPU accounting) */
+  /** process group of the engine and its workerd (for CPU accounting) */
   pgid: number;
   stop(): Promise<void>;
 }

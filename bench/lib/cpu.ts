@@ -1,4 +1,4 @@
-// CPU time used by a process group (wrangler dev and its workerd), read from /proc: on a
+// CPU time used by a process group (the engine and its workerd), read from /proc: on a
 // shared machine wall-clock figures move with everyone else's load, CPU per request does not.
 import { readdirSync, readFileSync } from "node:fs";
 
@@ -7,9 +7,9 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
 export interface GroupCpu {
   /** the workerd that runs the Worker and its Durable Objects, ms */
   workerd: number;
-  /** wrangler's own workerd in front of it (its proxy on the dev port), ms */
+  /** under EDGEPLANE_DEV_ENGINE=wrangler: wrangler's own proxy workerd in front of it, ms */
   proxy: number;
-  /** everything else in the group (wrangler's Node processes, esbuild), ms */
+  /** everything else in the group (the engine's Node process), ms */
   other: number;
 }
 
@@ -25,6 +25,7 @@ function isUserWorkerd(pid: string): boolean {
 /** CPU ms used so far by each live process whose process group is `pgid`. */
 export function groupCpu(pgid: number): GroupCpu {
   const out: GroupCpu = { workerd: 0, proxy: 0, other: 0 };
+  const workerds: { pid: string; ms: number }[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -39,9 +40,14 @@ export function groupCpu(pgid: number): GroupCpu {
     // f[0] is field 3 (state): pgrp is field 5, utime 14, stime 15
     if (Number(f[2]) !== pgid) continue;
     const ms = (Number(f[11]) + Number(f[12])) * TICK_MS;
-    if (!comm.startsWith("workerd")) out.other += ms;
-    else if (isUserWorkerd(entry)) out.workerd += ms;
-    else out.proxy += ms;
+    if (comm.startsWith("workerd")) workerds.push({ pid: entry, ms });
+    else out.other += ms;
+  }
+  // the default engine runs one workerd; wrangler dev runs the user's (with an inspector) and a proxy
+  const wrangler = workerds.length > 1 && workerds.some((w) => isUserWorkerd(w.pid));
+  for (const w of workerds) {
+    if (!wrangler || isUserWorkerd(w.pid)) out.workerd += w.ms;
+    else out.proxy += w.ms;
   }
   return out;
 }

@@ -1,4 +1,4 @@
-// Starting the control plane locally: wrangler dev (workerd) with state on disk, an admin
+// Starting the control plane locally: workerd (through Miniflare) with state on disk, an admin
 // token, and a kubeconfig. Used by `npm start`, the tests and the benchmarks alike.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -82,8 +82,100 @@ users:
 }
 
 /**
- * Starts wrangler dev. Returns { url, port, token, kubeconfigPath, child, stop(), kill() }.
- * opts: { stateDir, port, vars: {NAME: value}, tokens: extra token-file lines, quiet }
+ * The Worker bundle exactly as `wrangler deploy` would upload it (wrangler's build, with the
+ * SQL migrations beside it as text modules), written to `outDir`.
+ */
+export function buildBundle(outDir) {
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+      "deploy",
+      "--dry-run",
+      "--config",
+      join(ROOT, "wrangler.toml"),
+      "--outdir",
+      outDir,
+    ],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_LOG: "error", NO_COLOR: "1" },
+    },
+  );
+  return { bundleDir: outDir, main: "index.js" };
+}
+
+/**
+ * The engine process: by default workerd through Miniflare serving the deploy bundle
+ * (scripts/lib/workerd-host.mjs); EDGEPLANE_DEV_ENGINE=wrangler (or opts.engine) runs
+ * `wrangler dev` instead, with its proxy and inspector, for comparison.
+ */
+async function spawnEngine(opts, { stateDir, internalPort, vars }) {
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "", NO_COLOR: "1" };
+  const stdio = opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"];
+  const engine = opts.engine ?? process.env.EDGEPLANE_DEV_ENGINE ?? "miniflare";
+  if (engine === "wrangler") {
+    const envFile = join(stateDir, "dev.vars");
+    writeFileSync(
+      envFile,
+      Object.entries(vars)
+        .map(([k, v]) => `${k}="${String(v).replaceAll('"', '\\"').replaceAll("\n", "\\n")}"`)
+        .join("\n"),
+      { mode: 0o600 },
+    );
+    const args = [
+      join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+      "dev",
+      "--config",
+      join(ROOT, "wrangler.toml"),
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(internalPort),
+      "--persist-to",
+      join(stateDir, "state"),
+      "--env-file",
+      envFile,
+      "--test-scheduled",
+      "--show-interactive-dev-session=false",
+      "--inspector-port",
+      String(opts.inspectorPort ?? (await freePort())),
+      "--log-level",
+      opts.logLevel ?? "warn",
+    ];
+    return spawn(process.execPath, args, { cwd: ROOT, stdio, env, detached: true });
+  }
+  const bundle = buildBundle(join(stateDir, "build"));
+  const configFile = join(stateDir, "engine.json");
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      ...bundle,
+      wranglerConfig: join(ROOT, "wrangler.toml"),
+      // the same layout `wrangler dev --persist-to state` uses, so either engine reads it
+      persistDir: join(stateDir, "state", "v3"),
+      host: "127.0.0.1",
+      port: internalPort,
+      bindings: vars,
+      logLevel: opts.logLevel ?? "warn",
+      inspectorPort: opts.inspectorPort,
+    }),
+    { mode: 0o600 },
+  );
+  return spawn(process.execPath, [join(ROOT, "scripts/lib/workerd-host.mjs"), configFile], {
+    cwd: ROOT,
+    stdio,
+    env,
+    detached: true,
+  });
+}
+
+/**
+ * Starts the local control plane: the engine on an internal port behind the front door.
+ * Returns { url, port, token, kubeconfigPath, child, stop(), kill() }.
+ * opts: { stateDir, port, vars: {NAME: value}, tokens: extra token-file lines, quiet, engine,
+ *   inspectorPort (DevTools for profiling; off by default) }
  */
 export async function startDevServer(opts) {
   const stateDir = resolve(opts.stateDir);
@@ -92,46 +184,13 @@ export async function startDevServer(opts) {
   const internalPort = await freePort();
   const pki = ensurePki(stateDir);
   const token = adminToken(stateDir);
-  const tokens = [`${token},admin,admin,system:masters`, ...(opts.tokens ?? [])].join("\\n");
+  const tokens = [`${token},admin,admin,system:masters`, ...(opts.tokens ?? [])].join("\n");
   const vars = { EDGEPLANE_TOKENS: tokens, ...(opts.vars ?? {}) };
-  const envFile = join(stateDir, "dev.vars");
-  writeFileSync(
-    envFile,
-    Object.entries(vars)
-      .map(([k, v]) => `${k}="${String(v).replaceAll('"', '\\"')}"`)
-      .join("\n"),
-    { mode: 0o600 },
-  );
   const url = `http://127.0.0.1:${port}`;
   const httpsUrl = `https://127.0.0.1:${port}`;
   const kubeconfigPath = join(stateDir, "kubeconfig");
   writeFileSync(kubeconfigPath, kubeconfig(httpsUrl, token, pki.caCert), { mode: 0o600 });
-  const args = [
-    join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
-    "dev",
-    "--config",
-    join(ROOT, "wrangler.toml"),
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    String(internalPort),
-    "--persist-to",
-    join(stateDir, "state"),
-    "--env-file",
-    envFile,
-    "--test-scheduled",
-    "--show-interactive-dev-session=false",
-    "--inspector-port",
-    String(await freePort()),
-    "--log-level",
-    opts.logLevel ?? "warn",
-  ];
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    stdio: opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "", NO_COLOR: "1" },
-    detached: true,
-  });
+  const child = await spawnEngine(opts, { stateDir, internalPort, vars });
   let output = "";
   if (opts.quiet) {
     child.stdout.on("data", (d) => (output = (output + d).slice(-20000)));
@@ -142,7 +201,7 @@ export async function startDevServer(opts) {
   const front = await startFront({ port, upstreamPort: internalPort, cert: pki.cert, key: pki.key });
   const deadline = Date.now() + (opts.timeoutMs ?? 60000);
   for (;;) {
-    if (exited) throw new Error(`wrangler dev exited early:\n${output}`);
+    if (exited) throw new Error(`the engine exited early:\n${output}`);
     try {
       const r = await fetch(`${url}/readyz`);
       if (r.ok) break;
@@ -150,7 +209,7 @@ export async function startDevServer(opts) {
     if (Date.now() > deadline) {
       killAll([child.pid, ...descendants(child.pid)], "SIGKILL");
       await front.close();
-      throw new Error(`wrangler dev did not become ready on ${url}:\n${output}`);
+      throw new Error(`the engine did not become ready on ${url}:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 150));
   }

@@ -1,6 +1,6 @@
 // The local front door: one port that speaks HTTPS (for kubectl, which sends credentials
 // only over TLS) and plain HTTP (for curl and scripts), told apart by the first byte of
-// each connection, both forwarded byte for byte to wrangler dev. On Cloudflare the edge
+// each connection, both forwarded byte for byte to workerd. On Cloudflare the edge
 // does this job; locally this is the only thing between a client and workerd.
 import net from "node:net";
 import { Duplex } from "node:stream";

@@ -1,4 +1,4 @@
-// One shared control plane (real wrangler dev / workerd) for the suites that need a server
+// One shared control plane (real workerd, the deploy bundle) for the suites that need a server
 // but no special configuration; suites that crash or reconfigure it start their own.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

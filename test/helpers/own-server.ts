@@ -1,4 +1,4 @@
-// A private control plane for suites that reconfigure or crash it: real wrangler dev in a
+// A private control plane for suites that reconfigure or crash it: real workerd (the deploy bundle) in a
 // temporary state dir, stopped and removed by the caller.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +13,7 @@ export interface OwnServer extends Target {
   stateDir: string;
   caCert: string;
   stop(): Promise<void>;
-  /** SIGKILL of wrangler and workerd: a crash, no clean shutdown. */
+  /** SIGKILL of the engine and its workerd: a crash, no clean shutdown. */
   kill(): Promise<void>;
   output(): string;
 }

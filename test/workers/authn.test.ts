@@ -1,4 +1,4 @@
-// Every credential kind through the real apiserver (wrangler dev) and real kubectl: accepted
+// Every credential kind through the real apiserver (workerd) and real kubectl: accepted
 // ones act as their user (the 403 names it), wrong or expired ones are 401.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

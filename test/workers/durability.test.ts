@@ -131,5 +131,5 @@ describe("durability across a crash", () => {
     });
     expect(again.status).toBe(409);
     expect(again.json.reason).toBe("AlreadyExists");
-  }, 120_000); // includes a restart of wrangler dev
+  }, 120_000); // includes a restart of the engine
 });

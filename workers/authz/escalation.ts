@@ -132,7 +132,7 @@ export async function checkBindingEscalation(
 ): Promise<void> {
   if (isPrivileged(user)) return;
   if (onlyGCFieldsChanged(obj, old)) return;
-  const { cluster, resource, namespace, name } = scopeOf(
+  const { resource, namespace, name } = scopeOf(
     obj,
     "ClusterRoleBinding",
     "clusterrolebindings",

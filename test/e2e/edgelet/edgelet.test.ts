@@ -1,4 +1,4 @@
-// edgelet end to end: a real control plane (wrangler dev), `edgelet join` as a
+// edgelet end to end: a real control plane (workerd), `edgelet join` as a
 // child process, real containerd. Pods are bound with spec.nodeName so no
 // scheduler is involved.
 import { existsSync, readFileSync, rmSync } from "node:fs";

@@ -1,0 +1,142 @@
+// Where the Worker's CPU goes: runs a load against a fresh local control plane with the
+// DevTools inspector on, records a V8 CPU profile of the workerd isolate (Worker and Durable
+// Objects alike) and prints self time by function and by source file.
+//
+//   node --import tsx bench/profile.ts [create|get|watch] [seconds]
+// Writes .edgeplane/bench/profile-<load>.cpuprofile (open it in Chrome DevTools).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { freePort, startDevServer } from "../scripts/lib/devserver.mjs";
+import { keepAliveAgent, request, type Target } from "./lib/http";
+import { podBody } from "./lib/pods";
+import { REPO_ROOT } from "./lib/report";
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function cdp(url: string) {
+  const ws = new WebSocket(url);
+  let id = 0;
+  const pending = new Map<number, (v: unknown) => void>();
+  ws.on("message", (m) => {
+    const msg = JSON.parse(String(m));
+    if (msg.id && pending.has(msg.id)) pending.get(msg.id)?.(msg.result);
+  });
+  const opened = new Promise((r) => ws.once("open", r));
+  return {
+    opened,
+    send: (method: string, params: object = {}) =>
+      new Promise<unknown>((res) => {
+        const n = ++id;
+        pending.set(n, res);
+        ws.send(JSON.stringify({ id: n, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+function selfTimes(p: Profile) {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  p.samples.forEach((s, i) => {
+    self.set(s, (self.get(s) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
+  const fn = new Map<string, number>();
+  const file = new Map<string, number>();
+  let total = 0;
+  for (const [nid, us] of self) {
+    const n = byId.get(nid);
+    if (!n) continue;
+    total += us;
+    const f = n.callFrame;
+    const where = f.url.replace(/^.*\//, "") || "(native)";
+    const key = `${f.functionName || "(anonymous)"} ${where}:${f.lineNumber + 1}`;
+    fn.set(key, (fn.get(key) ?? 0) + us);
+    file.set(where, (file.get(where) ?? 0) + us);
+  }
+  return { total, fn, file };
+}
+
+const top = (m: Map<string, number>, total: number, n: number) =>
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(
+      ([k, us]) =>
+        `${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`,
+    )
+    .join("\n");
+
+const load = process.argv[2] ?? "create";
+const seconds = Number(process.argv[3] ?? 10);
+const dir = mkdtempSync(join(tmpdir(), "edgeplane-profile-"));
+const inspectorPort = await freePort();
+const s = await startDevServer({ stateDir: dir, quiet: true, inspectorPort });
+try {
+  const list = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as {
+    webSocketDebuggerUrl: string;
+    title?: string;
+  }[];
+  const target = list.find((t) => t.title?.includes("edgeplane")) ?? list[0];
+  const c = cdp(target.webSocketDebuggerUrl);
+  await c.opened;
+  await c.send("Profiler.enable");
+  await c.send("Profiler.setSamplingInterval", { interval: 100 });
+  const t: Target = {
+    host: "127.0.0.1",
+    port: s.internalPort,
+    headers: {
+      authorization: `Bearer ${s.token}`,
+      "content-type": "application/json",
+      accept: "application/json",
+    },
+  };
+  const clients = Number(process.env.PROFILE_CLIENTS ?? 10);
+  const agent = keepAliveAgent(clients);
+  let i = 0;
+  let ops = 0;
+  const run = async (stopAt: number) => {
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (performance.now() < stopAt) {
+          const n = i++;
+          if (load === "get") await request(t, agent, "GET", `/api/v1/namespaces/default/pods/p-${n % 200}`);
+          else await request(t, agent, "POST", "/api/v1/namespaces/default/pods", podBody(`p-${n}`, n));
+          ops++;
+        }
+      }),
+    );
+  };
+  await run(performance.now() + 2000); // warm up (and the pods a get load reads)
+  ops = 0;
+  await c.send("Profiler.start");
+  const t0 = performance.now();
+  await run(t0 + seconds * 1000);
+  const ms = performance.now() - t0;
+  const { profile } = (await c.send("Profiler.stop")) as { profile: Profile };
+  c.close();
+  agent.destroy();
+  const out = join(REPO_ROOT, ".edgeplane/bench");
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, `profile-${load}.cpuprofile`), JSON.stringify(profile));
+  const st = selfTimes(profile);
+  const idle = [...st.fn].filter(([k]) => k.startsWith("(idle)")).reduce((a, [, v]) => a + v, 0);
+  console.log(
+    `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s = ${((ops * 1000) / ms).toFixed(0)}/s; isolate busy ${((st.total - idle) / 1000 / ops).toFixed(3)} ms per op`,
+  );
+  console.log("\nself time by file:\n" + top(st.file, st.total, 20));
+  console.log("\nself time by function:\n" + top(st.fn, st.total, 45));
+} finally {
+  await s.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

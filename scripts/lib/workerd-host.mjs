@@ -1,0 +1,49 @@
+// The local engine: the deploy bundle (wrangler's own build) run on workerd through Miniflare,
+// with the Durable Objects on SQLite under the state dir, exactly as `wrangler dev` would run
+// it but without wrangler's proxy workerd and DevTools inspector in the request path (they
+// cost more CPU per request than the apiserver itself; see bench/ and README "Performance").
+//
+//   node scripts/lib/workerd-host.mjs CONFIG.json
+// CONFIG: { bundleDir, main, wranglerConfig, persistDir, host, port, bindings, logLevel, inspectorPort }
+// Prints "ready <url>" once workerd answers; SIGTERM/SIGINT dispose of workerd and exit.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Log, LogLevel, Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+
+const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const { workerOptions } = unstable_getMiniflareWorkerOptions(config.wranglerConfig);
+
+const levels = { error: LogLevel.ERROR, warn: LogLevel.WARN, info: LogLevel.INFO, debug: LogLevel.DEBUG };
+const mf = new Miniflare({
+  ...workerOptions,
+  name: config.name ?? "edgeplane",
+  modules: true,
+  modulesRoot: config.bundleDir,
+  scriptPath: join(config.bundleDir, config.main),
+  bindings: { ...workerOptions.bindings, ...config.bindings },
+  defaultPersistRoot: config.persistDir,
+  host: config.host,
+  port: config.port,
+  // request.cf is the local default unless a caller injects one (MF-CF-Blob); never fetched
+  cf: false,
+  // only when asked (bench/profile.ts): DevTools tracing costs CPU on every request
+  inspectorPort: config.inspectorPort,
+  log: new Log(levels[config.logLevel] ?? LogLevel.WARN),
+});
+
+let closing = false;
+async function close() {
+  if (closing) return;
+  closing = true;
+  try {
+    await mf.dispose();
+  } finally {
+    process.exit(0);
+  }
+}
+process.on("SIGTERM", close);
+process.on("SIGINT", close);
+
+const url = await mf.ready;
+console.log(`ready ${url.href}`);
