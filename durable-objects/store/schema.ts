@@ -40,7 +40,10 @@ export const changes = sqliteTable(
   (t) => [index("changes_at").on(t.at), index("changes_key").on(t.namespace, t.name, t.rv)],
 );
 
-/** Counters: "revision" (the shard's head resourceVersion) and "compacted" (oldest replayable rv - 1). */
+/**
+ * Counters: "compacted" (oldest replayable rv - 1) and, from shards written before the head was
+ * derived from the change log, "revision".
+ */
 export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),
   value: integer("value").notNull(),

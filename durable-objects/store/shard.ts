@@ -23,6 +23,7 @@ import { decideDelete, readyToRemove, rfc3339 } from "./deletion";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
 import type { DeleteOptions, ListQuery, Reply, UpdateOptions, WatchQuery, WriteOptions } from "./protocol";
+import { RecentChanges } from "./recent";
 import { openWatch } from "./watch";
 import { type Change, type Sink, socketSink, type WatchFilter, WatchHub } from "./watchers";
 
@@ -54,6 +55,8 @@ export class StoreShard extends DurableObject<Env> {
   compacted = 0;
   def?: ResourceDef;
   readonly hub: WatchHub;
+  /** the newest changes in memory: informers catching up read them without a query */
+  readonly recent = new RecentChanges();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -70,6 +73,10 @@ export class StoreShard extends DurableObject<Env> {
         if (r.key === "revision") this.revision = r.value;
         if (r.key === "compacted") this.compacted = r.value;
       }
+      // Commits do not write the head to meta: every revision above the compaction point is
+      // still a row of the change log, so the head is the newest row or the point itself.
+      const head = this.sql.exec<{ rv: number | null }>("SELECT MAX(rv) AS rv FROM changes").one().rv ?? 0;
+      this.revision = Math.max(this.revision, this.compacted, head);
     });
   }
 
@@ -305,9 +312,9 @@ export class StoreShard extends DurableObject<Env> {
         data,
         at,
       );
-      this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('revision', ?)", rv);
     });
     this.revision = rv;
+    this.recent.push(rv, type, data);
     this.hub.publish({
       rv,
       type,
@@ -366,6 +373,8 @@ export class StoreShard extends DurableObject<Env> {
   ): Promise<{ expired: boolean; head: number; events: { type: string; data: string }[] }> {
     this.use(res);
     if (rv < this.compacted) return { expired: true, head: this.revision, events: [] };
+    const tail = this.recent.since(rv, limit);
+    if (tail) return { expired: false, head: this.revision, events: tail };
     const events = this.sql
       .exec<{ type: string; data: string }>(
         "SELECT type, data FROM changes WHERE rv > ? ORDER BY rv LIMIT ?",
