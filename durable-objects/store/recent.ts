@@ -26,7 +26,10 @@ export class RecentChanges {
     this.items.push({ type, data });
     this.bytes += data.length;
     let drop = 0;
-    while (this.items.length - drop > 1 && (this.items.length - drop > this.maxCount || this.bytes > this.maxBytes))
+    while (
+      this.items.length - drop > 1 &&
+      (this.items.length - drop > this.maxCount || this.bytes > this.maxBytes)
+    )
       this.bytes -= this.items[drop++]?.data.length ?? 0;
     if (drop) {
       this.items.splice(0, drop);
