@@ -111,11 +111,10 @@ export function buildBundle(outDir) {
  * (scripts/lib/workerd-host.mjs); EDGEPLANE_DEV_ENGINE=wrangler (or opts.engine) runs
  * `wrangler dev` instead, with its proxy and inspector, for comparison.
  */
-async function spawnEngine(opts, { stateDir, internalPort, vars }) {
+async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "", NO_COLOR: "1" };
   const stdio = opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"];
-  const engine = opts.engine ?? process.env.EDGEPLANE_DEV_ENGINE ?? "miniflare";
-  if (engine === "wrangler") {
+  if (opts.engine === "wrangler") {
     const envFile = join(stateDir, "dev.vars");
     writeFileSync(
       envFile,
@@ -160,6 +159,8 @@ async function spawnEngine(opts, { stateDir, internalPort, vars }) {
       bindings: vars,
       logLevel: opts.logLevel ?? "warn",
       inspectorPort: opts.inspectorPort,
+      // the front door runs beside workerd, in the engine's process, not in the caller's
+      front,
     }),
     { mode: 0o600 },
   );
@@ -190,7 +191,12 @@ export async function startDevServer(opts) {
   const httpsUrl = `https://127.0.0.1:${port}`;
   const kubeconfigPath = join(stateDir, "kubeconfig");
   writeFileSync(kubeconfigPath, kubeconfig(httpsUrl, token, pki.caCert), { mode: 0o600 });
-  const child = await spawnEngine(opts, { stateDir, internalPort, vars });
+  const engine = opts.engine ?? process.env.EDGEPLANE_DEV_ENGINE ?? "miniflare";
+  const frontOpts = { port, cert: pki.cert, key: pki.key };
+  const child = await spawnEngine(
+    { ...opts, engine },
+    { stateDir, internalPort, vars, front: engine === "wrangler" ? undefined : frontOpts },
+  );
   let output = "";
   if (opts.quiet) {
     child.stdout.on("data", (d) => (output = (output + d).slice(-20000)));
@@ -198,7 +204,9 @@ export async function startDevServer(opts) {
   }
   let exited = false;
   child.on("exit", () => (exited = true));
-  const front = await startFront({ port, upstreamPort: internalPort, cert: pki.cert, key: pki.key });
+  // wrangler dev has no front door of its own: the caller serves it
+  const front =
+    engine === "wrangler" ? await startFront({ ...frontOpts, upstreamPort: internalPort }) : undefined;
   const deadline = Date.now() + (opts.timeoutMs ?? 60000);
   for (;;) {
     if (exited) throw new Error(`the engine exited early:\n${output}`);
@@ -208,13 +216,13 @@ export async function startDevServer(opts) {
     } catch {}
     if (Date.now() > deadline) {
       killAll([child.pid, ...descendants(child.pid)], "SIGKILL");
-      await front.close();
+      await front?.close();
       throw new Error(`the engine did not become ready on ${url}:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 150));
   }
   const stop = async () => {
-    await front.close();
+    await front?.close();
     if (exited) return;
     const tree = [child.pid, ...descendants(child.pid)];
     const done = new Promise((r) => child.on("exit", r));
@@ -228,7 +236,7 @@ export async function startDevServer(opts) {
   };
   /** kill -9 of wrangler and workerd at once: the crash the durability test needs */
   const kill = async () => {
-    await front.close();
+    await front?.close();
     if (exited) return;
     const tree = [child.pid, ...descendants(child.pid)];
     const done = new Promise((r) => child.on("exit", r));

@@ -4,12 +4,16 @@
 // cost more CPU per request than the apiserver itself; see bench/ and README "Performance").
 //
 //   node scripts/lib/workerd-host.mjs CONFIG.json
-// CONFIG: { bundleDir, main, wranglerConfig, persistDir, host, port, bindings, logLevel, inspectorPort }
-// Prints "ready <url>" once workerd answers; SIGTERM/SIGINT dispose of workerd and exit.
+// CONFIG: { bundleDir, main, wranglerConfig, persistDir, host, port, bindings, logLevel, inspectorPort,
+//           front: { port, cert, key } }
+// With `front`, this process also serves the front door (scripts/lib/front.mjs) on that port,
+// forwarding to workerd's port. Prints "ready <url>" once workerd answers; SIGTERM/SIGINT
+// dispose of workerd and exit.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { startFront } from "./front.mjs";
 
 const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const { workerOptions } = unstable_getMiniflareWorkerOptions(config.wranglerConfig);
@@ -33,10 +37,12 @@ const mf = new Miniflare({
 });
 
 let closing = false;
+let front;
 async function close() {
   if (closing) return;
   closing = true;
   try {
+    await front?.close();
     await mf.dispose();
   } finally {
     process.exit(0);
@@ -46,4 +52,11 @@ process.on("SIGTERM", close);
 process.on("SIGINT", close);
 
 const url = await mf.ready;
+if (config.front)
+  front = await startFront({
+    port: config.front.port,
+    upstreamPort: config.port,
+    cert: config.front.cert,
+    key: config.front.key,
+  });
 console.log(`ready ${url.href}`);
