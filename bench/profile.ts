@@ -3,13 +3,14 @@
 // Objects alike) and prints self time by function and by source file.
 //
 //   node --import tsx bench/profile.ts [create|get|watch] [seconds]
+// PROFILE_CLIENTS (concurrent requests, default 10; 1 for watch), PROFILE_WATCHERS (1000).
 // Writes .edgeplane/bench/profile-<load>.cpuprofile (open it in Chrome DevTools).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { freePort, startDevServer } from "../scripts/lib/devserver.mjs";
-import { keepAliveAgent, request, type Target } from "./lib/http";
+import { keepAliveAgent, type LineStream, openLineStream, request, type Target } from "./lib/http";
 import { podBody } from "./lib/pods";
 import { REPO_ROOT } from "./lib/report";
 
@@ -101,7 +102,16 @@ try {
       accept: "application/json",
     },
   };
-  const clients = Number(process.env.PROFILE_CLIENTS ?? 10);
+  const clients = Number(process.env.PROFILE_CLIENTS ?? (load === "watch" ? 1 : 10));
+  // the watch load: PROFILE_WATCHERS watches on the namespace, and one client creating pods
+  const streams: LineStream[] = [];
+  if (load === "watch") {
+    const n = Number(process.env.PROFILE_WATCHERS ?? 1000);
+    for (let k = 0; k < n; k++)
+      streams.push(
+        await openLineStream(t, "GET", "/api/v1/namespaces/default/pods?watch=1", undefined, () => {}),
+      );
+  }
   const agent = keepAliveAgent(clients);
   let i = 0;
   let ops = 0;
@@ -126,6 +136,7 @@ try {
   const { profile } = (await c.send("Profiler.stop")) as { profile: Profile };
   c.close();
   agent.destroy();
+  for (const st of streams) st.close();
   const out = join(REPO_ROOT, ".edgeplane/bench");
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, `profile-${load}.cpuprofile`), JSON.stringify(profile));
