@@ -396,7 +396,12 @@ export class StoreShard extends DurableObject<Env> {
     const byCount = this.revision - events;
     const byTime =
       this.sql
-        .exec<{ rv: number | null }>("SELECT MAX(rv) AS rv FROM changes WHERE at < ?", now - seconds * 1000)
+        // through the time index: only rows past the window are visited (left to itself,
+        // SQLite walks rv downwards over the whole log looking for an old enough row)
+        .exec<{ rv: number | null }>(
+          "SELECT MAX(rv) AS rv FROM changes INDEXED BY changes_at WHERE at < ?",
+          now - seconds * 1000,
+        )
         .one().rv ?? 0;
     this.compactTo(Math.max(byCount, byTime));
   }
