@@ -3,7 +3,13 @@
 import { badRequest, expired, StatusError } from "../../api/errors";
 import type { ResourceDef } from "../../api/resource";
 import { apiVersionOf } from "../../api/resource";
-import { checkFieldSelector, matches, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
+import {
+  checkFieldSelector,
+  matches,
+  parseFieldSelector,
+  parseLabelSelector,
+  type Selector,
+} from "../../api/selectors";
 import { table } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import { supportedFields } from "./fields";
@@ -60,14 +66,41 @@ function stateAt(shard: StoreShard, namespace: string, name: string, snap: numbe
   return { namespace, name, labels: r.labels, fields: r.fields, data: r.data };
 }
 
+/**
+ * SQL conditions that keep only rows whose stored labels/fields JSON holds each `key=value`
+ * a selector requires: the labels and fields columns are JSON.stringify of the maps, so an
+ * exact pair appears there as the text "key":"value". Rows that pass are still matched in
+ * full; this only spares reading (and copying out) the objects that cannot match.
+ */
+function pairFilters(column: "labels" | "fields", sel: Selector): { where: string[]; args: string[] } {
+  const where: string[] = [];
+  const args: string[] = [];
+  for (const r of sel) {
+    if (r.op !== "=" && !(r.op === "in" && r.values.length === 1)) continue;
+    where.push(`instr(${column}, ?) > 0`);
+    args.push(`${JSON.stringify(r.key)}:${JSON.stringify(r.values[0])}`);
+  }
+  return { where, args };
+}
+
 function* scan(
   shard: StoreShard,
   q: ListQuery,
   start: [string, string] | null,
   snap: number,
+  labelSel: Selector,
+  fieldSel: Selector,
 ): Generator<Entry> {
   const where: string[] = [];
   const args: SqlStorageValue[] = [];
+  // only the current state can be pre-filtered: an object changed since an older snapshot
+  // is read back from the change log whatever its labels are now
+  if (snap >= shard.revision) {
+    for (const f of [pairFilters("labels", labelSel), pairFilters("fields", fieldSel)]) {
+      where.push(...f.where);
+      args.push(...f.args);
+    }
+  }
   if (q.namespace !== undefined) {
     where.push("namespace = ?");
     args.push(q.namespace);
@@ -158,7 +191,7 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
   let next: string | undefined;
   const useFields = fieldSel.length > 0;
   const useLabels = labelSel.length > 0;
-  for (const e of scan(shard, q, start, snap)) {
+  for (const e of scan(shard, q, start, snap, labelSel, fieldSel)) {
     if (picked.length >= limit) {
       const last = picked[picked.length - 1];
       next = encodeContinue({ rv: snap, start: [last.namespace, last.name] });

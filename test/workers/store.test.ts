@@ -136,6 +136,33 @@ describe("store semantics", () => {
     expect(bad.json.message).toContain("field label not supported: spec.bogus");
   });
 
+  it("selects by the labels an object had at an older resourceVersion, and by exact values only", async () => {
+    const ns = await freshNamespace(t);
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    const names = (r: { json: any }) => r.json.items.map((i: any) => i.metadata.name);
+    expect((await api(t, "POST", path, cm("moved", {}, { tier: "web" }))).status).toBe(201);
+    // a value that starts with the wanted one, and an empty value
+    expect((await api(t, "POST", path, cm("lookalike", {}, { tier: "webby" }))).status).toBe(201);
+    expect((await api(t, "POST", path, cm("empty", {}, { tier: "" }))).status).toBe(201);
+    const before = await api(t, "GET", path);
+    const rv = before.json.metadata.resourceVersion;
+    const moved = await api(t, "GET", `${path}/moved`);
+    moved.json.metadata.labels = { tier: "db" };
+    expect((await api(t, "PUT", `${path}/moved`, moved.json)).status).toBe(200);
+
+    const sel = (s: string, extra = "") =>
+      api(t, "GET", `${path}?labelSelector=${encodeURIComponent(s)}${extra}`);
+    expect(names(await sel("tier=web"))).toEqual([]);
+    expect(names(await sel("tier in (web)"))).toEqual([]);
+    expect(names(await sel("tier=db"))).toEqual(["moved"]);
+    expect(names(await sel("tier="))).toEqual(["empty"]);
+    // the list as of before the relabel: moved was still tier=web then
+    const old = await sel("tier=web", `&resourceVersion=${rv}&resourceVersionMatch=Exact`);
+    expect(old.status).toBe(200);
+    expect(names(old)).toEqual(["moved"]);
+    expect(names(await sel("tier=db", `&resourceVersion=${rv}&resourceVersionMatch=Exact`))).toEqual([]);
+  });
+
   it("pages with limit/continue over one consistent snapshot", async () => {
     const ns = await freshNamespace(t);
     for (let i = 0; i < 7; i++) {
