@@ -66,7 +66,7 @@ async function main(): Promise<void> {
 
   log("starting the control plane");
   const api = await startApiServer();
-  const d = api.direct;
+  const d = api.front;
   const { url, token } = serverCreds(d);
   const nodeName = `bench-edgelet-${Math.random().toString(36).slice(2, 7)}`;
   const root = mkdtempSync(join(tmpdir(), "edgeplane-bench-edgelet-"));

@@ -53,7 +53,7 @@ const out: Record<string, number> = {};
 const rows: Row[] = [];
 
 async function deployments(api: ApiServer, tracker: PodTracker): Promise<void> {
-  const d = api.direct;
+  const d = api.front;
   const agent = keepAliveAgent(1);
   const samples: number[] = [];
   const createdAt: number[] = [];
@@ -116,7 +116,7 @@ async function deployments(api: ApiServer, tracker: PodTracker): Promise<void> {
 }
 
 async function podFlood(api: ApiServer, tracker: PodTracker): Promise<void> {
-  const d = api.direct;
+  const d = api.front;
   const agent = keepAliveAgent(50);
   const keys: string[] = [];
   const cpu0 = groupCpu(api.pgid);
@@ -224,14 +224,14 @@ async function podFlood(api: ApiServer, tracker: PodTracker): Promise<void> {
 async function main(): Promise<void> {
   log(`starting the control plane; ${NODES} nodes, ${PODS} pods`);
   const api = await startApiServer();
-  const { url, token } = serverCreds(api.direct);
+  const { url, token } = serverCreds(api.front);
   let tracker: PodTracker | undefined;
   let sim: Awaited<ReturnType<typeof startSimulatedNodes>> | undefined;
   const simLog: string[] = [];
   let unknownReports = 0;
   try {
-    for (const ns of [...NAMESPACES, DEPLOY_NS]) await ensureNamespace(api.direct, ns);
-    tracker = new PodTracker(api.direct, "/api/v1/pods");
+    for (const ns of [...NAMESPACES, DEPLOY_NS]) await ensureNamespace(api.front, ns);
+    tracker = new PodTracker(api.front, "/api/v1/pods");
     await tracker.start();
 
     log(`registering ${NODES} simulated nodes (lease every ${LEASE_SECONDS} s)`);
@@ -252,7 +252,7 @@ async function main(): Promise<void> {
     const registered = performance.now();
     let ready = 0;
     for (const end = performance.now() + 120_000; performance.now() < end; ) {
-      ready = await readyNodes(api.direct, NODE_PREFIX);
+      ready = await readyNodes(api.front, NODE_PREFIX);
       if (ready >= NODES) break;
       await new Promise((r) => setTimeout(r, 1000));
     }

@@ -20,9 +20,9 @@ export interface AuthzServerOptions {
 }
 
 export interface AuthzServer {
-  /** the engine's port as the admin (system:masters) */
+  /** the front door as the admin (system:masters) */
   admin: Target;
-  /** the engine's port as the benchmark user */
+  /** the front door as the benchmark user */
   user: Target;
   /** process group of the engine and its workerd (for CPU accounting) */
   pgid: number;
@@ -76,8 +76,8 @@ export async function startAuthzServer(opts: AuthzServerOptions): Promise<AuthzS
   const entry = { pgid: s.child.pid as number, dir };
   live.add(entry);
   return {
-    admin: { host: "127.0.0.1", port: s.internalPort, headers: jsonHeaders(s.token) },
-    user: { host: "127.0.0.1", port: s.internalPort, headers: jsonHeaders(opts.userToken) },
+    admin: { host: "127.0.0.1", port: Number(new URL(s.url).port), headers: jsonHeaders(s.token) },
+    user: { host: "127.0.0.1", port: Number(new URL(s.url).port), headers: jsonHeaders(opts.userToken) },
     pgid: entry.pgid,
     stop: async () => {
       live.delete(entry);
