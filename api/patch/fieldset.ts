@@ -83,15 +83,15 @@ export function withoutSubtrees(a: FieldNode, gone: FieldNode | undefined): Fiel
   return prune(out);
 }
 
-/** Removes the subtrees at the given paths. */
-export function removePaths(a: FieldNode, paths: FieldPath[]): FieldNode {
-  const gone = newNode();
+/** The set whose members are exactly these paths. */
+export function pathsTree(paths: FieldPath[]): FieldNode {
+  const root = newNode();
   for (const p of paths) {
-    let n = gone;
+    let n = root;
     for (const pe of p) n = child(n, pe);
     n.member = true;
   }
-  return withoutSubtrees(a, gone);
+  return root;
 }
 
 export function lookup(node: FieldNode, path: FieldPath): FieldNode | undefined {

@@ -9,7 +9,7 @@ import {
   fieldsToSet,
   isEmpty,
   newNode,
-  removePaths,
+  pathsTree,
   setToFields,
   union,
   withoutSubtrees,
@@ -111,15 +111,19 @@ const STRIPPED: string[][] = [
  * main resource, and everything but status on the status subresource.
  */
 export function stripIgnored(set: FieldNode, subresource?: string): FieldNode {
-  const out = removePaths(set, STRIPPED);
   if (subresource === "status") {
+    const out = withoutSubtrees(set, STRIPPED_TREE);
     const only = newNode();
     const status = out.children.get("f:status");
     if (status) only.children.set("f:status", status);
     return only;
   }
-  return removePaths(out, [["f:status"]]);
+  return withoutSubtrees(set, STRIPPED_AND_STATUS_TREE);
 }
+
+/** The paths above as one tree (one walk instead of one per path), with and without status. */
+const STRIPPED_TREE = pathsTree(STRIPPED);
+const STRIPPED_AND_STATUS_TREE = pathsTree([...STRIPPED, ["f:status"]]);
 
 /** A copy of an object without metadata.managedFields. */
 export function withoutManagedFields(obj: KubeObject): KubeObject {
