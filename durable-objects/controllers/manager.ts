@@ -75,7 +75,9 @@ export class ControllerManager extends DurableObject<Env> {
   /** A store shard committed a change of `res`: pull it (and everything before it). */
   async poke(res: string, _rv: number): Promise<void> {
     await this.start();
-    void this.informers!.pull(res).catch((e) => console.error(`pull ${res} failed`, e));
+    // answered once the pull is done: a shard sends no further poke meanwhile (it keeps one
+    // pending), so under a write load each pull takes a batch instead of one change per poke
+    await this.informers!.pull(res).catch((e) => console.error(`pull ${res} failed`, e));
   }
 
   /** The cron trigger: catch up on every resource and look at every key again. */

@@ -44,7 +44,9 @@ export class SchedulerObject extends DurableObject<Env> {
 
   async poke(res: string, _rv: number): Promise<void> {
     await this.start();
-    void this.informers!.pull(res).catch((e) => console.error(`scheduler pull ${res} failed`, e));
+    // answered once the pull is done: a shard sends no further poke meanwhile (it keeps one
+    // pending), so under a write load each pull takes a batch instead of one change per poke
+    await this.informers!.pull(res).catch((e) => console.error(`scheduler pull ${res} failed`, e));
   }
 
   async resync(): Promise<void> {
