@@ -116,10 +116,13 @@ export function openWatch(
   if (socket) return new Response(null, { status: 101, webSocket: socket.client });
   const contentType = q.table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
   return new Response(readable, {
+    // the apiserver hands this response to the client as it is: these are the client's headers
     headers: {
       "content-type": contentType,
       "transfer-encoding": "chunked",
       "cache-control": "no-cache, private",
+      // a compressed stream would sit in the compressor's buffer: events must go out as committed
+      "content-encoding": "identity",
     },
   });
 }

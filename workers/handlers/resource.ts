@@ -249,15 +249,8 @@ async function watch(
     const status = await res.json();
     throw StatusError.fromStatus(status as never);
   }
-  return new Response(res.body, {
-    status: 200,
-    headers: {
-      "content-type": res.headers.get("content-type") ?? "application/json",
-      "cache-control": "no-cache, private",
-      // a compressed stream would sit in the compressor's buffer: events must go out as committed
-      "content-encoding": "identity",
-    },
-  });
+  // the shard's own response, headers and stream, so the runtime pumps its bytes to the client
+  return res;
 }
 
 async function create(w: WriteContext): Promise<Response> {
