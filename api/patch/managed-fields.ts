@@ -4,6 +4,7 @@
 import type { KubeObject, ManagedFieldsEntry } from "../types";
 import { compareObjects } from "./field-walk";
 import {
+  cloneNode,
   difference,
   type FieldNode,
   fieldsToSet,
@@ -112,18 +113,17 @@ const STRIPPED: string[][] = [
  */
 export function stripIgnored(set: FieldNode, subresource?: string): FieldNode {
   if (subresource === "status") {
-    const out = withoutSubtrees(set, STRIPPED_TREE);
+    // none of the stripped paths lies under status
     const only = newNode();
-    const status = out.children.get("f:status");
-    if (status) only.children.set("f:status", status);
+    const status = set.children.get("f:status");
+    if (status && !isEmpty(status)) only.children.set("f:status", cloneNode(status));
     return only;
   }
-  return withoutSubtrees(set, STRIPPED_AND_STATUS_TREE);
+  return withoutSubtrees(set, STRIPPED_AND_STATUS);
 }
 
-/** The paths above as one tree (one walk instead of one per path), with and without status. */
-const STRIPPED_TREE = pathsTree(STRIPPED);
-const STRIPPED_AND_STATUS_TREE = pathsTree([...STRIPPED, ["f:status"]]);
+/** The stripped paths and status as one tree: one walk instead of one per path. */
+const STRIPPED_AND_STATUS = pathsTree([...STRIPPED, ["f:status"]]);
 
 /** A copy of an object without metadata.managedFields. */
 export function withoutManagedFields(obj: KubeObject): KubeObject {
