@@ -84,11 +84,10 @@ export async function startApiServer(): Promise<ApiServer> {
     "content-type": "application/json",
     accept: "application/json",
   };
-  const frontPort = Number(new URL(s.url).port);
   const workerPort = await findWorkerPort(pgid);
   return {
     direct: { host: "127.0.0.1", port: s.internalPort, headers },
-    front: { host: "127.0.0.1", port: frontPort, headers },
+    front: { host: "127.0.0.1", port: s.port, headers },
     worker: workerPort ? { host: "127.0.0.1", port: workerPort, headers } : undefined,
     pgid,
     stop: async () => {

@@ -76,8 +76,8 @@ export async function startAuthzServer(opts: AuthzServerOptions): Promise<AuthzS
   const entry = { pgid: s.child.pid as number, dir };
   live.add(entry);
   return {
-    admin: { host: "127.0.0.1", port: Number(new URL(s.url).port), headers: jsonHeaders(s.token) },
-    user: { host: "127.0.0.1", port: Number(new URL(s.url).port), headers: jsonHeaders(opts.userToken) },
+    admin: { host: "127.0.0.1", port: s.port, headers: jsonHeaders(s.token) },
+    user: { host: "127.0.0.1", port: s.port, headers: jsonHeaders(opts.userToken) },
     pgid: entry.pgid,
     stop: async () => {
       live.delete(entry);

@@ -23,7 +23,7 @@ import { decideDelete, readyToRemove, rfc3339 } from "./deletion";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
 import type { DeleteOptions, ListQuery, Reply, UpdateOptions, WatchQuery, WriteOptions } from "./protocol";
-import { RecentChanges } from "./recent";
+import { type RecentChange, RecentChanges } from "./recent";
 import { openWatch } from "./watch";
 import { type Change, type Sink, socketSink, type WatchFilter, WatchHub } from "./watchers";
 
@@ -370,13 +370,13 @@ export class StoreShard extends DurableObject<Env> {
     res: string,
     rv: number,
     limit = 5000,
-  ): Promise<{ expired: boolean; head: number; events: { type: string; data: string }[] }> {
+  ): Promise<{ expired: boolean; head: number; events: RecentChange[] }> {
     this.use(res);
     if (rv < this.compacted) return { expired: true, head: this.revision, events: [] };
     const tail = this.recent.since(rv, limit);
     if (tail) return { expired: false, head: this.revision, events: tail };
     const events = this.sql
-      .exec<{ type: string; data: string }>(
+      .exec<RecentChange & Record<string, SqlStorageValue>>(
         "SELECT type, data FROM changes WHERE rv > ? ORDER BY rv LIMIT ?",
         rv,
         limit,
