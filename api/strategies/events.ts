@@ -229,8 +229,8 @@ function coreFields(o: KubeObject): Record<string, string> {
   };
 }
 
-export const events: ResourceDef = {
-  group: "",
+/** What the two Event APIs share: one resource, two groups. */
+const eventNames = {
   version: "v1",
   resource: "events",
   kind: "Event",
@@ -239,6 +239,11 @@ export const events: ResourceDef = {
   namespaced: true,
   shortNames: ["ev"],
   verbs: STANDARD_VERBS,
+};
+
+export const events: ResourceDef = {
+  ...eventNames,
+  group: "",
   strategy: {
     validate: (o, old) => validateEvent(o, old, false),
     columns: eventColumns,
@@ -248,15 +253,8 @@ export const events: ResourceDef = {
 };
 
 export const eventsV1: ResourceDef = {
+  ...eventNames,
   group: "events.k8s.io",
-  version: "v1",
-  resource: "events",
-  kind: "Event",
-  listKind: "EventList",
-  singular: "event",
-  namespaced: true,
-  shortNames: ["ev"],
-  verbs: STANDARD_VERBS,
   strategy: {
     validate: (o, old) => validateEvent(o, old, true),
     columns: eventColumns,
