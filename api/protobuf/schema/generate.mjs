@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Regenerates the message tables in this folder from upstream checkouts (not used at runtime).
 //
-//   node api/protobuf/schema/generate.mjs <kubernetes/api git dir> <kubernetes/apimachinery git dir>
+//   node --import tsx api/protobuf/schema/generate.mjs <kubernetes/api git dir> <kubernetes/apimachinery git dir>
 //
 // It reads, at each repository's HEAD, generated.proto (field numbers and wire types) and the Go
 // struct tags in the package's .go files (JSON name, omitempty, pointer, inline), joins them on
@@ -11,10 +11,11 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SCALAR_TYPES } from "./table.ts";
 
 const [apiRepo, machineryRepo] = process.argv.slice(2);
 if (!apiRepo || !machineryRepo) {
-  console.error("usage: generate.mjs <kubernetes/api git dir> <kubernetes/apimachinery git dir>");
+  console.error("usage: node --import tsx generate.mjs <kubernetes/api git dir> <kubernetes/apimachinery git dir>");
   process.exit(2);
 }
 const outDir = dirname(fileURLToPath(import.meta.url));
@@ -56,23 +57,6 @@ const SPECIAL = new Set([
   "resource.QuantityValue",
   "core.v1.List",
 ]);
-const SCALARS = new Set([
-  "string",
-  "bytes",
-  "bool",
-  "int32",
-  "int64",
-  "uint32",
-  "uint64",
-  "sint32",
-  "sint64",
-  "fixed32",
-  "fixed64",
-  "sfixed32",
-  "sfixed64",
-  "double",
-  "float",
-]);
 
 function shortPackage(protoPackage) {
   const api = /^k8s\.io\.api\.(\w+)\.(\w+)$/.exec(protoPackage);
@@ -88,7 +72,7 @@ function shortPackage(protoPackage) {
 }
 
 function qualifyType(type, pkg) {
-  if (SCALARS.has(type)) return type;
+  if (SCALAR_TYPES.has(type)) return type;
   if (type.startsWith(".")) {
     const parts = type.slice(1).split(".");
     const name = parts.pop();
@@ -172,7 +156,7 @@ for (const [pkg, [repo, dir]] of Object.entries(TABLES)) {
   });
 }
 const known = (type) => {
-  if (SCALARS.has(type) || SPECIAL.has(type)) return true;
+  if (SCALAR_TYPES.has(type) || SPECIAL.has(type)) return true;
   const dot = type.lastIndexOf(".");
   return parsed.get(type.slice(0, dot))?.proto.has(type.slice(dot + 1)) ?? false;
 };
