@@ -15,7 +15,9 @@ import { SCALAR_TYPES } from "./table.ts";
 
 const [apiRepo, machineryRepo] = process.argv.slice(2);
 if (!apiRepo || !machineryRepo) {
-  console.error("usage: node --import tsx generate.mjs <kubernetes/api git dir> <kubernetes/apimachinery git dir>");
+  console.error(
+    "usage: node --import tsx generate.mjs <kubernetes/api git dir> <kubernetes/apimachinery git dir>",
+  );
   process.exit(2);
 }
 const outDir = dirname(fileURLToPath(import.meta.url));
