@@ -19,7 +19,8 @@ export interface ApiServer {
   front: Target;
   /**
    * The socket of the workerd that runs the Worker itself, behind wrangler's own proxy
-   * workerd on the dev port: found by probing, undefined when not found.
+   * workerd on the dev port (EDGEPLANE_DEV_ENGINE=wrangler): probed only with BENCH_WORKER_PORT=1,
+   * undefined otherwise or when not found.
    */
   worker?: Target;
   /** Process group of the engine and its workerd (for CPU accounting). */
@@ -84,7 +85,8 @@ export async function startApiServer(): Promise<ApiServer> {
     "content-type": "application/json",
     accept: "application/json",
   };
-  const workerPort = await findWorkerPort(pgid);
+  // only for the opt-in figures (BENCH_WORKER_PORT=1, meaningful under EDGEPLANE_DEV_ENGINE=wrangler)
+  const workerPort = process.env.BENCH_WORKER_PORT === "1" ? await findWorkerPort(pgid) : undefined;
   return {
     direct: { host: "127.0.0.1", port: s.internalPort, headers },
     front: { host: "127.0.0.1", port: s.port, headers },
