@@ -6,18 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulatedNodes } from "../../agent/simulated/simnodes";
 // @ts-expect-error plain ESM helper shared with npm start
 import { startDevServer } from "../../scripts/lib/devserver.mjs";
-import { api, freshNamespace, hasKubectl, kubectl, type Target } from "../helpers/cluster";
+import { api, freshNamespace, hasKubectl, kubectl, type Target, until } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 20000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+/** this file waits longer: scheduling retries back off */
+const until20 = <T>(what: string, fn: () => Promise<T | undefined | false>, ms = 20000) =>
+  until(what, fn, ms, 150);
 
 const pod = (name: string, spec: Record<string, unknown> = {}, labels: Record<string, string> = {}) => ({
   apiVersion: "v1",
@@ -35,7 +29,7 @@ async function nodeOf(ns: string, name: string): Promise<string | undefined> {
 }
 
 async function pending(ns: string, name: string): Promise<string> {
-  return until(`${name} unschedulable`, async () => {
+  return until20(`${name} unschedulable`, async () => {
     const p = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/${name}`)).json;
     const c = p.status?.conditions?.find((x: any) => x.type === "PodScheduled" && x.status === "False");
     return c?.message as string;
@@ -102,7 +96,7 @@ describe("scheduling plugins", () => {
         tolerations: [{ key: "dedicated", operator: "Equal", value: "gpu", effect: "NoSchedule" }],
       }),
     );
-    expect(await until("tolerant bound", () => nodeOf(ns, "tolerant"))).toBe("z-node-2");
+    expect(await until20("tolerant bound", () => nodeOf(ns, "tolerant"))).toBe("z-node-2");
   });
 
   it("node affinity selects by zone label", async () => {
@@ -128,7 +122,7 @@ describe("scheduling plugins", () => {
         },
       }),
     );
-    expect(await until("aff bound", () => nodeOf(ns, "aff"))).toBe("z-node-1");
+    expect(await until20("aff bound", () => nodeOf(ns, "aff"))).toBe("z-node-1");
   });
 
   it("a pod requesting more than any node has stays Pending with Insufficient cpu", async () => {
@@ -142,7 +136,7 @@ describe("scheduling plugins", () => {
     (fits.spec as any).containers[0].resources = { requests: { cpu: "2" } };
     await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, fits);
     // z-node-0 has 1 cpu allocatable, z-node-2 is tainted: only z-node-1 fits
-    expect(await until("fits bound", () => nodeOf(ns, "fits"))).toBe("z-node-1");
+    expect(await until20("fits bound", () => nodeOf(ns, "fits"))).toBe("z-node-1");
   });
 
   it("host ports conflict", async () => {
@@ -153,7 +147,7 @@ describe("scheduling plugins", () => {
       return p;
     };
     await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, withPort("first"));
-    expect(await until("first bound", () => nodeOf(ns, "first"))).toBe("z-node-1");
+    expect(await until20("first bound", () => nodeOf(ns, "first"))).toBe("z-node-1");
     await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, withPort("second"));
     expect(await pending(ns, "second")).toMatch(
       /node\(s\) didn't have free ports for the requested pod ports/,
@@ -184,7 +178,7 @@ describe("scheduling plugins", () => {
           { app: "spread" },
         ),
       );
-      await until(`s${i} bound`, () => nodeOf(ns, `s${i}`));
+      await until20(`s${i} bound`, () => nodeOf(ns, `s${i}`));
     }
     const nodes = await Promise.all([1, 2, 3].map((i) => nodeOf(ns, `s${i}`)));
     expect(new Set(nodes).size).toBe(3);
@@ -200,11 +194,11 @@ describe.skipIf(!hasKubectl)("node lifecycle and restarts", () => {
         (p: any) => p.spec.nodeName === node && !p.metadata.deletionTimestamp,
       );
     // both replicas land on schedulable nodes 0 or 1; stop the node that has one
-    const victim = await until("a replica on z-node-1", async () =>
+    const victim = await until20("a replica on z-node-1", async () =>
       (await podsOn("z-node-1")).length ? "z-node-1" : undefined,
     );
     sim.stopLeases(victim);
-    const node = await until(
+    const node = await until20(
       "NotReady + unreachable taint",
       async () => {
         const n = (await api(t, "GET", `/api/v1/nodes/${victim}`)).json;
@@ -217,7 +211,7 @@ describe.skipIf(!hasKubectl)("node lifecycle and restarts", () => {
       30_000,
     );
     expect(node.status.conditions.find((c: any) => c.type === "Ready").reason).toBe("NodeStatusUnknown");
-    await until(
+    await until20(
       "replicas running elsewhere",
       async () => {
         const all = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods`)).json.items.filter(
@@ -228,7 +222,7 @@ describe.skipIf(!hasKubectl)("node lifecycle and restarts", () => {
       30_000,
     );
     sim.resumeLeases(victim);
-    await until(
+    await until20(
       "taint removed after recovery",
       async () => {
         const n = (await api(t, "GET", `/api/v1/nodes/${victim}`)).json;
@@ -241,7 +235,7 @@ describe.skipIf(!hasKubectl)("node lifecycle and restarts", () => {
   it("a control-plane restart in the middle of a rollout completes correctly", async () => {
     const ns = await freshNamespace(t);
     await kubectl(t, ["create", "deployment", "rr", "-n", ns, "--image=busybox:1", "--replicas=4"]);
-    await until(
+    await until20(
       "first rollout",
       async () =>
         (await kubectl(t, ["rollout", "status", "deployment/rr", "-n", ns, "--timeout=5s"])).code === 0,

@@ -2,25 +2,10 @@
 // the controllers and the scheduler in workerd, KWOK-style simulated nodes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulatedNodes } from "../../agent/simulated/simnodes";
-import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+import { api, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
 
 const t = shared();
 const k = (args: string[]) => kubectl(t, args);
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 15000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function pods(ns: string, selector = ""): Promise<any[]> {
   const r = await api(

@@ -90,3 +90,24 @@ export async function freshNamespace(t: Target, prefix = "t"): Promise<string> {
   if (r.status !== 201) throw new Error(`namespace create failed: ${r.status} ${r.text}`);
   return name;
 }
+
+/** Polls fn until it gives a truthy value (errors count as not yet); throws after ms. */
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  ms = 15000,
+  everyMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
