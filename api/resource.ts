@@ -28,6 +28,27 @@ export interface ResourceStrategy {
   generation?: boolean;
   /** Prepare a new object before it is stored (e.g. a pod's status.phase = Pending). */
   prepareForCreate?(obj: KubeObject): void;
+  /** Prepare an update of the main resource from the stored object, before defaulting. */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** Values no two objects of the resource may hold, handed out by the store shard. */
+  allocator?: Allocator;
+}
+
+export interface AllocatorContext {
+  /** whether another object of the resource holds this key */
+  taken(key: string): boolean;
+  /** the deployment's settings (ranges to allocate from) */
+  env: Record<string, string | undefined>;
+}
+
+/**
+ * Runs in the store shard, in the same step as the write: fills in the values the object
+ * lacks and checks the ones it asks for (one cause per value that cannot be had).
+ */
+export interface Allocator {
+  /** the keys a stored object holds, e.g. "ip:10.96.0.10" */
+  held(obj: KubeObject): string[];
+  allocate(obj: KubeObject, old: KubeObject | undefined, ctx: AllocatorContext): StatusCause[];
 }
 
 export interface SubresourceDef {

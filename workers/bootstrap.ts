@@ -2,6 +2,7 @@
 // isolate; creating what already exists is harmless (AlreadyExists is ignored).
 import { StatusError } from "../api/errors";
 import { lookupGVR } from "../api/registry";
+import { apiserverServiceIP } from "../api/strategies/service-allocator";
 import type { KubeObject } from "../api/types";
 import { ensureBootstrapPolicy } from "./authz/index";
 import type { Env } from "./env";
@@ -27,6 +28,39 @@ async function createNamespaces(env: Env): Promise<void> {
   }
 }
 
+/**
+ * The "kubernetes" Service of the default namespace, on the first address of the service
+ * range, as every cluster has it (in-cluster clients find the apiserver by it).
+ */
+async function createApiserverService(env: Env): Promise<void> {
+  const def = lookupGVR("", "v1", "services")!;
+  const store = new Store(env, def);
+  if (await store.find("default", "kubernetes")) return;
+  const svc: KubeObject = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: "kubernetes",
+      namespace: "default",
+      labels: { component: "apiserver", provider: "kubernetes" },
+    },
+    spec: {
+      type: "ClusterIP",
+      clusterIP: apiserverServiceIP(env as unknown as Record<string, string | undefined>),
+      ports: [{ name: "https", port: 443, protocol: "TCP", targetPort: 6443 }],
+      sessionAffinity: "None",
+    },
+  };
+  def.strategy.defaults?.(svc);
+  def.strategy.prepareForCreate?.(svc);
+  try {
+    await store.create(svc);
+  } catch (e) {
+    if (!(e instanceof StatusError && (e.reason === "AlreadyExists" || e.code === 422))) throw e;
+    if (e.code === 422) console.error("the kubernetes Service could not be created:", e.message);
+  }
+}
+
 /** Wakes the controller manager and the scheduler (they re-list and resync). */
 export async function wakeControlLoops(env: Env): Promise<void> {
   const id = env.EDGEPLANE_CLUSTER;
@@ -45,7 +79,7 @@ export async function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => v
   const key = env.EDGEPLANE_CLUSTER;
   if (ready.has(key)) return;
   await createNamespaces(env);
-  await ensureBootstrapPolicy(env);
+  await Promise.all([ensureBootstrapPolicy(env), createApiserverService(env)]);
   if (ready.has(key)) return;
   ready.add(key);
   const woken = wakeControlLoops(env).catch((e) => console.error("waking control loops failed", e));

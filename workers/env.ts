@@ -13,6 +13,10 @@ export interface Env {
   EDGEPLANE_CLUSTER: string;
   EDGEPLANE_WATCH_WINDOW_SECONDS?: string;
   EDGEPLANE_WATCH_WINDOW_EVENTS?: string;
+  /** Services: the cluster IP range (--service-cluster-ip-range; default 10.96.0.0/12). */
+  EDGEPLANE_SERVICE_CIDR?: string;
+  /** Services: the node port range (--service-node-port-range; default 30000-32767). */
+  EDGEPLANE_SERVICE_NODE_PORT_RANGE?: string;
   /** Node lifecycle: seconds without a lease renewal before a node is NotReady (default 40). */
   EDGEPLANE_NODE_MONITOR_GRACE_SECONDS?: string;
   /** Seconds a pod stays on an unreachable node before eviction (default 300). */

@@ -13,6 +13,7 @@ import {
   nameIsDNS1035Label,
 } from "../validation/names";
 import { ageColumn, column, ensureObject, isObject, nameColumn } from "./common";
+import { prepareServiceUpdate, serviceAllocator } from "./service-allocator";
 
 const TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 const AFFINITIES = ["ClientIP", "None"];
@@ -52,7 +53,9 @@ export function defaultService(obj: KubeObject): void {
 function prepareService(obj: KubeObject): void {
   const spec = ensureObject(obj, "spec");
   if (spec.type !== "ExternalName") {
-    if (!spec.ipFamilyPolicy) spec.ipFamilyPolicy = "SingleStack";
+    // a headless Service without a selector takes every family the cluster has
+    const selectorless = spec.clusterIP === "None" && Object.keys(spec.selector ?? {}).length === 0;
+    if (!spec.ipFamilyPolicy) spec.ipFamilyPolicy = selectorless ? "RequireDualStack" : "SingleStack";
     if (arr(spec.ipFamilies).length === 0) spec.ipFamilies = ["IPv4"];
   }
   obj.status = { loadBalancer: {} };
@@ -197,6 +200,8 @@ export const services: ResourceDef = {
   strategy: {
     defaults: defaultService,
     prepareForCreate: prepareService,
+    prepareForUpdate: prepareServiceUpdate,
+    allocator: serviceAllocator,
     validate: validateService,
     columns: [
       nameColumn,

@@ -19,6 +19,7 @@ import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
 import type { Env } from "../../workers/env";
 import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
+import { Allocations } from "./allocations";
 import { decideDelete, readyToRemove, rfc3339 } from "./deletion";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
@@ -80,9 +81,27 @@ export class StoreShard extends DurableObject<Env> {
     });
   }
 
+  /** the ledger of allocated values, for resources that have some (services) */
+  private allocations?: Allocations;
+
   private use(res: string): ResourceDef {
-    if (!this.def) this.def = lookupKey(res);
+    if (!this.def) {
+      const def = lookupKey(res);
+      this.def = def;
+      const allocator = def.strategy.allocator;
+      if (allocator)
+        this.allocations = new Allocations(
+          def,
+          allocator,
+          this.env as unknown as Record<string, string | undefined>,
+          () => this.storedData(),
+        );
+    }
     return this.def;
+  }
+
+  private *storedData(): Iterable<string> {
+    for (const r of this.sql.exec<{ data: string }>("SELECT data FROM objects")) yield r.data;
   }
 
   row(namespace: string, name: string): Row | undefined {
@@ -131,6 +150,7 @@ export class StoreShard extends DurableObject<Env> {
       if (def.strategy.generation) meta.generation = 1;
       delete meta.deletionTimestamp;
       delete meta.deletionGracePeriodSeconds;
+      this.allocations?.allocate(obj, undefined);
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
       return ok(this.commit("ADDED", obj, undefined), 201);
     } catch (e) {
@@ -157,6 +177,7 @@ export class StoreShard extends DurableObject<Env> {
       obj.metadata.uid = cur.uid;
       obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
       obj.metadata.resourceVersion = String(cur.rv);
+      this.allocations?.allocate(obj, old);
       if (JSON.stringify(obj) === cur.data) return ok(cur.data); // a no-op keeps its resourceVersion
       if (opts.dryRun) return ok(JSON.stringify(obj));
       if (readyToRemove(obj)) {
@@ -314,6 +335,7 @@ export class StoreShard extends DurableObject<Env> {
       );
     });
     this.revision = rv;
+    this.allocations?.record(obj, type === "DELETED");
     this.recent.push(rv, type, data);
     this.hub.publish({
       rv,

@@ -48,6 +48,16 @@ describe("durability across a crash", () => {
       ).status,
     ).toBe(201);
 
+    // an allocated cluster IP is part of what must survive: the ledger is rebuilt from the store
+    const svc = await api(first, "POST", `/api/v1/namespaces/${ns}/services`, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "held" },
+      spec: { ports: [{ port: 80 }] },
+    });
+    expect(svc.status, svc.text).toBe(201);
+    const heldIP: string = svc.json.spec.clusterIP;
+
     const acked: Acked[] = [];
     const failures: string[] = [];
     let stop = false;
@@ -131,5 +141,14 @@ describe("durability across a crash", () => {
     });
     expect(again.status).toBe(409);
     expect(again.json.reason).toBe("AlreadyExists");
+    // and so is the cluster IP handed out before it
+    const taken = await api(second, "POST", `/api/v1/namespaces/${ns}/services`, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "thief" },
+      spec: { clusterIP: heldIP, ports: [{ port: 80 }] },
+    });
+    expect(taken.status, taken.text).toBe(422);
+    expect(taken.json.message).toContain(`failed to allocate IP ${heldIP}: provided IP is already allocated`);
   }, 120_000); // includes a restart of the engine
 });

@@ -105,6 +105,7 @@ export function prepareUpdate(
     if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
   } else {
     next = obj;
+    def.strategy.prepareForUpdate?.(next, old);
     if (def.subresources?.status) {
       if (old.status === undefined) delete next.status;
       else next.status = old.status;
