@@ -37,6 +37,11 @@ export function isConflict(e: unknown): boolean {
   return e instanceof StatusError && e.code === 409 && e.reason === "Conflict";
 }
 
+/** A create refused because its namespace is being deleted (nothing to do: it goes anyway). */
+export function isNamespaceTerminating(e: unknown): boolean {
+  return e instanceof StatusError && !!e.details?.causes?.some((c) => c.type === "NamespaceTerminating");
+}
+
 /** A NotFound about this very object (it was deleted while a sync was writing to it). */
 export function isGone(e: unknown, resource: string, name: string): boolean {
   return (

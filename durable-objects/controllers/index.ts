@@ -1,5 +1,6 @@
 // Every controller the manager runs, in one list.
 import { deploymentController } from "./deployment";
+import { endpointsController } from "./endpoints";
 import { garbageCollector } from "./garbage-collector";
 import { namespaceController } from "./namespace";
 import { createNodeLifecycleController } from "./node-lifecycle";
@@ -27,6 +28,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     garbageCollector,
     namespaceController,
     serviceAccountController,
+    endpointsController,
     createNodeLifecycleController({
       gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
       defaultTolerationSeconds: config.defaultTolerationSeconds,

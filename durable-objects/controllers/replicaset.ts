@@ -1,7 +1,6 @@
 // The ReplicaSet controller (upstream pkg/controller/replicaset): keeps spec.replicas active
 // pods matching the selector, owning them through a controller ownerReference.
 
-import { StatusError } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { byController, claim, INDEX_CONTROLLER } from "./claim";
@@ -10,6 +9,7 @@ import {
   errorMessage,
   isActivePod,
   isGone,
+  isNamespaceTerminating,
   isNotFound,
   keyOf,
   selects,
@@ -28,10 +28,6 @@ const RS = lookupGVR("apps", "v1", "replicasets")!;
 const POD = lookupGVR("", "v1", "pods")!;
 /** upstream BurstReplicas: at most this many creations or deletions per sync */
 export const BURST_REPLICAS = 500;
-
-function isNamespaceTerminating(e: unknown): boolean {
-  return e instanceof StatusError && !!e.details?.causes?.some((c) => c.type === "NamespaceTerminating");
-}
 
 /** The ReplicaSets that should look at a pod: its controller, or for orphans every selecting set. */
 function replicaSetsForPod(pod: KubeObject, ctx: ControllerContext): string[] {

@@ -1,8 +1,7 @@
 // The service account controller (upstream pkg/controller/serviceaccount): every active
 // namespace has a "default" ServiceAccount, recreated when deleted.
-import { StatusError } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
-import { isAlreadyExists, isNotFound } from "./controller-utils";
+import { isAlreadyExists, isNamespaceTerminating, isNotFound } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const SA = lookupGVR("", "v1", "serviceaccounts")!;
@@ -23,12 +22,7 @@ export async function syncServiceAccounts(ns: string, ctx: ControllerContext): P
     } catch (e) {
       // exists already, namespace gone or terminating meanwhile: nothing to do
       if (isAlreadyExists(e) || isNotFound(e)) continue;
-      if (
-        e instanceof StatusError &&
-        e.code === 403 &&
-        e.details?.causes?.some((c) => c.type === "NamespaceTerminating")
-      )
-        continue;
+      if (isNamespaceTerminating(e)) continue;
       throw e;
     }
   }

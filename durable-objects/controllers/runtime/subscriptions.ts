@@ -9,6 +9,8 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "/nodes": ["controllers", "scheduler"],
   "/namespaces": ["controllers"],
   "/serviceaccounts": ["controllers"],
+  "/services": ["controllers"],
+  "/endpoints": ["controllers"],
   "apps/replicasets": ["controllers"],
   "apps/deployments": ["controllers"],
   "coordination.k8s.io/leases": ["controllers"],

@@ -1,0 +1,211 @@
+// The endpoints controller (upstream pkg/controller/endpoint): for every Service with a
+// selector, an Endpoints object of the same name lists the IPs of the pods it selects, ready
+// pods under addresses and the others under notReadyAddresses, with each Service port
+// resolved against the pod (a named targetPort is looked up in the pod's container ports).
+// Services without a selector are left to whoever manages their Endpoints.
+import { lookupGVR } from "../../api/registry";
+import { fromLabelSelector, matches, type Selector } from "../../api/selectors";
+import type { KubeObject } from "../../api/types";
+import {
+  isAlreadyExists,
+  isConflict,
+  isNamespaceTerminating,
+  isNotFound,
+  isPodReady,
+  isTerminal,
+  jsonEqual,
+} from "./controller-utils";
+import type { Controller, ControllerContext } from "./runtime/controller";
+
+const ENDPOINTS = lookupGVR("", "v1", "endpoints")!;
+const HEADLESS_LABEL = "service.kubernetes.io/headless";
+
+interface EndpointPort {
+  name?: string;
+  port: number;
+  protocol: string;
+  appProtocol?: string;
+}
+
+interface EndpointAddress {
+  ip: string;
+  hostname?: string;
+  nodeName?: string;
+  targetRef: { kind: "Pod"; namespace: string; name: string; uid: string };
+}
+
+export interface EndpointSubset {
+  addresses?: EndpointAddress[];
+  notReadyAddresses?: EndpointAddress[];
+  ports?: EndpointPort[];
+}
+
+const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
+
+function serviceSelector(svc: KubeObject): Selector | null {
+  const sel = svc.spec?.selector;
+  if (!sel || typeof sel !== "object" || Object.keys(sel).length === 0) return null;
+  if (svc.spec?.type === "ExternalName") return null;
+  return fromLabelSelector({ matchLabels: sel });
+}
+
+/** The container port a Service port reaches on this pod; undefined when the pod has none. */
+export function findPort(pod: KubeObject, svcPort: any): number | undefined {
+  const target = svcPort.targetPort ?? svcPort.port;
+  if (typeof target === "number") return target;
+  if (/^\d+$/.test(String(target))) return Number(target);
+  const protocol = svcPort.protocol ?? "TCP";
+  for (const c of (pod.spec?.containers ?? []) as any[])
+    for (const p of (c.ports ?? []) as any[])
+      if (p.name === target && (p.protocol ?? "TCP") === protocol) return p.containerPort;
+  return undefined;
+}
+
+/** Whether the pod belongs in a Service's endpoints at all (upstream ShouldPodBeInEndpoints). */
+function inEndpoints(pod: KubeObject, includeTerminating: boolean): boolean {
+  if (isTerminal(pod)) return false;
+  if (!pod.status?.podIP && !(pod.status?.podIPs ?? []).length) return false;
+  return includeTerminating || !pod.metadata.deletionTimestamp;
+}
+
+const portKey = (p: EndpointPort) => `${p.name ?? ""}/${p.port}/${p.protocol}/${p.appProtocol ?? ""}`;
+
+/**
+ * The subsets for a Service over the pods in its namespace: each address with the ports it
+ * serves, then addresses grouped by identical port sets (upstream's RepackSubsets), sorted so
+ * the same state always gives the same object.
+ */
+export function endpointSubsets(svc: KubeObject, pods: KubeObject[]): EndpointSubset[] {
+  const sel = serviceSelector(svc);
+  if (!sel) return [];
+  const spec = svc.spec ?? {};
+  const tolerateUnready = spec.publishNotReadyAddresses === true;
+  const svcPorts = (spec.ports ?? []) as any[];
+  const headless = spec.clusterIP === "None";
+  const groups = new Map<
+    string,
+    { ports: EndpointPort[]; ready: EndpointAddress[]; notReady: EndpointAddress[] }
+  >();
+  for (const pod of pods) {
+    if (!matches(sel, pod.metadata.labels ?? {}) || !inEndpoints(pod, tolerateUnready)) continue;
+    const addr: EndpointAddress = {
+      ip: pod.status.podIP ?? pod.status.podIPs[0].ip,
+      nodeName: pod.spec?.nodeName || undefined,
+      targetRef: {
+        kind: "Pod",
+        namespace: pod.metadata.namespace!,
+        name: pod.metadata.name!,
+        uid: pod.metadata.uid!,
+      },
+    };
+    if (pod.spec?.hostname && pod.spec?.subdomain === svc.metadata.name) addr.hostname = pod.spec.hostname;
+    if (!addr.nodeName) delete addr.nodeName;
+    const ports: EndpointPort[] = [];
+    for (const sp of svcPorts) {
+      const port = findPort(pod, sp);
+      if (port === undefined) continue;
+      const ep: EndpointPort = { name: sp.name || undefined, port, protocol: sp.protocol ?? "TCP" };
+      if (sp.appProtocol) ep.appProtocol = sp.appProtocol;
+      if (!ep.name) delete ep.name;
+      ports.push(ep);
+    }
+    // a pod that serves none of the ports is left out, unless the Service has no ports at all
+    if (ports.length === 0 && !(svcPorts.length === 0 && headless)) continue;
+    ports.sort((a, b) => portKey(a).localeCompare(portKey(b)));
+    const key = ports.map(portKey).join(",");
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { ports, ready: [], notReady: [] }));
+    (tolerateUnready || isPodReady(pod) ? g.ready : g.notReady).push(addr);
+  }
+  const byIP = (a: EndpointAddress, b: EndpointAddress) =>
+    a.ip.localeCompare(b.ip) || a.targetRef.name.localeCompare(b.targetRef.name);
+  return [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, g]) => {
+      const s: EndpointSubset = {};
+      if (g.ready.length) s.addresses = g.ready.sort(byIP);
+      if (g.notReady.length) s.notReadyAddresses = g.notReady.sort(byIP);
+      if (g.ports.length) s.ports = g.ports;
+      return s;
+    });
+}
+
+function endpointLabels(svc: KubeObject): Record<string, string> {
+  const labels = { ...(svc.metadata.labels ?? {}) };
+  if (svc.spec?.clusterIP === "None") labels[HEADLESS_LABEL] = "";
+  else delete labels[HEADLESS_LABEL];
+  return labels;
+}
+
+export async function syncEndpoints(key: string, ctx: ControllerContext): Promise<void> {
+  const [namespace, name] = key.split("/") as [string, string];
+  const svc = ctx.informers.get("/services", key);
+  const current = ctx.informers.get("/endpoints", key);
+  if (!svc) {
+    // the Service is gone: so are the Endpoints the controller kept for it
+    if (current)
+      await ctx.api.remove(ENDPOINTS, namespace, name).catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
+    return;
+  }
+  if (!serviceSelector(svc)) return;
+  // nothing new is written into a namespace on its way out (the namespace controller empties it)
+  if (ctx.informers.get("/namespaces", namespace)?.metadata.deletionTimestamp) return;
+  const subsets = endpointSubsets(svc, ctx.informers.list("/pods", namespace));
+  const labels = endpointLabels(svc);
+  if (
+    current &&
+    jsonEqual(current.subsets ?? [], subsets) &&
+    jsonEqual(current.metadata.labels ?? {}, labels)
+  )
+    return;
+  const body: KubeObject = {
+    apiVersion: "v1",
+    kind: "Endpoints",
+    metadata: { name, namespace, labels },
+    subsets,
+  };
+  try {
+    if (current) {
+      body.metadata.resourceVersion = current.metadata.resourceVersion;
+      body.metadata.annotations = current.metadata.annotations;
+      await ctx.api.update(ENDPOINTS, body);
+    } else await ctx.api.create(ENDPOINTS, body);
+  } catch (e) {
+    // a write raced ours or the namespace is going away: the informers bring the key back
+    if (isConflict(e) || isAlreadyExists(e) || isNotFound(e) || isNamespaceTerminating(e)) {
+      ctx.enqueue(key, 100);
+      return;
+    }
+    throw e;
+  }
+}
+
+/** The Services in the pod's namespace that select it now or selected it before. */
+function servicesOf(pod: KubeObject, old: KubeObject | undefined, ctx: ControllerContext): string[] {
+  const keys: string[] = [];
+  for (const svc of ctx.informers.list("/services", pod.metadata.namespace)) {
+    const sel = serviceSelector(svc);
+    if (!sel) continue;
+    if (matches(sel, pod.metadata.labels ?? {}) || (old && matches(sel, old.metadata.labels ?? {})))
+      keys.push(keyOf(svc));
+  }
+  return keys;
+}
+
+export const endpointsController: Controller = {
+  name: "endpoint-controller",
+  workers: 2,
+  watches: {
+    "/services": (svc) => [keyOf(svc)],
+    "/pods": servicesOf,
+    // Endpoints someone deleted come back; edits to them are put right on the next change
+    "/endpoints": (ep, _old, ctx) =>
+      !ctx.informers.get("/endpoints", keyOf(ep)) && ctx.informers.get("/services", keyOf(ep))
+        ? [keyOf(ep)]
+        : [],
+  },
+  resync: (ctx) => ctx.informers.keys("/services"),
+  sync: syncEndpoints,
+};
