@@ -44,12 +44,19 @@ export function tableRow(def: ResourceDef, obj: KubeObject, include: IncludeObje
 export function table(
   def: ResourceDef,
   objs: KubeObject[],
-  opts: { include: IncludeObject; headers: boolean; resourceVersion?: string; continue?: string },
+  opts: {
+    include: IncludeObject;
+    headers: boolean;
+    resourceVersion?: string;
+    continue?: string;
+    remainingItemCount?: number;
+  },
 ) {
   const now = Date.now();
-  const metadata: Record<string, string> = {};
+  const metadata: Record<string, string | number> = {};
   if (opts.resourceVersion) metadata.resourceVersion = opts.resourceVersion;
   if (opts.continue) metadata.continue = opts.continue;
+  if (opts.remainingItemCount !== undefined) metadata.remainingItemCount = opts.remainingItemCount;
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",

@@ -202,6 +202,22 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
     picked.push(e);
   }
 
+  // How many more a client would page through: only without selectors (upstream leaves it out
+  // then, as the count would be unknown), and an estimate, counted over the current objects.
+  let remaining: number | undefined;
+  if (next && !useLabels && !useFields) {
+    const last = picked[picked.length - 1]!;
+    const inNs = q.namespace !== undefined ? " AND namespace = ?" : "";
+    remaining = shard.sql
+      .exec<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM objects WHERE (namespace, name) > (?, ?)${inNs}`,
+        ...(q.namespace !== undefined
+          ? [last.namespace, last.name, q.namespace]
+          : [last.namespace, last.name]),
+      )
+      .one().n;
+  }
+
   if (q.table) {
     const objs = picked.map((e) => JSON.parse(e.data) as KubeObject);
     return JSON.stringify(
@@ -210,10 +226,14 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
         headers: true,
         resourceVersion: String(snap),
         continue: next,
+        remainingItemCount: remaining,
       }),
     );
   }
-  const meta = next ? `{"resourceVersion":"${snap}","continue":"${next}"}` : `{"resourceVersion":"${snap}"}`;
+  const count = remaining === undefined ? "" : `,"remainingItemCount":${remaining}`;
+  const meta = next
+    ? `{"resourceVersion":"${snap}","continue":"${next}"${count}}`
+    : `{"resourceVersion":"${snap}"}`;
   return `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":${meta},"items":[${picked
     .map((e) => e.data)
     .join(",")}]}`;

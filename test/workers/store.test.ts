@@ -171,6 +171,11 @@ describe("store semantics", () => {
     const p1 = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3`);
     expect(p1.json.items.map((i: any) => i.metadata.name)).toEqual(["p0", "p1", "p2"]);
     expect(p1.json.metadata.continue).toBeTruthy();
+    expect(p1.json.metadata.remainingItemCount).toBe(4);
+    // with a selector the count is unknown, and left out as upstream does
+    const filtered = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3&labelSelector=x!%3Dy`);
+    expect(filtered.json.metadata.continue).toBeTruthy();
+    expect(filtered.json.metadata.remainingItemCount).toBeUndefined();
     const snapRV = p1.json.metadata.resourceVersion;
     // change the world between pages: modify one, delete one, add one
     const p4 = (await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/p4`)).json;
@@ -194,6 +199,7 @@ describe("store semantics", () => {
     );
     expect(p3.json.items.map((i: any) => i.metadata.name)).toEqual(["p6"]);
     expect(p3.json.metadata.continue).toBeUndefined();
+    expect(p3.json.metadata.remainingItemCount).toBeUndefined();
   });
 
   it("watches from a resourceVersion replay the exact sequence, with selector transitions", async () => {
