@@ -73,6 +73,18 @@ export interface ResourceDef {
   verbs: string[];
   subresources?: Record<string, SubresourceDef>;
   strategy: ResourceStrategy;
+  /** Served from another resource's store in another shape (events.k8s.io Events are core Events). */
+  storedIn?: StorageView;
+}
+
+/** One stored resource seen through another API group's shape, as upstream's conversion does. */
+export interface StorageView {
+  /** the resource key ("/events") whose store shard holds the objects */
+  key: string;
+  toStorage(obj: KubeObject): KubeObject;
+  fromStorage(obj: KubeObject): KubeObject;
+  /** field selector names of this shape -> the stored resource's */
+  fieldLabels: Record<string, string>;
 }
 
 export const STANDARD_VERBS = [

@@ -1,8 +1,10 @@
 // Reaching a store shard: one Durable Object per (cluster, resource), named so.
 import { StatusError } from "../api/errors";
 import { resourceKey } from "../api/registry";
-import type { ResourceDef } from "../api/resource";
+import { apiVersionOf, type ResourceDef, type StorageView } from "../api/resource";
+import { checkFieldSelector, parseFieldSelector } from "../api/selectors";
 import type { KubeObject } from "../api/types";
+import { supportedFields } from "../durable-objects/store/fields";
 import type {
   DeleteOptions,
   ListQuery,
@@ -29,21 +31,70 @@ function wrote(def: ResourceDef): void {
   for (const fn of writeListeners) fn(def);
 }
 
+/** Renames the field names of a selector (`a=b,c!=d`, commas escaped as `\,`). */
+function renameFields(selector: string, names: Record<string, string>): string {
+  return selector
+    .split(/(?<!\\),/)
+    .map((term) => {
+      const m = /^\s*([^=!\s]+)(.*)$/s.exec(term);
+      return m && names[m[1]!] ? `${names[m[1]!]}${m[2]}` : term;
+    })
+    .join(",");
+}
+
 /** A typed handle on one resource's shard. */
 export class Store {
   readonly key: string;
   private readonly stub: DurableObjectStub<import("../durable-objects/store/shard").StoreShard>;
+  /** set when the resource is kept in another resource's store, in that resource's shape */
+  private readonly view?: StorageView;
 
   constructor(
     env: Env,
     readonly def: ResourceDef,
   ) {
-    this.key = resourceKey(def);
+    this.view = def.storedIn;
+    this.key = def.storedIn?.key ?? resourceKey(def);
     this.stub = env.STORE.get(env.STORE.idFromName(`${env.EDGEPLANE_CLUSTER}/${this.key}`));
   }
 
+  /** A stored object in this resource's shape. */
+  private shown(text: string): string {
+    if (!this.view) return text;
+    const o = JSON.parse(text);
+    return o?.metadata && o.kind !== "Status" ? JSON.stringify(this.view.fromStorage(o)) : text;
+  }
+
+  /** A list (or Table) of stored objects in this resource's shape. */
+  private shownList(text: string): string {
+    const view = this.view;
+    if (!view) return text;
+    const list = JSON.parse(text);
+    if (list.kind === "Table") {
+      for (const row of list.rows ?? [])
+        if (row.object?.metadata && row.object.kind !== "PartialObjectMetadata")
+          row.object = view.fromStorage(row.object);
+      return JSON.stringify(list);
+    }
+    list.kind = this.def.listKind;
+    list.apiVersion = apiVersionOf(this.def);
+    list.items = (list.items ?? []).map((o: KubeObject) => view.fromStorage(o));
+    return JSON.stringify(list);
+  }
+
+  private stored(obj: KubeObject): KubeObject {
+    return this.view ? this.view.toStorage(obj) : obj;
+  }
+
+  /** The query with its field selector checked against this resource and named as stored. */
+  private query<Q extends { fieldSelector?: string }>(q: Q): Q {
+    if (!this.view || !q.fieldSelector) return q;
+    checkFieldSelector(parseFieldSelector(q.fieldSelector), supportedFields(this.def));
+    return { ...q, fieldSelector: renameFields(q.fieldSelector, this.view.fieldLabels) };
+  }
+
   async getText(namespace: string, name: string): Promise<string> {
-    return unwrap(await this.stub.get(this.key, namespace, name));
+    return this.shown(unwrap(await this.stub.get(this.key, namespace, name)));
   }
 
   async get(namespace: string, name: string): Promise<KubeObject> {
@@ -57,22 +108,23 @@ export class Store {
       if (r.status.code === 404) return undefined;
       throw StatusError.fromStatus(r.status);
     }
-    return JSON.parse(r.body);
+    const o = JSON.parse(r.body);
+    return this.view ? this.view.fromStorage(o) : o;
   }
 
   async listText(q: ListQuery): Promise<string> {
-    return unwrap(await this.stub.list(this.key, q));
+    return this.shownList(unwrap(await this.stub.list(this.key, this.query(q))));
   }
 
   async create(obj: KubeObject, opts: WriteOptions = {}): Promise<{ body: string; code: number }> {
-    const r = await this.stub.create(this.key, obj, opts);
-    const body = unwrap(r);
+    const r = await this.stub.create(this.key, this.stored(obj), opts);
+    const body = this.shown(unwrap(r));
     wrote(this.def);
     return { body, code: (r.ok && r.code) || 201 };
   }
 
   async update(obj: KubeObject, opts: UpdateOptions = {}): Promise<string> {
-    const body = unwrap(await this.stub.update(this.key, obj, opts));
+    const body = this.shown(unwrap(await this.stub.update(this.key, this.stored(obj), opts)));
     wrote(this.def);
     return body;
   }
@@ -83,13 +135,13 @@ export class Store {
     opts: DeleteOptions = {},
   ): Promise<{ body: string; code: number }> {
     const r = await this.stub.remove(this.key, namespace, name, opts);
-    const body = unwrap(r);
+    const body = this.shown(unwrap(r));
     wrote(this.def);
     return { body, code: (r.ok && r.code) || 200 };
   }
 
   async removeCollection(q: ListQuery, opts: DeleteOptions = {}): Promise<string> {
-    const body = unwrap(await this.stub.removeCollection(this.key, q, opts));
+    const body = this.shownList(unwrap(await this.stub.removeCollection(this.key, this.query(q), opts)));
     wrote(this.def);
     return body;
   }
@@ -97,7 +149,7 @@ export class Store {
   async watch(query: WatchQuery, signal?: AbortSignal): Promise<Response> {
     return this.stub.fetch("https://store/watch", {
       method: "POST",
-      body: JSON.stringify({ res: this.key, query }),
+      body: JSON.stringify({ res: this.key, query: this.watchQuery(query) }),
       signal,
     });
   }
@@ -105,8 +157,16 @@ export class Store {
   /** A watch over a hibernatable WebSocket held by the shard; the response is its 101. */
   async watchSocket(query: WatchQuery): Promise<Response> {
     return this.stub.fetch("https://store/watch", {
-      headers: { upgrade: "websocket", "x-watch": JSON.stringify({ res: this.key, query }) },
+      headers: {
+        upgrade: "websocket",
+        "x-watch": JSON.stringify({ res: this.key, query: this.watchQuery(query) }),
+      },
     });
+  }
+
+  /** A watch in this resource's shape: the shard converts each event for it. */
+  private watchQuery(q: WatchQuery): WatchQuery {
+    return this.view ? { ...this.query(q), view: resourceKey(this.def) } : q;
   }
 
   async compactNow(): Promise<number> {

@@ -252,26 +252,38 @@ export const events: ResourceDef = {
   },
 };
 
+/** events.k8s.io/v1 field selector names -> core/v1's (upstream's field label conversion). */
+const V1_FIELD_LABELS: Record<string, string> = {
+  "regarding.kind": "involvedObject.kind",
+  "regarding.namespace": "involvedObject.namespace",
+  "regarding.name": "involvedObject.name",
+  "regarding.uid": "involvedObject.uid",
+  "regarding.apiVersion": "involvedObject.apiVersion",
+  "regarding.resourceVersion": "involvedObject.resourceVersion",
+  "regarding.fieldPath": "involvedObject.fieldPath",
+  reportingController: "reportingComponent",
+};
+
 export const eventsV1: ResourceDef = {
   ...eventNames,
   group: "events.k8s.io",
+  // one store with core/v1 Events, as upstream: an event written in either group is seen in both
+  storedIn: {
+    key: "/events",
+    toStorage: toCoreEvent,
+    fromStorage: toEventsV1,
+    fieldLabels: V1_FIELD_LABELS,
+  },
   strategy: {
     validate: (o, old) => validateEvent(o, old, true),
     columns: eventColumns,
     fields: (o) => {
       const c = coreFields(o);
-      return {
-        "regarding.kind": c["involvedObject.kind"],
-        "regarding.namespace": c["involvedObject.namespace"],
-        "regarding.name": c["involvedObject.name"],
-        "regarding.uid": c["involvedObject.uid"],
-        "regarding.apiVersion": c["involvedObject.apiVersion"],
-        "regarding.resourceVersion": c["involvedObject.resourceVersion"],
-        "regarding.fieldPath": c["involvedObject.fieldPath"],
-        reason: c.reason,
-        reportingController: c.reportingComponent,
-        type: c.type,
-      };
+      const out: Record<string, string> = {};
+      for (const [v1, core] of Object.entries(V1_FIELD_LABELS)) out[v1] = c[core] ?? "";
+      out.reason = c.reason;
+      out.type = c.type;
+      return out;
     },
     generation: false,
   },

@@ -23,6 +23,8 @@ export interface WatchQuery {
   timeoutSeconds?: number;
   sendInitialEvents?: boolean;
   table?: { include: IncludeObject };
+  /** the resource key whose shape events are shown in, when it is stored in another's shard */
+  view?: string;
 }
 
 export interface WriteOptions {

@@ -25,7 +25,7 @@ export function openWatch(
       "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
     );
 
-  const filter = { namespace: q.namespace, labels, fields };
+  const filter = { namespace: q.namespace, labels, fields, view: q.view };
   let readable: ReadableStream<Uint8Array> | undefined;
   let watcher: Watcher;
   if (socket) {

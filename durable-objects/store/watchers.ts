@@ -3,6 +3,7 @@
 // every watcher it concerns, with upstream's selector transitions (a change that makes an
 // object stop matching is a DELETED for that watcher, one that makes it match an ADDED).
 
+import { lookupKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { apiVersionOf } from "../../api/resource";
 import { matches, type Selector } from "../../api/selectors";
@@ -25,6 +26,8 @@ export interface WatchFilter {
   namespace?: string;
   labels: Selector;
   fields: Selector;
+  /** the resource key whose shape the watcher asked for (events.k8s.io Events in the core shard) */
+  view?: string;
 }
 
 /** Where a watcher's events go: a chunked HTTP stream or a WebSocket. */
@@ -140,7 +143,7 @@ export class WatchHub {
   }
 
   bookmark(w: Watcher, rv: number, annotations?: Record<string, string>): void {
-    const def = this.def();
+    const def = w.filter.view ? lookupKey(w.filter.view) : this.def();
     if (!def) return;
     const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
     if (annotations) metadata.annotations = annotations;
@@ -218,9 +221,23 @@ export class WatchHub {
     }
   }
 
+  /** The stored JSON in the shape a watcher asked for, converted once per change and shape. */
+  private shown(view: string, data: string, cache: Map<string, unknown>): string {
+    const key = `view:${view}`;
+    let s = cache.get(key) as string | undefined;
+    if (s === undefined) {
+      const storedIn = lookupKey(view).storedIn;
+      s = storedIn ? JSON.stringify(storedIn.fromStorage(JSON.parse(data))) : data;
+      cache.set(key, s);
+    }
+    return s;
+  }
+
   private frame(w: Watcher, type: string, data: string, rv: number, cache: Map<string, unknown>): Uint8Array {
+    const view = w.filter.view;
+    if (view) data = this.shown(view, data, cache);
     if (!w.table) {
-      const key = `raw:${type}`;
+      const key = `raw:${view ?? ""}:${type}`;
       let bytes = cache.get(key) as Uint8Array | undefined;
       if (!bytes) {
         bytes = encoder.encode(`{"type":"${type}","object":${data}}\n`);
@@ -229,10 +246,10 @@ export class WatchHub {
       return bytes;
     }
     const def = this.def()!;
-    let obj = cache.get("obj") as KubeObject | undefined;
+    let obj = cache.get(`obj:${view ?? ""}`) as KubeObject | undefined;
     if (!obj) {
       obj = JSON.parse(data) as KubeObject;
-      cache.set("obj", obj);
+      cache.set(`obj:${view ?? ""}`, obj);
     }
     const table = {
       kind: "Table",
