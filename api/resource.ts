@@ -32,6 +32,11 @@ export interface ResourceStrategy {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** Values no two objects of the resource may hold, handed out by the store shard. */
   allocator?: Allocator;
+  /**
+   * Objects expire this long after their last write (upstream's --event-ttl for Events): the
+   * seconds are read from the named Worker variable, else the default.
+   */
+  ttl?: { variable: string; defaultSeconds: number };
 }
 
 export interface AllocatorContext {

@@ -13,6 +13,8 @@ export interface Env {
   EDGEPLANE_CLUSTER: string;
   EDGEPLANE_WATCH_WINDOW_SECONDS?: string;
   EDGEPLANE_WATCH_WINDOW_EVENTS?: string;
+  /** Events expire this many seconds after their last write (--event-ttl; default 3600). */
+  EDGEPLANE_EVENT_TTL_SECONDS?: string;
   /** Services: the cluster IP range (--service-cluster-ip-range; default 10.96.0.0/12). */
   EDGEPLANE_SERVICE_CIDR?: string;
   /** Services: the node port range (--service-node-port-range; default 30000-32767). */

@@ -245,6 +245,8 @@ export const events: ResourceDef = {
   ...eventNames,
   group: "",
   strategy: {
+    // kube-apiserver's --event-ttl: an event lives an hour after its last update
+    ttl: { variable: "EDGEPLANE_EVENT_TTL_SECONDS", defaultSeconds: 3600 },
     validate: (o, old) => validateEvent(o, old, false),
     columns: eventColumns,
     fields: coreFields,

@@ -21,6 +21,7 @@ import type { Env } from "../../workers/env";
 import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
 import { Allocations } from "./allocations";
 import { decideDelete, readyToRemove, rfc3339 } from "./deletion";
+import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
 import type { DeleteOptions, ListQuery, Reply, UpdateOptions, WatchQuery, WriteOptions } from "./protocol";
@@ -336,6 +337,7 @@ export class StoreShard extends DurableObject<Env> {
     });
     this.revision = rv;
     this.allocations?.record(obj, type === "DELETED");
+    if (type !== "DELETED") this.armExpiry();
     this.recent.push(rv, type, data);
     this.hub.publish({
       rv,
@@ -351,6 +353,33 @@ export class StoreShard extends DurableObject<Env> {
     if (rv % 256 === 0) this.compact(at);
     this.pokeSubscribers();
     return data;
+  }
+
+  // ---- expiry (Events) -----------------------------------------------------------------
+
+  private expiryArmed = false;
+
+  /** After a write of an expiring resource: make sure the alarm will look for expired objects. */
+  private armExpiry(): void {
+    const ttl = this.def && ttlMs(this.def, this.env as unknown as Record<string, unknown>);
+    if (!ttl || this.expiryArmed) return;
+    this.expiryArmed = true;
+    void this.ctx.storage.put(EXPIRY_RESOURCE_KEY, resourceKey(this.def!));
+    void this.ctx.storage.setAlarm(Date.now() + expiryStepMs(ttl));
+  }
+
+  override async alarm(): Promise<void> {
+    const res = await this.ctx.storage.get<string>(EXPIRY_RESOURCE_KEY);
+    if (!res) return;
+    const def = this.use(res);
+    const ttl = ttlMs(def, this.env as unknown as Record<string, unknown>);
+    if (!ttl) return;
+    const now = Date.now();
+    for (const row of expiredRows(this.sql, now - ttl))
+      this.commit("DELETED", JSON.parse(row.data) as KubeObject, row);
+    const left = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n;
+    this.expiryArmed = left > 0;
+    if (left > 0) await this.ctx.storage.setAlarm(now + expiryStepMs(ttl));
   }
 
   // ---- waking the controllers and the scheduler ---------------------------------------
