@@ -10,6 +10,7 @@ import {
 } from "./admissionregistration";
 import { configmaps, secrets } from "./config";
 import { endpoints, podtemplates } from "./endpoints";
+import { endpointslices } from "./endpointslices";
 import { events, eventsV1 } from "./events";
 import { leases } from "./leases";
 import { namespaces } from "./namespaces";
@@ -58,6 +59,7 @@ export const RESOURCES: ResourceDef[] = [
   subjectaccessreviews,
   leases,
   eventsV1,
+  endpointslices,
   clusterrolebindings,
   clusterroles,
   rolebindings,

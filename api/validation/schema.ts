@@ -13,6 +13,7 @@ import { SelfSubjectRulesReview } from "kubernetes-models/authorization.k8s.io/v
 import { SubjectAccessReview } from "kubernetes-models/authorization.k8s.io/v1/SubjectAccessReview";
 import { Scale } from "kubernetes-models/autoscaling/v1/Scale";
 import { Lease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
+import { EndpointSlice } from "kubernetes-models/discovery.k8s.io/v1/EndpointSlice";
 import { Event as EventsEvent } from "kubernetes-models/events.k8s.io/v1/Event";
 import { Eviction } from "kubernetes-models/policy/v1/Eviction";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
@@ -59,6 +60,7 @@ const MODELS: ModelClass[] = [
   Scale,
   Lease,
   EventsEvent,
+  EndpointSlice,
   Eviction,
   Role,
   ClusterRole,

@@ -42,7 +42,7 @@ export interface EndpointSubset {
 
 const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
 
-function serviceSelector(svc: KubeObject): Selector | null {
+export function serviceSelector(svc: KubeObject): Selector | null {
   const sel = svc.spec?.selector;
   if (!sel || typeof sel !== "object" || Object.keys(sel).length === 0) return null;
   if (svc.spec?.type === "ExternalName") return null;
@@ -62,7 +62,7 @@ export function findPort(pod: KubeObject, svcPort: any): number | undefined {
 }
 
 /** Whether the pod belongs in a Service's endpoints at all (upstream ShouldPodBeInEndpoints). */
-function inEndpoints(pod: KubeObject, includeTerminating: boolean): boolean {
+export function inEndpoints(pod: KubeObject, includeTerminating: boolean): boolean {
   if (isTerminal(pod)) return false;
   if (!pod.status?.podIP && !(pod.status?.podIPs ?? []).length) return false;
   return includeTerminating || !pod.metadata.deletionTimestamp;
@@ -183,7 +183,7 @@ export async function syncEndpoints(key: string, ctx: ControllerContext): Promis
 }
 
 /** The Services in the pod's namespace that select it now or selected it before. */
-function servicesOf(pod: KubeObject, old: KubeObject | undefined, ctx: ControllerContext): string[] {
+export function servicesOf(pod: KubeObject, old: KubeObject | undefined, ctx: ControllerContext): string[] {
   const keys: string[] = [];
   for (const svc of ctx.informers.list("/services", pod.metadata.namespace)) {
     const sel = serviceSelector(svc);

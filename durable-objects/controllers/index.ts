@@ -1,6 +1,7 @@
 // Every controller the manager runs, in one list.
 import { deploymentController } from "./deployment";
 import { endpointsController } from "./endpoints";
+import { endpointSliceController } from "./endpointslices";
 import { garbageCollector } from "./garbage-collector";
 import { namespaceController } from "./namespace";
 import { createNodeLifecycleController } from "./node-lifecycle";
@@ -29,6 +30,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     namespaceController,
     serviceAccountController,
     endpointsController,
+    endpointSliceController,
     createNodeLifecycleController({
       gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
       defaultTolerationSeconds: config.defaultTolerationSeconds,

@@ -53,6 +53,8 @@ const ROOTS = [
   "io.k8s.api.coordination.v1.LeaseList",
   "io.k8s.api.events.v1.Event",
   "io.k8s.api.events.v1.EventList",
+  "io.k8s.api.discovery.v1.EndpointSlice",
+  "io.k8s.api.discovery.v1.EndpointSliceList",
   ...["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"].flatMap((k) => [
     `io.k8s.api.rbac.v1.${k}`,
     `io.k8s.api.rbac.v1.${k}List`,

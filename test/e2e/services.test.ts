@@ -260,6 +260,39 @@ describe.skipIf(!hasKubectl)("endpoints", () => {
     const table = await k(["get", "endpoints", "web", "-n", ns]);
     expect(table.stdout).toMatch(/^web\s+10\.244\.1\.5:8080\s+\S+$/m);
 
+    // the same as an EndpointSlice, which is what kubectl describe service reads
+    const slice = await until("an EndpointSlice with a and b", async () => {
+      const r = await api(
+        t,
+        "GET",
+        `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb`,
+      );
+      const items = r.json?.items ?? [];
+      return items.length === 1 && items[0].endpoints?.length === 2 ? items[0] : undefined;
+    });
+    expect(slice).toMatchObject({
+      addressType: "IPv4",
+      metadata: {
+        generateName: "web-",
+        labels: {
+          tier: "front",
+          "kubernetes.io/service-name": "web",
+          "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+        },
+        ownerReferences: [{ kind: "Service", name: "web", controller: true }],
+      },
+      ports: [{ name: "http", port: 8080, protocol: "TCP" }],
+    });
+    expect(slice.endpoints.map((e: any) => [e.addresses[0], e.conditions])).toEqual([
+      ["10.244.1.5", { ready: true, serving: true, terminating: false }],
+      ["10.244.1.6", { ready: false, serving: false, terminating: false }],
+    ]);
+    const described = await k(["describe", "svc", "web", "-n", ns]);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toMatch(/^Endpoints:\s+10\.244\.1\.5:8080$/m);
+    const slices = await k(["get", "endpointslices", "-n", ns]);
+    expect(slices.stdout).toMatch(/^web-\S+\s+IPv4\s+8080\s+10\.244\.1\.5,10\.244\.1\.6\s+\S+$/m);
+
     // b turns ready, a leaves the selector
     await report(ns, "b", "10.244.1.6", true);
     const relabel = await k(["label", "pod", "a", "-n", ns, "app=gone", "--overwrite"]);
@@ -280,6 +313,12 @@ describe.skipIf(!hasKubectl)("endpoints", () => {
     await until("endpoints recreated", async () => (await endpoints(ns, "web"))?.subsets?.length === 1);
     expect((await k(["delete", "svc", "web", "-n", ns])).code).toBe(0);
     await until("endpoints removed", async () => (await endpoints(ns, "web")) === undefined);
+    await until(
+      "slices collected with their Service",
+      async () =>
+        (await api(t, "GET", `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`)).json.items
+          .length === 0,
+    );
   });
 
   it("a Service without a selector leaves its Endpoints to the user", async () => {

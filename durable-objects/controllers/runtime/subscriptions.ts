@@ -11,6 +11,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "/serviceaccounts": ["controllers"],
   "/services": ["controllers"],
   "/endpoints": ["controllers"],
+  "discovery.k8s.io/endpointslices": ["controllers"],
   "apps/replicasets": ["controllers"],
   "apps/deployments": ["controllers"],
   "coordination.k8s.io/leases": ["controllers"],
