@@ -232,6 +232,11 @@ export const field = {
     field: path,
     message: `Duplicate value: ${JSON.stringify(value)}`,
   }),
+  tooMany: (path: string, count: number, max: number): StatusCause => ({
+    type: "FieldValueTooMany",
+    field: path,
+    message: `Too many: ${count}: must have at most ${max} items`,
+  }),
   tooLong: (path: string, max: number): StatusCause => ({
     type: "FieldValueTooLong",
     field: path,

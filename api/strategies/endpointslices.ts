@@ -43,22 +43,14 @@ export function validateEndpointSlice(o: KubeObject, old?: KubeObject): StatusCa
   if (old && old.addressType !== type) causes.push(field.invalid("addressType", type, "field is immutable"));
   const endpoints = arr(o.endpoints);
   if (endpoints.length > MAX_ENDPOINTS)
-    causes.push({
-      type: "FieldValueTooMany",
-      field: "endpoints",
-      message: `Too many: ${endpoints.length}: must have at most ${MAX_ENDPOINTS} items`,
-    });
+    causes.push(field.tooMany("endpoints", endpoints.length, MAX_ENDPOINTS));
   endpoints.forEach((e, i) => {
     const p = `endpoints[${i}]`;
     const addresses = arr(e?.addresses);
     if (addresses.length === 0)
       causes.push(field.required(`${p}.addresses`, "must contain at least 1 address"));
     else if (addresses.length > MAX_ADDRESSES)
-      causes.push({
-        type: "FieldValueTooMany",
-        field: `${p}.addresses`,
-        message: `Too many: ${addresses.length}: must have at most ${MAX_ADDRESSES} items`,
-      });
+      causes.push(field.tooMany(`${p}.addresses`, addresses.length, MAX_ADDRESSES));
     addresses.forEach((a, j) => {
       if (ADDRESS_TYPES.includes(type))
         for (const msg of validAddress(type, a)) causes.push(field.invalid(`${p}.addresses[${j}]`, a, msg));
@@ -71,12 +63,7 @@ export function validateEndpointSlice(o: KubeObject, old?: KubeObject): StatusCa
         causes.push(field.invalid(`${p}.nodeName`, e.nodeName, msg));
   });
   const ports = arr(o.ports);
-  if (ports.length > MAX_PORTS)
-    causes.push({
-      type: "FieldValueTooMany",
-      field: "ports",
-      message: `Too many: ${ports.length}: must have at most ${MAX_PORTS} items`,
-    });
+  if (ports.length > MAX_PORTS) causes.push(field.tooMany("ports", ports.length, MAX_PORTS));
   const names = new Set<string>();
   ports.forEach((port, i) => {
     const p = `ports[${i}]`;

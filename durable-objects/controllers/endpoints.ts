@@ -194,12 +194,17 @@ export function servicesOf(pod: KubeObject, old: KubeObject | undefined, ctx: Co
   return keys;
 }
 
+/** What wakes a controller keyed by Service: the Service itself and the pods it selects. */
+export const serviceKeyedWatches: Controller["watches"] = {
+  "/services": (svc) => [keyOf(svc)],
+  "/pods": servicesOf,
+};
+
 export const endpointsController: Controller = {
   name: "endpoint-controller",
   workers: 2,
   watches: {
-    "/services": (svc) => [keyOf(svc)],
-    "/pods": servicesOf,
+    ...serviceKeyedWatches,
     // Endpoints someone deleted come back; edits to them are put right on the next change
     "/endpoints": (ep, _old, ctx) =>
       !ctx.informers.get("/endpoints", keyOf(ep)) && ctx.informers.get("/services", keyOf(ep))

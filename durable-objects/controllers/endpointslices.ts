@@ -12,9 +12,8 @@ import {
   isNotFound,
   isPodReady,
   jsonEqual,
-  keyOf,
 } from "./controller-utils";
-import { findPort, inEndpoints, serviceSelector, servicesOf } from "./endpoints";
+import { findPort, inEndpoints, serviceKeyedWatches, serviceSelector } from "./endpoints";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const SLICES = lookupGVR("discovery.k8s.io", "v1", "endpointslices")!;
@@ -190,8 +189,7 @@ export const endpointSliceController: Controller = {
   name: "endpointslice-controller",
   workers: 2,
   watches: {
-    "/services": (svc) => [keyOf(svc)],
-    "/pods": servicesOf,
+    ...serviceKeyedWatches,
     // a slice changed or deleted by anyone else is put right
     [RES]: (slice) => {
       const svc = slice.metadata.labels?.[SERVICE_NAME_LABEL];

@@ -4,6 +4,7 @@
 // object's age; the shard's alarm deletes what is past it, through an ordinary commit, so
 // watchers see the DELETED as they would on a lease expiry.
 import type { ResourceDef } from "../../api/resource";
+import type { Row } from "./shard";
 
 /** Where the shard remembers its resource across restarts, for the alarm. */
 export const EXPIRY_RESOURCE_KEY = "expiry-resource";
@@ -20,16 +21,7 @@ export function ttlMs(def: ResourceDef, env: Record<string, unknown>): number | 
 /** How often the shard looks for expired objects: a minute, or the TTL when shorter (as etcd's lease reuse). */
 export const expiryStepMs = (ttl: number) => Math.min(ttl, 60_000);
 
-export interface ExpiredRow {
-  [k: string]: SqlStorageValue;
-  namespace: string;
-  name: string;
-  uid: string;
-  rv: number;
-  labels: string;
-  fields: string;
-  data: string;
-}
+type ExpiredRow = Row & Record<string, SqlStorageValue>;
 
 /** The objects whose last write is older than `cutoff` (ms since epoch). */
 export function expiredRows(sql: SqlStorage, cutoff: number): ExpiredRow[] {

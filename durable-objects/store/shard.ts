@@ -29,7 +29,7 @@ import { type RecentChange, RecentChanges } from "./recent";
 import { openWatch } from "./watch";
 import { type Change, type Sink, socketSink, type WatchFilter, WatchHub } from "./watchers";
 
-interface Row {
+export interface Row {
   namespace: string;
   name: string;
   uid: string;

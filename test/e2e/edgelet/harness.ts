@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CriClient } from "../../../agent/cri/client";
-import { api, type Target } from "../../helpers/cluster";
+import { api, type Target, until } from "../../helpers/cluster";
 
 export const SOCKET = "/run/edgeplane/containerd.sock";
 export const REPO = fileURLToPath(new URL("../../../", import.meta.url));
@@ -21,25 +21,13 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-export async function waitFor<T>(
+/** Polls until fn gives a value (the shared helper, with this harness's longer default). */
+export const waitFor = <T>(
   what: string,
   fn: () => Promise<T | undefined | false>,
   ms = 30_000,
   every = 100,
-): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < until) {
-    try {
-      const v = await fn();
-      if (v) return v as T;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(every);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
+) => until(what, fn, ms, every);
 
 export class EdgeletProcess {
   child?: ChildProcess;
