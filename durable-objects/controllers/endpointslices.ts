@@ -6,13 +6,7 @@
 import { lookupGVR } from "../../api/registry";
 import { matches } from "../../api/selectors";
 import type { KubeObject } from "../../api/types";
-import {
-  isConflict,
-  isNamespaceTerminating,
-  isNotFound,
-  isPodReady,
-  jsonEqual,
-} from "./controller-utils";
+import { isConflict, isNamespaceTerminating, isNotFound, isPodReady, jsonEqual } from "./controller-utils";
 import { findPort, inEndpoints, serviceKeyedWatches, serviceSelector } from "./endpoints";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
