@@ -38,6 +38,22 @@ function replaying(client, first) {
 
 const TLS_HANDSHAKE = 0x16;
 
+/**
+ * Bytes from one socket to the other, pausing the reader while the writer is full. Leaner
+ * than stream.pipe per chunk, which counts when one watch event goes out to a thousand
+ * watchers at once.
+ */
+function forward(from, to) {
+  const resume = () => from.resume();
+  from.on("data", (chunk) => {
+    if (!to.write(chunk)) {
+      from.pause();
+      to.once("drain", resume);
+    }
+  });
+  from.on("end", () => to.end());
+}
+
 export function startFront({ port, host = "127.0.0.1", upstreamPort, cert, key }) {
   const secureContext = tls.createSecureContext({ cert, key });
   const sockets = new Set();
@@ -67,8 +83,8 @@ export function startFront({ port, host = "127.0.0.1", upstreamPort, cert, key }
       upstream.on("error", () => down.destroy());
       down.on("close", () => upstream.destroy());
       upstream.on("close", () => down.destroy());
-      down.pipe(upstream);
-      upstream.pipe(down);
+      forward(down, upstream);
+      forward(upstream, down);
       client.resume();
     });
   });
