@@ -18,6 +18,8 @@ import { prepareServiceUpdate, serviceAllocator } from "./service-allocator";
 const TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 const AFFINITIES = ["ClientIP", "None"];
 const PROTOCOLS = ["SCTP", "TCP", "UDP"];
+const FAMILY_POLICIES = ["PreferDualStack", "RequireDualStack", "SingleStack"];
+const FAMILIES = ["IPv4", "IPv6"];
 const arr = (v: unknown): any[] => (Array.isArray(v) ? v : []);
 
 const externallyAccessible = (spec: any) =>
@@ -59,6 +61,29 @@ function prepareService(obj: KubeObject): void {
     if (arr(spec.ipFamilies).length === 0) spec.ipFamilies = ["IPv4"];
   }
   obj.status = { loadBalancer: {} };
+}
+
+/** IP families, for a cluster that has IPv4 service addresses only. */
+function validateFamilies(spec: any): StatusCause[] {
+  const causes: StatusCause[] = [];
+  if (spec.type === "ExternalName") return causes;
+  const selectorlessHeadless = spec.clusterIP === "None" && Object.keys(spec.selector ?? {}).length === 0;
+  const policy = spec.ipFamilyPolicy;
+  if (policy != null && !FAMILY_POLICIES.includes(policy))
+    causes.push(field.notSupported("spec.ipFamilyPolicy", policy, FAMILY_POLICIES));
+  else if (policy === "RequireDualStack" && !selectorlessHeadless)
+    causes.push(
+      field.invalid("spec.ipFamilyPolicy", policy, "this cluster is not configured for dual-stack services"),
+    );
+  const seen = new Set<string>();
+  arr(spec.ipFamilies).forEach((f, i) => {
+    const path = `spec.ipFamilies[${i}]`;
+    if (!FAMILIES.includes(f)) causes.push(field.notSupported(path, f, FAMILIES));
+    else if (seen.has(f)) causes.push(field.duplicate(path, f));
+    else if (f !== "IPv4") causes.push(field.invalid(path, f, "not configured on this cluster"));
+    seen.add(f);
+  });
+  return causes;
 }
 
 function validatePorts(spec: any): StatusCause[] {
@@ -130,6 +155,7 @@ export function validateService(obj: KubeObject, old?: KubeObject): StatusCause[
       );
   }
   causes.push(...validatePorts(spec));
+  causes.push(...validateFamilies(spec));
   causes.push(...validateLabels(spec.selector, "spec.selector"));
   arr(spec.externalIPs).forEach((ip, i) => {
     if (!isIP(String(ip)))

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { findResource } from "../../../api/strategies";
 import {
   apiserverServiceIP,
   parsePortRange,
@@ -173,5 +174,33 @@ describe("service updates", () => {
     prepareServiceUpdate(toExternal, old);
     expect(toExternal.spec.clusterIP).toBeUndefined();
     expect(toExternal.spec.clusterIPs).toBeUndefined();
+  });
+});
+
+describe("service IP families on an IPv4 cluster", () => {
+  const s = findResource("", "v1", "services")!.strategy;
+  const causes = (spec: Record<string, unknown>) => {
+    const o = svc("f", spec);
+    s.defaults!(o);
+    s.prepareForCreate!(o);
+    return s.validate!(o).map((c) => `${c.field}: ${c.message}`);
+  };
+
+  it("defaults to IPv4 single stack and refuses what the cluster has not", () => {
+    expect(causes({})).toEqual([]);
+    expect(causes({ ipFamilyPolicy: "PreferDualStack" })).toEqual([]);
+    expect(causes({ ipFamilyPolicy: "RequireDualStack" })).toEqual([
+      'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services',
+    ]);
+    expect(causes({ ipFamilies: ["IPv6"] })).toEqual([
+      'spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster',
+    ]);
+    expect(causes({ ipFamilies: ["IPv4", "IPv4"] })).toEqual(['spec.ipFamilies[1]: Duplicate value: "IPv4"']);
+    // a headless Service without a selector takes every family the cluster has
+    const h = svc("h", { clusterIP: "None", ports: [] });
+    s.defaults!(h);
+    s.prepareForCreate!(h);
+    expect(h.spec).toMatchObject({ ipFamilyPolicy: "RequireDualStack", ipFamilies: ["IPv4"] });
+    expect(s.validate!(h)).toEqual([]);
   });
 });
