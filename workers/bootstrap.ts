@@ -71,6 +71,16 @@ export async function wakeControlLoops(env: Env): Promise<void> {
 }
 
 /**
+ * What the apiserver keeps in place (upstream's system-namespaces and kubernetes-service
+ * reconcilers): the system namespaces and the "kubernetes" Service, recreated when deleted.
+ * The cron trigger runs it every minute.
+ */
+export async function reconcileDefaults(env: Env): Promise<void> {
+  await createNamespaces(env);
+  await createApiserverService(env);
+}
+
+/**
  * Runs the cluster bootstrap once per isolate. Requests that arrive while it is under way
  * run it themselves (it is idempotent) instead of awaiting another request's pending I/O,
  * which workerd cancels as hung when that other request goes away.

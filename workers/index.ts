@@ -1,6 +1,6 @@
 // The Worker's entry: the apiserver app for HTTP, the cron trigger, and the Durable Object classes.
 import { app } from "./app";
-import { bootstrap, wakeControlLoops } from "./bootstrap";
+import { bootstrap, reconcileDefaults, wakeControlLoops } from "./bootstrap";
 import type { Env } from "./env";
 
 export { ControllerManager } from "../durable-objects/controllers/manager";
@@ -11,6 +11,10 @@ export { StoreShard } from "../durable-objects/store/shard";
 export default {
   fetch: app.fetch,
   async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext) {
-    ctx.waitUntil(bootstrap(env).then(() => wakeControlLoops(env)));
+    ctx.waitUntil(
+      bootstrap(env)
+        .then(() => reconcileDefaults(env))
+        .then(() => wakeControlLoops(env)),
+    );
   },
 } satisfies ExportedHandler<Env>;
