@@ -106,6 +106,13 @@ export function buildBundle(outDir) {
   return { bundleDir: outDir, main: "index.js" };
 }
 
+/** The `crons` of wrangler.toml's [triggers]. */
+function wranglerCrons() {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const m = /^\[triggers\][^[]*?^crons\s*=\s*(\[[^\]]*\])/ms.exec(toml);
+  return m ? JSON.parse(m[1]) : [];
+}
+
 /**
  * The engine process: by default workerd through Miniflare serving the deploy bundle
  * (scripts/lib/workerd-host.mjs); EDGEPLANE_DEV_ENGINE=wrangler (or opts.engine) runs
@@ -159,6 +166,10 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
       bindings: vars,
       logLevel: opts.logLevel ?? "warn",
       inspectorPort: opts.inspectorPort,
+      // the cron triggers, run by the engine as Cloudflare would (wrangler dev only runs them
+      // when /__scheduled is called); opts.cronSeconds shortens the minute for tests
+      crons: wranglerCrons(),
+      cronSeconds: opts.cronSeconds,
       // the front door runs beside workerd, in the engine's process, not in the caller's
       front,
     }),

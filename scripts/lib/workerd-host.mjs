@@ -5,7 +5,9 @@
 //
 //   node scripts/lib/workerd-host.mjs CONFIG.json
 // CONFIG: { bundleDir, main, wranglerConfig, persistDir, host, port, bindings, logLevel, inspectorPort,
-//           front: { port, cert, key } }
+//           front: { port, cert, key }, crons, cronSeconds }
+// Cron triggers run as on Cloudflare: "* * * * *" at the start of every minute (or every
+// cronSeconds), through the Worker's scheduled handler; other expressions are not run.
 // With `front`, this process also serves the front door (scripts/lib/front.mjs) on that port,
 // forwarding to workerd's port. Prints "ready <url>" once workerd answers; SIGTERM/SIGINT
 // dispose of workerd and exit.
@@ -38,10 +40,12 @@ const mf = new Miniflare({
 
 let closing = false;
 let front;
+let cronTimer;
 async function close() {
   if (closing) return;
   closing = true;
   try {
+    clearTimeout(cronTimer);
     await front?.close();
     await mf.dispose();
   } finally {
@@ -60,3 +64,26 @@ if (config.front)
     key: config.front.key,
   });
 console.log(`ready ${url.href}`);
+
+const EVERY_MINUTE = "* * * * *";
+for (const cron of config.crons ?? [])
+  if (cron !== EVERY_MINUTE) console.warn(`cron "${cron}" is not run locally (only "${EVERY_MINUTE}" is)`);
+if ((config.crons ?? []).includes(EVERY_MINUTE)) {
+  const period = (config.cronSeconds ?? 60) * 1000;
+  const worker = await mf.getWorker();
+  const tick = () => {
+    cronTimer = setTimeout(
+      async () => {
+        if (closing) return;
+        try {
+          await worker.scheduled({ cron: EVERY_MINUTE, scheduledTime: new Date() });
+        } catch (e) {
+          if (!closing) console.error("scheduled handler failed:", e);
+        }
+        tick();
+      },
+      period - (Date.now() % period),
+    );
+  };
+  tick();
+}

@@ -184,6 +184,12 @@ describe.skipIf(!hasKubectl)("services", () => {
       manifest(ns, "again", `  type: NodePort\n  ports:\n  - port: 80\n    nodePort: ${port}\n`),
     ]);
     expect(again.code, again.stderr).toBe(0);
+    // and NodePort again: a fresh node port, not the one now taken by "again"
+    const fwd = await k(["patch", "svc", "np", "-n", ns, "-p", '{"spec":{"type":"NodePort"}}']);
+    expect(fwd.code, fwd.stderr).toBe(0);
+    const fresh = Number(await jsonpath(ns, "svc/np", "{.spec.ports[0].nodePort}"));
+    expect(fresh).toBeGreaterThanOrEqual(30000);
+    expect(fresh).not.toBe(port);
   });
 });
 

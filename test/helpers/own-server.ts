@@ -22,6 +22,8 @@ export interface OwnServerOptions {
   stateDir?: string;
   port?: number;
   vars?: Record<string, string>;
+  /** the cron trigger's period, for tests that cannot wait a minute */
+  cronSeconds?: number;
 }
 
 export function tempStateDir(prefix = "edgeplane-own-"): string {
@@ -30,7 +32,13 @@ export function tempStateDir(prefix = "edgeplane-own-"): string {
 
 export async function startOwnServer(opts: OwnServerOptions = {}): Promise<OwnServer> {
   const stateDir = opts.stateDir ?? tempStateDir();
-  return (await startDevServer({ stateDir, port: opts.port, vars: opts.vars, quiet: true })) as OwnServer;
+  return (await startDevServer({
+    stateDir,
+    port: opts.port,
+    vars: opts.vars,
+    cronSeconds: opts.cronSeconds,
+    quiet: true,
+  })) as OwnServer;
 }
 
 export function removeStateDir(dir: string | undefined): void {

@@ -1,16 +1,18 @@
-// Events expire after their last write, as with kube-apiserver's --event-ttl (here 2 s):
+// What the control plane does on its own over time, on a server with short periods:
+// events expire after their last write, as with kube-apiserver's --event-ttl (here 2 s):
 // watchers see them DELETED, an updated event lives on from its update, other resources
-// are untouched. Real workerd with its Durable Object alarms.
+// are untouched (Durable Object alarms); and the cron trigger (here every 2 s instead of
+// every minute) puts back the defaults a user deleted, such as the kubernetes Service.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, until } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer, tempStateDir } from "../helpers/own-server";
 import { openWatch } from "../helpers/watch-stream";
 
-const stateDir = tempStateDir("edgeplane-event-ttl-");
+const stateDir = tempStateDir("edgeplane-housekeeping-");
 let s: OwnServer;
 
 beforeAll(async () => {
-  s = await startOwnServer({ stateDir, vars: { EDGEPLANE_EVENT_TTL_SECONDS: "2" } });
+  s = await startOwnServer({ stateDir, vars: { EDGEPLANE_EVENT_TTL_SECONDS: "2" }, cronSeconds: 2 });
 });
 
 afterAll(async () => {
@@ -77,4 +79,25 @@ describe("event TTL", () => {
       watch.close();
     }
   }, 60_000);
+});
+
+describe("cron trigger", () => {
+  it("recreates the kubernetes Service after it was deleted", async () => {
+    const path = "/api/v1/namespaces/default/services/kubernetes";
+    const before = await api(s, "GET", path);
+    expect(before.status).toBe(200);
+    expect((await api(s, "DELETE", path)).status).toBe(200);
+    expect((await api(s, "GET", path)).status).toBe(404);
+    const back = await until(
+      "the kubernetes Service back",
+      async () => {
+        const r = await api(s, "GET", path);
+        return r.status === 200 ? r.json : undefined;
+      },
+      15000,
+      200,
+    );
+    expect(back.spec.clusterIP).toBe("10.96.0.1");
+    expect(back.metadata.uid).not.toBe(before.json.metadata.uid);
+  }, 30_000);
 });
