@@ -77,26 +77,36 @@ export class HttpEndpoint {
       headers["content-type"] = r.contentType;
       headers["content-length"] = String(Buffer.byteLength(payload));
     }
-    return new Promise((resolve, reject) => {
-      const req = this.mod.request(
-        new URL(r.path, this.base),
-        { method: r.method, headers, agent: this.agent },
-        (res) => {
-          collect(res).then((text) => {
-            const status = res.statusCode ?? 0;
-            const json = parseJson(text);
-            r.onResponse?.(status, json, text);
-            resolve({ status, json });
-          }, reject);
-        },
-      );
-      req.setTimeout(r.timeoutMs, () => req.destroy(new Error(`${r.method} ${r.path}: timed out`)));
-      req.on("error", (e) => {
-        r.onRequestError?.(e);
-        reject(e);
+    const attempt = (retried: boolean): Promise<Reply> =>
+      new Promise((resolve, reject) => {
+        let answered = false;
+        const req = this.mod.request(
+          new URL(r.path, this.base),
+          { method: r.method, headers, agent: this.agent },
+          (res) => {
+            answered = true;
+            collect(res).then((text) => {
+              const status = res.statusCode ?? 0;
+              const json = parseJson(text);
+              r.onResponse?.(status, json, text);
+              resolve({ status, json });
+            }, reject);
+          },
+        );
+        req.setTimeout(r.timeoutMs, () => req.destroy(new Error(`${r.method} ${r.path}: timed out`)));
+        req.on("error", (e: NodeJS.ErrnoException) => {
+          // A kept-alive socket the server closed as idle just as this request went out: the
+          // server never read it, so it goes again on a fresh socket, once (as Go's client does).
+          if (!retried && !answered && req.reusedSocket && e.code === "ECONNRESET") {
+            attempt(true).then(resolve, reject);
+            return;
+          }
+          r.onRequestError?.(e);
+          reject(e);
+        });
+        req.end(payload);
       });
-      req.end(payload);
-    });
+    return attempt(false);
   }
 
   /**
