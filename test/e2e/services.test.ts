@@ -287,6 +287,16 @@ describe.skipIf(!hasKubectl)("endpoints", () => {
       ["10.244.1.5", { ready: true, serving: true, terminating: false }],
       ["10.244.1.6", { ready: false, serving: false, terminating: false }],
     ]);
+    // settled means settled: the controllers do not rewrite what is already right
+    const epRV = (await endpoints(ns, "web"))?.metadata.resourceVersion;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await endpoints(ns, "web"))?.metadata.resourceVersion).toBe(epRV);
+    const again = await api(
+      t,
+      "GET",
+      `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/${slice.metadata.name}`,
+    );
+    expect(again.json.metadata.resourceVersion).toBe(slice.metadata.resourceVersion);
     const described = await k(["describe", "svc", "web", "-n", ns]);
     expect(described.code, described.stderr).toBe(0);
     expect(described.stdout).toMatch(/^Endpoints:\s+10\.244\.1\.5:8080$/m);
