@@ -154,11 +154,9 @@ function allocateNodePorts(spec: any, old: any, ctx: AllocatorContext, causes: S
   const mine = new Set<number>();
   const inRange = (n: number) => n >= range.first && n <= range.last;
   const check = (n: number, path: string) => {
-    if (mine.has(n) || oldPorts.has(n)) {
-      mine.add(n);
-      return;
-    }
+    const ours = mine.has(n) || oldPorts.has(n);
     mine.add(n);
+    if (ours) return;
     const why = !inRange(n)
       ? `provided port is not in the valid range. The range of valid ports is ${range.first}-${range.last}`
       : ctx.taken(portKey(n))
@@ -232,9 +230,8 @@ export function prepareServiceUpdate(obj: KubeObject, old: KubeObject): void {
     if (spec.clusterIP) spec.clusterIPs = [spec.clusterIP];
     else delete spec.clusterIPs;
   }
-  const sameIPs =
-    spec.clusterIP === oldSpec.clusterIP &&
-    JSON.stringify(arr(spec.clusterIPs)) === JSON.stringify(arr(oldSpec.clusterIPs));
+  // (a list the step above moved comes with a changed singular field, so sameList still holds)
+  const sameIPs = spec.clusterIP === oldSpec.clusterIP && sameList;
   if (spec.type === "ExternalName" && oldSpec.type !== "ExternalName" && sameIPs) {
     delete spec.clusterIP;
     delete spec.clusterIPs;

@@ -22,6 +22,10 @@ const FAMILY_POLICIES = ["PreferDualStack", "RequireDualStack", "SingleStack"];
 const FAMILIES = ["IPv4", "IPv6"];
 const arr = (v: unknown): any[] => (Array.isArray(v) ? v : []);
 
+/** A headless Service without a selector: it takes every IP family the cluster has. */
+const selectorlessHeadless = (spec: any) =>
+  spec.clusterIP === "None" && Object.keys(spec.selector ?? {}).length === 0;
+
 const externallyAccessible = (spec: any) =>
   spec.type === "LoadBalancer" ||
   spec.type === "NodePort" ||
@@ -55,9 +59,8 @@ export function defaultService(obj: KubeObject): void {
 function prepareService(obj: KubeObject): void {
   const spec = ensureObject(obj, "spec");
   if (spec.type !== "ExternalName") {
-    // a headless Service without a selector takes every family the cluster has
-    const selectorless = spec.clusterIP === "None" && Object.keys(spec.selector ?? {}).length === 0;
-    if (!spec.ipFamilyPolicy) spec.ipFamilyPolicy = selectorless ? "RequireDualStack" : "SingleStack";
+    if (!spec.ipFamilyPolicy)
+      spec.ipFamilyPolicy = selectorlessHeadless(spec) ? "RequireDualStack" : "SingleStack";
     if (arr(spec.ipFamilies).length === 0) spec.ipFamilies = ["IPv4"];
   }
   obj.status = { loadBalancer: {} };
@@ -67,11 +70,10 @@ function prepareService(obj: KubeObject): void {
 function validateFamilies(spec: any): StatusCause[] {
   const causes: StatusCause[] = [];
   if (spec.type === "ExternalName") return causes;
-  const selectorlessHeadless = spec.clusterIP === "None" && Object.keys(spec.selector ?? {}).length === 0;
   const policy = spec.ipFamilyPolicy;
   if (policy != null && !FAMILY_POLICIES.includes(policy))
     causes.push(field.notSupported("spec.ipFamilyPolicy", policy, FAMILY_POLICIES));
-  else if (policy === "RequireDualStack" && !selectorlessHeadless)
+  else if (policy === "RequireDualStack" && !selectorlessHeadless(spec))
     causes.push(
       field.invalid("spec.ipFamilyPolicy", policy, "this cluster is not configured for dual-stack services"),
     );

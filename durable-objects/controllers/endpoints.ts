@@ -14,24 +14,32 @@ import {
   isPodReady,
   isTerminal,
   jsonEqual,
+  keyOf,
 } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const ENDPOINTS = lookupGVR("", "v1", "endpoints")!;
-const HEADLESS_LABEL = "service.kubernetes.io/headless";
+export const HEADLESS_LABEL = "service.kubernetes.io/headless";
 
-interface EndpointPort {
+export interface EndpointPort {
   name?: string;
   port: number;
   protocol: string;
   appProtocol?: string;
 }
 
+export interface PodRef {
+  kind: "Pod";
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
 interface EndpointAddress {
   ip: string;
   hostname?: string;
   nodeName?: string;
-  targetRef: { kind: "Pod"; namespace: string; name: string; uid: string };
+  targetRef: PodRef;
 }
 
 export interface EndpointSubset {
@@ -39,8 +47,6 @@ export interface EndpointSubset {
   notReadyAddresses?: EndpointAddress[];
   ports?: EndpointPort[];
 }
-
-const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
 
 export function serviceSelector(svc: KubeObject): Selector | null {
   const sel = svc.spec?.selector;
@@ -68,6 +74,37 @@ export function inEndpoints(pod: KubeObject, includeTerminating: boolean): boole
   return includeTerminating || !pod.metadata.deletionTimestamp;
 }
 
+/** The pod's address and reference, and its hostname when it names the Service as subdomain. */
+export function podEndpoint(
+  pod: KubeObject,
+  svc: KubeObject,
+): { ip: string; targetRef: PodRef; hostname?: string } {
+  const ep: { ip: string; targetRef: PodRef; hostname?: string } = {
+    ip: pod.status.podIP ?? pod.status.podIPs[0].ip,
+    targetRef: {
+      kind: "Pod",
+      namespace: pod.metadata.namespace!,
+      name: pod.metadata.name!,
+      uid: pod.metadata.uid!,
+    },
+  };
+  if (pod.spec?.hostname && pod.spec?.subdomain === svc.metadata.name) ep.hostname = pod.spec.hostname;
+  return ep;
+}
+
+/** The Service's ports as this pod serves them, in the Service's order (name "" when unnamed). */
+export function podPorts(svc: KubeObject, pod: KubeObject): (EndpointPort & { name: string })[] {
+  const ports: (EndpointPort & { name: string })[] = [];
+  for (const sp of (svc.spec?.ports ?? []) as any[]) {
+    const port = findPort(pod, sp);
+    if (port === undefined) continue;
+    const p: EndpointPort & { name: string } = { name: sp.name ?? "", port, protocol: sp.protocol ?? "TCP" };
+    if (sp.appProtocol) p.appProtocol = sp.appProtocol;
+    ports.push(p);
+  }
+  return ports;
+}
+
 const portKey = (p: EndpointPort) => `${p.name ?? ""}/${p.port}/${p.protocol}/${p.appProtocol ?? ""}`;
 
 /**
@@ -88,27 +125,12 @@ export function endpointSubsets(svc: KubeObject, pods: KubeObject[]): EndpointSu
   >();
   for (const pod of pods) {
     if (!matches(sel, pod.metadata.labels ?? {}) || !inEndpoints(pod, tolerateUnready)) continue;
-    const addr: EndpointAddress = {
-      ip: pod.status.podIP ?? pod.status.podIPs[0].ip,
-      nodeName: pod.spec?.nodeName || undefined,
-      targetRef: {
-        kind: "Pod",
-        namespace: pod.metadata.namespace!,
-        name: pod.metadata.name!,
-        uid: pod.metadata.uid!,
-      },
-    };
-    if (pod.spec?.hostname && pod.spec?.subdomain === svc.metadata.name) addr.hostname = pod.spec.hostname;
-    if (!addr.nodeName) delete addr.nodeName;
-    const ports: EndpointPort[] = [];
-    for (const sp of svcPorts) {
-      const port = findPort(pod, sp);
-      if (port === undefined) continue;
-      const ep: EndpointPort = { name: sp.name || undefined, port, protocol: sp.protocol ?? "TCP" };
-      if (sp.appProtocol) ep.appProtocol = sp.appProtocol;
-      if (!ep.name) delete ep.name;
-      ports.push(ep);
-    }
+    const { ip, targetRef, hostname } = podEndpoint(pod, svc);
+    const addr: EndpointAddress = { ip, targetRef };
+    if (hostname) addr.hostname = hostname;
+    if (pod.spec?.nodeName) addr.nodeName = pod.spec.nodeName;
+    // Endpoints leave an unnamed port's name out
+    const ports: EndpointPort[] = podPorts(svc, pod).map(({ name, ...p }) => (name ? { name, ...p } : p));
     // a pod that serves none of the ports is left out, unless the Service has no ports at all
     if (ports.length === 0 && !(svcPorts.length === 0 && headless)) continue;
     ports.sort((a, b) => portKey(a).localeCompare(portKey(b)));
@@ -130,7 +152,8 @@ export function endpointSubsets(svc: KubeObject, pods: KubeObject[]): EndpointSu
     });
 }
 
-function endpointLabels(svc: KubeObject): Record<string, string> {
+/** The Service's labels, marked headless or not, as both endpoint controllers label their objects. */
+export function endpointLabels(svc: KubeObject): Record<string, string> {
   const labels = { ...(svc.metadata.labels ?? {}) };
   if (svc.spec?.clusterIP === "None") labels[HEADLESS_LABEL] = "";
   else delete labels[HEADLESS_LABEL];

@@ -7,7 +7,15 @@ import { lookupGVR } from "../../api/registry";
 import { matches } from "../../api/selectors";
 import type { KubeObject } from "../../api/types";
 import { isConflict, isNamespaceTerminating, isNotFound, isPodReady, jsonEqual } from "./controller-utils";
-import { findPort, inEndpoints, serviceKeyedWatches, serviceSelector } from "./endpoints";
+import {
+  endpointLabels,
+  inEndpoints,
+  type PodRef,
+  podEndpoint,
+  podPorts,
+  serviceKeyedWatches,
+  serviceSelector,
+} from "./endpoints";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const SLICES = lookupGVR("discovery.k8s.io", "v1", "endpointslices")!;
@@ -15,7 +23,6 @@ const RES = "discovery.k8s.io/endpointslices";
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 export const MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by";
 export const MANAGED_BY = "endpointslice-controller.k8s.io";
-const HEADLESS_LABEL = "service.kubernetes.io/headless";
 const ZONE_LABEL = "topology.kubernetes.io/zone";
 /** upstream's --max-endpoints-per-slice default */
 export const MAX_PER_SLICE = 100;
@@ -33,7 +40,7 @@ interface SliceEndpoint {
   hostname?: string;
   nodeName?: string;
   zone?: string;
-  targetRef: { kind: "Pod"; namespace: string; name: string; uid: string };
+  targetRef: PodRef;
 }
 
 export interface SliceContent {
@@ -60,30 +67,19 @@ export function desiredSlices(
     if (!matches(sel, pod.metadata.labels ?? {})) continue;
     const serving = isPodReady(pod);
     const terminating = !!pod.metadata.deletionTimestamp;
+    const { ip, targetRef, hostname } = podEndpoint(pod, svc);
     const ep: SliceEndpoint = {
-      addresses: [pod.status.podIP ?? pod.status.podIPs[0].ip],
+      addresses: [ip],
       conditions: { ready: publishNotReady || (serving && !terminating), serving, terminating },
-      targetRef: {
-        kind: "Pod",
-        namespace: pod.metadata.namespace!,
-        name: pod.metadata.name!,
-        uid: pod.metadata.uid!,
-      },
+      targetRef,
     };
-    if (pod.spec?.hostname && pod.spec?.subdomain === svc.metadata.name) ep.hostname = pod.spec.hostname;
+    if (hostname) ep.hostname = hostname;
     if (pod.spec?.nodeName) {
       ep.nodeName = pod.spec.nodeName;
       const zone = zoneOf(pod.spec.nodeName);
       if (zone) ep.zone = zone;
     }
-    const ports: SlicePort[] = [];
-    for (const sp of (spec.ports ?? []) as any[]) {
-      const port = findPort(pod, sp);
-      if (port === undefined) continue;
-      const p: SlicePort = { name: sp.name ?? "", port, protocol: sp.protocol ?? "TCP" };
-      if (sp.appProtocol) p.appProtocol = sp.appProtocol;
-      ports.push(p);
-    }
+    const ports: SlicePort[] = podPorts(svc, pod);
     const key = portsKey(ports);
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { ports, endpoints: [] }));
@@ -100,12 +96,7 @@ export function desiredSlices(
 }
 
 function sliceLabels(svc: KubeObject): Record<string, string> {
-  const labels: Record<string, string> = { ...(svc.metadata.labels ?? {}) };
-  delete labels[HEADLESS_LABEL];
-  if (svc.spec?.clusterIP === "None") labels[HEADLESS_LABEL] = "";
-  labels[SERVICE_NAME_LABEL] = svc.metadata.name!;
-  labels[MANAGED_BY_LABEL] = MANAGED_BY;
-  return labels;
+  return { ...endpointLabels(svc), [SERVICE_NAME_LABEL]: svc.metadata.name!, [MANAGED_BY_LABEL]: MANAGED_BY };
 }
 
 const sameContent = (slice: KubeObject, want: SliceContent, labels: Record<string, string>) =>
