@@ -46,7 +46,7 @@ async function createApiserverService(env: Env): Promise<void> {
     },
     spec: {
       type: "ClusterIP",
-      clusterIP: apiserverServiceIP(env as unknown as Record<string, string | undefined>),
+      clusterIP: apiserverServiceIP(env),
       ports: [{ name: "https", port: 443, protocol: "TCP", targetPort: 6443 }],
       sessionAffinity: "None",
     },

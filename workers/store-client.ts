@@ -2,7 +2,7 @@
 import { StatusError } from "../api/errors";
 import { resourceKey } from "../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../api/resource";
-import { checkFieldSelector, parseFieldSelector } from "../api/selectors";
+import { checkFieldSelector, formatSelector, parseFieldSelector } from "../api/selectors";
 import type { KubeObject } from "../api/types";
 import { supportedFields } from "../durable-objects/store/fields";
 import type {
@@ -29,17 +29,6 @@ export function onStoreWrite(fn: (def: ResourceDef) => void): void {
 
 function wrote(def: ResourceDef): void {
   for (const fn of writeListeners) fn(def);
-}
-
-/** Renames the field names of a selector (`a=b,c!=d`, commas escaped as `\,`). */
-function renameFields(selector: string, names: Record<string, string>): string {
-  return selector
-    .split(/(?<!\\),/)
-    .map((term) => {
-      const m = /^\s*([^=!\s]+)(.*)$/s.exec(term);
-      return m && names[m[1]!] ? `${names[m[1]!]}${m[2]}` : term;
-    })
-    .join(",");
 }
 
 /** A typed handle on one resource's shard. */
@@ -89,8 +78,10 @@ export class Store {
   /** The query with its field selector checked against this resource and named as stored. */
   private query<Q extends { fieldSelector?: string }>(q: Q): Q {
     if (!this.view || !q.fieldSelector) return q;
-    checkFieldSelector(parseFieldSelector(q.fieldSelector), supportedFields(this.def));
-    return { ...q, fieldSelector: renameFields(q.fieldSelector, this.view.fieldLabels) };
+    const sel = parseFieldSelector(q.fieldSelector);
+    checkFieldSelector(sel, supportedFields(this.def));
+    const names = this.view.fieldLabels;
+    return { ...q, fieldSelector: formatSelector(sel.map((r) => ({ ...r, key: names[r.key] ?? r.key }))) };
   }
 
   async getText(namespace: string, name: string): Promise<string> {

@@ -54,8 +54,14 @@ export function parsePortRange(spec: string): Range | null {
 
 const ranges = new Map<string, { ips: IPRange; ports: Range }>();
 
+/** The settings the ranges come from (Worker variables). */
+export interface RangeSettings {
+  EDGEPLANE_SERVICE_CIDR?: string;
+  EDGEPLANE_SERVICE_NODE_PORT_RANGE?: string;
+}
+
 /** The configured ranges (a bad setting falls back to the default, as a typo must not stop the store). */
-export function serviceRanges(env: AllocatorContext["env"]): { ips: IPRange; ports: Range } {
+export function serviceRanges(env: RangeSettings): { ips: IPRange; ports: Range } {
   const cidr = env.EDGEPLANE_SERVICE_CIDR || DEFAULT_CIDR;
   const ports = env.EDGEPLANE_SERVICE_NODE_PORT_RANGE || DEFAULT_PORTS;
   const key = `${cidr} ${ports}`;
@@ -71,7 +77,7 @@ export function serviceRanges(env: AllocatorContext["env"]): { ips: IPRange; por
 }
 
 /** The address the "kubernetes" Service of the default namespace gets: the range's first. */
-export function apiserverServiceIP(env: AllocatorContext["env"]): string {
+export function apiserverServiceIP(env: RangeSettings): string {
   return intToIp(serviceRanges(env).ips.first);
 }
 

@@ -10,7 +10,7 @@ import type { Row } from "./shard";
 export const EXPIRY_RESOURCE_KEY = "expiry-resource";
 
 /** The resource's time to live in ms, or undefined when its objects do not expire. */
-export function ttlMs(def: ResourceDef, env: Record<string, unknown>): number | undefined {
+export function ttlMs(def: ResourceDef, env: Record<string, string | undefined>): number | undefined {
   const ttl = def.strategy.ttl;
   if (!ttl) return undefined;
   const v = Number(env[ttl.variable]);

@@ -91,14 +91,14 @@ export class StoreShard extends DurableObject<Env> {
       this.def = def;
       const allocator = def.strategy.allocator;
       if (allocator)
-        this.allocations = new Allocations(
-          def,
-          allocator,
-          this.env as unknown as Record<string, string | undefined>,
-          () => this.storedData(),
-        );
+        this.allocations = new Allocations(def, allocator, this.settings, () => this.storedData());
     }
     return this.def;
+  }
+
+  /** The Worker variables (ranges, TTLs) as plain settings. */
+  private get settings(): Record<string, string | undefined> {
+    return this.env as unknown as Record<string, string | undefined>;
   }
 
   private *storedData(): Iterable<string> {
@@ -361,8 +361,9 @@ export class StoreShard extends DurableObject<Env> {
 
   /** After a write of an expiring resource: make sure the alarm will look for expired objects. */
   private armExpiry(): void {
-    const ttl = this.def && ttlMs(this.def, this.env as unknown as Record<string, unknown>);
-    if (!ttl || this.expiryArmed) return;
+    if (this.expiryArmed) return;
+    const ttl = this.def && ttlMs(this.def, this.settings);
+    if (!ttl) return;
     this.expiryArmed = true;
     void this.ctx.storage.put(EXPIRY_RESOURCE_KEY, resourceKey(this.def!));
     void this.ctx.storage.setAlarm(Date.now() + expiryStepMs(ttl));
@@ -372,14 +373,15 @@ export class StoreShard extends DurableObject<Env> {
     const res = await this.ctx.storage.get<string>(EXPIRY_RESOURCE_KEY);
     if (!res) return;
     const def = this.use(res);
-    const ttl = ttlMs(def, this.env as unknown as Record<string, unknown>);
+    const ttl = ttlMs(def, this.settings);
     if (!ttl) return;
     const now = Date.now();
     for (const row of expiredRows(this.sql, now - ttl))
       this.commit("DELETED", JSON.parse(row.data) as KubeObject, row);
-    const left = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n;
-    this.expiryArmed = left > 0;
-    if (left > 0) await this.ctx.storage.setAlarm(now + expiryStepMs(ttl));
+    // while anything is stored, look again a step later (an existence check, not a count)
+    const left = this.sql.exec("SELECT 1 FROM objects LIMIT 1").toArray().length > 0;
+    this.expiryArmed = left;
+    if (left) await this.ctx.storage.setAlarm(now + expiryStepMs(ttl));
   }
 
   // ---- waking the controllers and the scheduler ---------------------------------------

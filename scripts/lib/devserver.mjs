@@ -10,6 +10,8 @@ import { startFront } from "./front.mjs";
 import { ensurePki } from "./pki.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
+const WRANGLER_TOML = join(ROOT, "wrangler.toml");
 
 /** Every process below `pid` (wrangler starts workerd, which must not outlive it). */
 function descendants(pid) {
@@ -88,15 +90,7 @@ users:
 export function buildBundle(outDir) {
   execFileSync(
     process.execPath,
-    [
-      join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
-      "deploy",
-      "--dry-run",
-      "--config",
-      join(ROOT, "wrangler.toml"),
-      "--outdir",
-      outDir,
-    ],
+    [WRANGLER, "deploy", "--dry-run", "--config", WRANGLER_TOML, "--outdir", outDir],
     {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],
@@ -108,7 +102,7 @@ export function buildBundle(outDir) {
 
 /** The `crons` of wrangler.toml's [triggers]. */
 function wranglerCrons() {
-  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const toml = readFileSync(WRANGLER_TOML, "utf8");
   const m = /^\[triggers\][^[]*?^crons\s*=\s*(\[[^\]]*\])/ms.exec(toml);
   return m ? JSON.parse(m[1]) : [];
 }
@@ -131,10 +125,10 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
       { mode: 0o600 },
     );
     const args = [
-      join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+      WRANGLER,
       "dev",
       "--config",
-      join(ROOT, "wrangler.toml"),
+      WRANGLER_TOML,
       "--ip",
       "127.0.0.1",
       "--port",
@@ -158,7 +152,7 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
     configFile,
     JSON.stringify({
       ...bundle,
-      wranglerConfig: join(ROOT, "wrangler.toml"),
+      wranglerConfig: WRANGLER_TOML,
       // the same layout `wrangler dev --persist-to state` uses, so either engine reads it
       persistDir: join(stateDir, "state", "v3"),
       host: "127.0.0.1",
