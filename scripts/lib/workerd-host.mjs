@@ -29,8 +29,13 @@ const mf = new Miniflare({
   scriptPath: join(config.bundleDir, config.main),
   bindings: { ...workerOptions.bindings, ...config.bindings },
   defaultPersistRoot: config.persistDir,
+  // Miniflare's own entry socket (a routing Worker in front of ours) is left on a spare port
+  // for its API (cron); clients reach our Worker straight on a direct socket, which saves a
+  // Worker-to-Worker hop on every request and on every chunk of every watch stream
+  // (~0.1 ms of CPU per request, ~8 us per watch event delivered; bench/api-store.ts).
   host: config.host,
-  port: config.port,
+  port: 0,
+  unsafeDirectSockets: [{ host: config.host, port: config.port }],
   // request.cf is the local default unless a caller injects one (MF-CF-Blob); never fetched
   cf: false,
   // only when asked (bench/profile.ts): DevTools tracing costs CPU on every request
@@ -55,7 +60,8 @@ async function close() {
 process.on("SIGTERM", close);
 process.on("SIGINT", close);
 
-const url = await mf.ready;
+await mf.ready;
+const url = await mf.unsafeGetDirectURL();
 if (config.front)
   front = await startFront({
     port: config.front.port,
