@@ -1,7 +1,8 @@
 // The local front door: one port that speaks HTTPS (for kubectl, which sends credentials
 // only over TLS) and plain HTTP (for curl and scripts), told apart by the first byte of
-// each connection, both forwarded byte for byte to workerd. On Cloudflare the edge
-// does this job; locally this is the only thing between a client and workerd.
+// each connection, both forwarded byte for byte to workerd (keeping a client's connection
+// across workerd's idle close, see carry). On Cloudflare the edge does this job; locally this
+// is the only thing between a client and workerd.
 import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
@@ -37,24 +38,118 @@ function replaying(client, first) {
 }
 
 const TLS_HANDSHAKE = 0x16;
+/** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
+const RESEND_LIMIT = 4 << 20;
+
+/** The status line of a 101 Switching Protocols: "HTTP/1.1 101" at the start of a chunk. */
+const switched = (c) => c.length > 12 && c[0] === 72 && c[9] === 49 && c[10] === 48 && c[11] === 49;
+/** workerd closes a connection kept alive with no request 5 s after its last response */
+const IDLE_CLOSE_MS = 4000;
+/** how long a request may have been on its way when workerd closed, for it to be sent again */
+const RACE_MS = 1000;
 
 /**
- * Bytes from one socket to the other, pausing the reader while the writer is full. Leaner
- * than stream.pipe per chunk, which counts when one watch event goes out to a thousand
- * watchers at once.
+ * One client connection carried to workerd. workerd closes a kept-alive connection after 5 s
+ * without a request, and a request that reaches it at that moment is never read. So when
+ * workerd closes a connection that was idle, the client's side stays open: its next request
+ * goes out on a new upstream connection, and bytes it sent since workerd last answered
+ * (which workerd closed without reading: it never closes in the middle of a request) are
+ * sent again on the new one. Without this a kept-alive request could fail at random with a
+ * reset. Any other close (right after a response, or of an upgraded WebSocket tunnel) is
+ * passed on to the client as it is. Bytes are forwarded as they come, pausing the reader
+ * while the writer is full (leaner per chunk than stream.pipe: one watch event goes out
+ * to a thousand watchers at once).
  */
-function forward(from, to) {
-  const resume = () => from.resume();
-  from.on("data", (chunk) => {
-    if (!to.write(chunk)) {
-      from.pause();
-      to.once("drain", resume);
+function carry(down, { upstreamPort, idleCloseMs, raceMs }, sockets) {
+  let upstream;
+  /** client chunks forwarded since workerd's last byte: unanswered */
+  let unanswered = [];
+  let unansweredBytes = 0;
+  let unansweredSince = 0;
+  let resends = 0;
+  let lastUpstreamAt = Date.now();
+  let tunnel = false;
+  let clientEnded = false;
+  const resumeDown = () => down.resume();
+
+  const connect = () => {
+    const up = net.connect({ port: upstreamPort, host: "127.0.0.1" });
+    up.setNoDelay(true);
+    sockets.add(up);
+    lastUpstreamAt = Date.now();
+    const resumeUp = () => up.resume();
+    up.on("data", (chunk) => {
+      lastUpstreamAt = Date.now();
+      if (unansweredBytes) {
+        unanswered = [];
+        unansweredBytes = 0;
+        resends = 0;
+      }
+      if (!tunnel && switched(chunk)) tunnel = true;
+      if (!down.write(chunk)) {
+        up.pause();
+        down.once("drain", resumeUp);
+      }
+    });
+    let gone = false;
+    const lost = (err) => {
+      if (gone) return;
+      gone = true;
+      sockets.delete(up);
+      up.destroy();
+      down.off("drain", resumeUp);
+      if (upstream !== up) return;
+      upstream = undefined;
+      const idle = Date.now() - lastUpstreamAt >= idleCloseMs;
+      if (tunnel || clientEnded || !idle) return err ? down.destroy() : down.end();
+      if (unansweredBytes === 0) return; // the client's next request connects again
+      // only a request that was on its way as workerd closed; never one workerd had time to run
+      const racing = Date.now() - unansweredSince < raceMs;
+      if (!racing || unansweredBytes > RESEND_LIMIT || ++resends > 2) return down.destroy();
+      upstream = connect();
+      for (const c of unanswered) upstream.write(c);
+    };
+    up.on("end", () => lost());
+    up.on("close", (hadError) => lost(hadError));
+    up.on("error", (e) => lost(e));
+    return up;
+  };
+
+  down.on("data", (chunk) => {
+    if (!tunnel) {
+      if (unansweredBytes === 0) unansweredSince = Date.now();
+      unansweredBytes += chunk.length;
+      if (unansweredBytes <= RESEND_LIMIT) unanswered.push(chunk);
+      else unanswered = [];
+    }
+    upstream ??= connect();
+    if (!upstream.write(chunk)) {
+      down.pause();
+      upstream.once("drain", resumeDown);
     }
   });
-  from.on("end", () => to.end());
+  down.on("end", () => {
+    clientEnded = true;
+    if (upstream) upstream.end();
+    else down.end();
+  });
+  down.on("close", () => upstream?.destroy());
+  upstream = connect();
 }
 
-export function startFront({ port, host = "127.0.0.1", upstreamPort, cert, key }) {
+/**
+ * Serves the front door on `port`, forwarding to workerd on `upstreamPort`. idleCloseMs and
+ * raceMs (the times above) are options for tests.
+ */
+export function startFront({
+  port,
+  host = "127.0.0.1",
+  upstreamPort,
+  cert,
+  key,
+  idleCloseMs = IDLE_CLOSE_MS,
+  raceMs = RACE_MS,
+}) {
   const secureContext = tls.createSecureContext({ cert, key });
   const sockets = new Set();
   const server = net.createServer((client) => {
@@ -63,10 +158,6 @@ export function startFront({ port, host = "127.0.0.1", upstreamPort, cert, key }
     client.on("error", () => client.destroy());
     client.once("data", (first) => {
       client.pause();
-      const upstream = net.connect({ port: upstreamPort, host: "127.0.0.1" });
-      upstream.setNoDelay(true);
-      sockets.add(upstream);
-      upstream.on("close", () => sockets.delete(upstream));
       let down = client;
       if (first[0] === TLS_HANDSHAKE) {
         down = new tls.TLSSocket(replaying(client, first), {
@@ -74,17 +165,10 @@ export function startFront({ port, host = "127.0.0.1", upstreamPort, cert, key }
           secureContext,
           ALPNProtocols: ["http/1.1"],
         });
-        down.on("error", () => {
-          client.destroy();
-          upstream.destroy();
-        });
+        down.on("error", () => client.destroy());
       } else client.unshift(first);
       down.setNoDelay?.(true);
-      upstream.on("error", () => down.destroy());
-      down.on("close", () => upstream.destroy());
-      upstream.on("close", () => down.destroy());
-      forward(down, upstream);
-      forward(upstream, down);
+      carry(down, { upstreamPort, idleCloseMs, raceMs }, sockets);
       client.resume();
     });
   });

@@ -1,44 +1,19 @@
 // The agents' HTTP client and a server that closes kept-alive connections as idle: a request
 // that meets such a close on a reused socket goes again on a fresh one, once; a request on a
 // fresh socket that is cut is not repeated.
-import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpEndpoint } from "../../../agent/lib/http";
+import { type RawServer, rawServer as raw } from "../../helpers/raw-http";
 
-const servers: net.Server[] = [];
+const servers: RawServer[] = [];
 afterEach(() => {
   for (const s of servers.splice(0)) s.close();
 });
 
-/** A raw HTTP/1.1 server: `answer(n)` decides, per request number on a connection, to reply or to cut. */
 async function rawServer(answer: (nthOnConnection: number) => boolean) {
-  let connections = 0;
-  let requests = 0;
-  const server = net.createServer((sock) => {
-    connections++;
-    let n = 0;
-    let buf = "";
-    sock.on("data", (d) => {
-      buf += d;
-      while (buf.includes("\r\n\r\n")) {
-        buf = buf.slice(buf.indexOf("\r\n\r\n") + 4);
-        requests++;
-        n++;
-        if (!answer(n)) {
-          sock.destroy();
-          return;
-        }
-        sock.write(
-          'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"ok":true}',
-        );
-      }
-    });
-    sock.on("error", () => {});
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as net.AddressInfo).port;
-  return { port, counts: () => ({ connections, requests }) };
+  const s = await raw(answer);
+  servers.push(s);
+  return s;
 }
 
 const endpoint = (port: number) =>

@@ -1,0 +1,136 @@
+// The local front door between clients and workerd: a kept-alive client connection outlives
+// an upstream connection closed as idle; a request that met such a close goes again on a new
+// connection; every other close (after a response, of a WebSocket tunnel, of a request the
+// server had time to run) reaches the client unchanged.
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+// @ts-expect-error plain ESM helper shared with npm start
+import { startFront } from "../../../scripts/lib/front.mjs";
+import { shared } from "../../helpers/cluster";
+import { type RawReply, type RawServer, rawServer } from "../../helpers/raw-http";
+
+const stops: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0)) await s();
+});
+
+async function setUp(
+  reply: (n: number) => RawReply,
+  opts: { upstreamIdleMs?: number; idleCloseMs?: number; raceMs?: number } = {},
+): Promise<{ upstream: RawServer; client: Client }> {
+  const upstream = await rawServer(reply, { idleCloseMs: opts.upstreamIdleMs });
+  stops.push(() => upstream.close());
+  const port = await new Promise<number>((r) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => r(p));
+    });
+  });
+  const front = await startFront({
+    port,
+    upstreamPort: upstream.port,
+    idleCloseMs: opts.idleCloseMs,
+    raceMs: opts.raceMs,
+  });
+  stops.push(() => front.close());
+  const client = await connect(port);
+  stops.push(() => client.socket.destroy());
+  return { upstream, client };
+}
+
+interface Client {
+  socket: net.Socket;
+  /** sends one GET and resolves with the status line, or with "closed" if the connection ends */
+  get(): Promise<string>;
+  closed: Promise<void>;
+}
+
+async function connect(port: number): Promise<Client> {
+  const socket = net.connect(port, "127.0.0.1");
+  await new Promise((r) => socket.once("connect", r));
+  let buf = "";
+  let waiting: ((s: string) => void) | undefined;
+  const closed = new Promise<void>((r) => socket.once("close", () => r()));
+  socket.on("data", (d) => {
+    buf += d;
+    const end = buf.indexOf("\r\n\r\n");
+    if (end < 0 || !waiting) return;
+    const status = buf.slice(0, buf.indexOf("\r\n"));
+    const length = Number(/content-length: (\d+)/i.exec(buf)?.[1] ?? 0);
+    if (status.includes(" 101 ")) buf = "";
+    else if (buf.length < end + 4 + length) return;
+    else buf = buf.slice(end + 4 + length);
+    const w = waiting;
+    waiting = undefined;
+    w(status);
+  });
+  socket.on("error", () => {});
+  void closed.then(() => waiting?.("closed"));
+  return {
+    socket,
+    closed,
+    get: () =>
+      new Promise<string>((r) => {
+        waiting = r;
+        socket.write("GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n");
+      }),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("front door", () => {
+  it("keeps the client's connection when the upstream closes it as idle", async () => {
+    const { upstream, client } = await setUp(() => "answer", { upstreamIdleMs: 100, idleCloseMs: 50 });
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    await sleep(300); // the upstream has closed its side by now
+    expect(client.socket.readyState).toBe("open");
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    expect(upstream.counts()).toEqual({ connections: 2, requests: 2 });
+  });
+
+  it("sends again a request that met an idle close, on a new connection", async () => {
+    // the second request on every connection is cut unread, as workerd's idle close cuts it
+    const { upstream, client } = await setUp((n) => (n === 1 ? "answer" : "cut"), { idleCloseMs: 0 });
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    expect(upstream.counts()).toEqual({ connections: 2, requests: 3 });
+  });
+
+  it("does not send again a request the upstream had time to run", async () => {
+    const { upstream, client } = await setUp((n) => (n === 1 ? "answer" : { cutAfterMs: 200 }), {
+      idleCloseMs: 0,
+      raceMs: 50,
+    });
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    expect(await client.get()).toBe("closed");
+    expect(upstream.counts()).toEqual({ connections: 1, requests: 2 });
+  });
+
+  it("passes on a close right after a response", async () => {
+    const { upstream, client } = await setUp(() => "answer-and-close");
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    await client.closed;
+    expect(upstream.counts()).toEqual({ connections: 1, requests: 1 });
+  });
+
+  it("passes on the close of an upgraded connection, whatever the timing", async () => {
+    const { upstream, client } = await setUp(() => "upgrade", { upstreamIdleMs: 100, idleCloseMs: 0 });
+    expect(await client.get()).toBe("HTTP/1.1 101 Switching Protocols");
+    client.socket.write("frame bytes the server never answers");
+    await client.closed;
+    expect(upstream.counts()).toEqual({ connections: 1, requests: 1 });
+  });
+});
+
+describe("front door before workerd", () => {
+  it("a kept-alive connection still answers after workerd's 5 s idle close", async () => {
+    const port = Number(new URL(shared().url).port);
+    const client = await connect(port);
+    stops.push(() => client.socket.destroy());
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    await sleep(5600); // workerd has closed its side of the connection by now
+    expect(client.socket.readyState).toBe("open");
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+  });
+});
