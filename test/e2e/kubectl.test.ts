@@ -1,13 +1,14 @@
 // Real kubectl 1.32, as a user types it (default validation, no extra flags), against the
 // real apiserver on workerd.
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
 
 const t = shared();
 const tmp = mkdtempSync(join(tmpdir(), "edgeplane-kubectl-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function file(name: string, text: string): string {
   const p = join(tmp, name);

@@ -2,15 +2,16 @@
 // from the configured ranges (and refused in upstream's words when taken or out of range),
 // the default namespace's "kubernetes" Service, and Endpoints kept by the endpoints
 // controller from the pods a Service selects.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { api, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
 
 const t = shared();
 const k = (args: string[], input?: string) => kubectl(t, args, { input });
 const tmp = mkdtempSync(join(tmpdir(), "edgeplane-svc-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const toInt = (ip: string) => ip.split(".").reduce((n, o) => n * 256 + Number(o), 0);
 const inServiceRange = (ip: string) => toInt(ip) > toInt("10.96.0.0") && toInt(ip) < toInt("10.112.0.0") - 1;
