@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { workerBundle } from "./bundle.mjs";
 import { startFront } from "./front.mjs";
 import { ensurePki } from "./pki.mjs";
 
@@ -83,23 +84,6 @@ users:
 `;
 }
 
-/**
- * The Worker bundle exactly as `wrangler deploy` would upload it (wrangler's build, with the
- * SQL migrations beside it as text modules), written to `outDir`.
- */
-export function buildBundle(outDir) {
-  execFileSync(
-    process.execPath,
-    [WRANGLER, "deploy", "--dry-run", "--config", WRANGLER_TOML, "--outdir", outDir],
-    {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_LOG: "error", NO_COLOR: "1" },
-    },
-  );
-  return { bundleDir: outDir, main: "index.js" };
-}
-
 /** The `crons` of wrangler.toml's [triggers]. */
 function wranglerCrons() {
   const toml = readFileSync(WRANGLER_TOML, "utf8");
@@ -146,13 +130,12 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
     ];
     return spawn(process.execPath, args, { cwd: ROOT, stdio, env, detached: true });
   }
-  const bundle = buildBundle(join(stateDir, "build"));
+  const bundle = await workerBundle(ROOT);
   const configFile = join(stateDir, "engine.json");
   writeFileSync(
     configFile,
     JSON.stringify({
       ...bundle,
-      wranglerConfig: WRANGLER_TOML,
       // the same layout `wrangler dev --persist-to state` uses, so either engine reads it
       persistDir: join(stateDir, "state", "v3"),
       host: "127.0.0.1",

@@ -4,7 +4,7 @@
 // of CPU per request, and most of the CPU of a watch event's fan-out; see bench/api-store.ts).
 //
 //   node scripts/lib/workerd-host.mjs CONFIG.json
-// CONFIG: { bundleDir, main, wranglerConfig, persistDir, host, port, bindings, logLevel, inspectorPort,
+// CONFIG: { bundleDir, main, persistDir, host, port, bindings, logLevel, inspectorPort,
 //           front: { port, cert, key }, crons, cronSeconds }
 // Cron triggers run as on Cloudflare: "* * * * *" at the start of every minute (or every
 // cronSeconds), through the Worker's scheduled handler; other expressions are not run.
@@ -14,19 +14,19 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Log, LogLevel, Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { MANIFEST } from "./bundle.mjs";
 import { startFront } from "./front.mjs";
 
 const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const { workerOptions } = unstable_getMiniflareWorkerOptions(config.wranglerConfig);
+// wrangler.toml's options and the module list, written beside the bundle when it was built
+const { workerOptions, modules } = JSON.parse(readFileSync(join(config.bundleDir, MANIFEST), "utf8"));
 
 const levels = { error: LogLevel.ERROR, warn: LogLevel.WARN, info: LogLevel.INFO, debug: LogLevel.DEBUG };
 const mf = new Miniflare({
   ...workerOptions,
   name: config.name ?? "edgeplane",
-  modules: true,
+  modules: modules.map((m) => ({ type: m.type, path: join(config.bundleDir, m.path) })),
   modulesRoot: config.bundleDir,
-  scriptPath: join(config.bundleDir, config.main),
   bindings: { ...workerOptions.bindings, ...config.bindings },
   defaultPersistRoot: config.persistDir,
   // Miniflare's own entry socket (a routing Worker in front of ours) is left on a spare port
