@@ -29,13 +29,13 @@ const mf = new Miniflare({
   modulesRoot: config.bundleDir,
   bindings: { ...workerOptions.bindings, ...config.bindings },
   defaultPersistRoot: config.persistDir,
-  // Miniflare's own entry socket (a routing Worker in front of ours) is left on a spare port
-  // for its API (cron); clients reach our Worker straight on a direct socket, which saves a
-  // Worker-to-Worker hop on every request and on every chunk of every watch stream
-  // (~0.1 ms of CPU per request, ~8 us per watch event delivered; bench/api-store.ts).
+  // Clients reach our Worker through Miniflare's entry Worker. A direct workerd socket to our
+  // Worker saves ~0.1 ms of CPU per request, but it was measured unfair: under 50 busy
+  // keep-alive clients another connection's request waited the whole load (6 s, so workerd's
+  // idle timer then reset connections with a request unread); through the entry Worker the
+  // same probe waited at most ~1.2 s.
   host: config.host,
-  port: 0,
-  unsafeDirectSockets: [{ host: config.host, port: config.port }],
+  port: config.port,
   // request.cf is the local default unless a caller injects one (MF-CF-Blob); never fetched
   cf: false,
   // only when asked (bench/profile.ts): DevTools tracing costs CPU on every request
@@ -60,8 +60,7 @@ async function close() {
 process.on("SIGTERM", close);
 process.on("SIGINT", close);
 
-await mf.ready;
-const url = await mf.unsafeGetDirectURL();
+const url = await mf.ready;
 if (config.front)
   front = await startFront({
     port: config.front.port,
