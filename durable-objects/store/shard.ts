@@ -13,6 +13,7 @@ import {
   StatusError,
   staleResourceVersion,
 } from "../../api/errors";
+import { deepEqual } from "../../api/patch/util";
 import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
@@ -46,6 +47,16 @@ function fail(e: unknown): Reply {
   console.error("store shard error", e);
   const msg = e instanceof Error ? e.message : String(e);
   return { ok: false, status: new StatusError(500, "InternalError", msg).toStatus() };
+}
+
+/**
+ * Whether an update writes nothing new. Upstream re-encodes every object in its type's field
+ * order, so a PUT with the same content in another key order is a no-op there too; the
+ * structural compare runs only when the encodings differ and have the same length.
+ */
+function unchanged(obj: KubeObject, stored: string): boolean {
+  const next = JSON.stringify(obj);
+  return next === stored || (next.length === stored.length && deepEqual(obj, JSON.parse(stored)));
 }
 
 export class StoreShard extends DurableObject<Env> {
@@ -179,7 +190,7 @@ export class StoreShard extends DurableObject<Env> {
       obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
       obj.metadata.resourceVersion = String(cur.rv);
       this.allocations?.allocate(obj, old);
-      if (JSON.stringify(obj) === cur.data) return ok(cur.data); // a no-op keeps its resourceVersion
+      if (unchanged(obj, cur.data)) return ok(cur.data); // a no-op keeps its resourceVersion
       if (opts.dryRun) return ok(JSON.stringify(obj));
       if (readyToRemove(obj)) {
         return ok(this.commit("DELETED", obj, cur));
