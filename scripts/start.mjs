@@ -5,9 +5,31 @@ import { join } from "node:path";
 import { ROOT, startDevServer } from "./lib/devserver.mjs";
 
 const port = Number(process.env.EDGEPLANE_PORT ?? 8787);
-const stateDir = join(ROOT, ".edgeplane");
+// EDGEPLANE_STATE_DIR moves it (tests use their own)
+const stateDir = process.env.EDGEPLANE_STATE_DIR ?? join(ROOT, ".edgeplane");
 
-const server = await startDevServer({ stateDir, port, logLevel: process.env.EDGEPLANE_LOG_LEVEL ?? "info" });
+// A signal at any point stops what was started so far: the engine runs detached, so it
+// would outlive this process otherwise.
+let server;
+let stopping = false;
+const stops = [];
+async function shutdown() {
+  if (stopping) return;
+  stopping = true;
+  console.log("\nstopping edgeplane...");
+  for (const stop of stops.reverse()) await stop().catch(() => {});
+  if (!server) return; // still starting: stopped as soon as it is up
+  await server.stop();
+  process.exit(0);
+}
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);
+
+server = await startDevServer({ stateDir, port, logLevel: process.env.EDGEPLANE_LOG_LEVEL ?? "info" });
+if (stopping) {
+  await server.stop();
+  process.exit(0);
+}
 console.log(`
 edgeplane control plane is up at ${server.url}
   kubeconfig: ${server.kubeconfigPath}
@@ -18,7 +40,6 @@ edgeplane control plane is up at ${server.url}
 const { register } = await import("tsx/esm/api");
 register();
 
-const stops = [];
 const simulated = Number(process.env.EDGEPLANE_NODES ?? 0);
 if (simulated > 0) {
   const { startSimulatedNodes } = await import("../agent/simulated/simnodes.ts");
@@ -68,17 +89,6 @@ if (runtime === "containerd") {
   );
 }
 
-let stopping = false;
-async function shutdown() {
-  if (stopping) return;
-  stopping = true;
-  console.log("\nstopping edgeplane...");
-  for (const stop of stops.reverse()) await stop().catch(() => {});
-  await server.stop();
-  process.exit(0);
-}
-process.on("SIGINT", shutdown);
-process.on("SIGTERM", shutdown);
 server.child.on("exit", (code) => {
   if (!stopping) {
     console.error(`the control plane engine (workerd) exited (${code})`);
