@@ -46,6 +46,47 @@ const switched = (c) => c.length > 12 && c[0] === 72 && c[9] === 49 && c[10] ===
 /** workerd closes a connection kept alive with no request 5 s after its last response */
 const IDLE_CLOSE_MS = 4000;
 
+/** A chunk that ends with a chunked body's last chunk ("0\r\n\r\n"). */
+const endsChunked = (c) =>
+  c.length >= 5 &&
+  c[c.length - 5] === 48 &&
+  c[c.length - 4] === 13 &&
+  c[c.length - 3] === 10 &&
+  c[c.length - 2] === 13 &&
+  c[c.length - 1] === 10;
+
+/**
+ * Whether workerd's last response on a connection is complete, from its framing: all of a
+ * Content-Length body passed, or a chunked body's last chunk seen. Only the first chunk of a
+ * response is parsed (its head); later chunks are counted, or their last bytes checked. When
+ * unsure (a head split across reads, a body delimited by the close) it says incomplete.
+ */
+function responseFraming() {
+  let complete = true;
+  let remaining = -1; // Content-Length bytes still to come; -1 when not framed by length
+  let chunked = false;
+  return {
+    isComplete: () => complete,
+    /** a chunk from workerd; `starts` when it is the first one after a request */
+    see(chunk, starts) {
+      if (!starts) {
+        if (remaining >= 0) complete = (remaining -= chunk.length) <= 0;
+        else if (chunked) complete = endsChunked(chunk);
+        return;
+      }
+      const end = chunk.indexOf("\r\n\r\n");
+      const head = end < 0 ? "" : chunk.toString("latin1", 0, end).toLowerCase();
+      chunked = head.includes("transfer-encoding: chunked");
+      const length = /content-length: *(\d+)/.exec(head);
+      remaining = !chunked && length ? Number(length[1]) - (chunk.length - end - 4) : -1;
+      if (end < 0) complete = false;
+      else if (/^http\/1\.[01] (1\d\d|204|304)/.test(head)) complete = true;
+      else if (remaining >= 0) complete = remaining <= 0;
+      else complete = chunked && endsChunked(chunk);
+    },
+  };
+}
+
 /**
  * One client connection carried to workerd. workerd closes a kept-alive connection 5 s after
  * its last response unless it has read a new request by then: a request that arrives at that
@@ -55,9 +96,9 @@ const IDLE_CLOSE_MS = 4000;
  * connection, and bytes it sent since workerd last answered (unread: workerd does not close
  * a connection in the middle of a request) are sent again on the new one. Without this a
  * kept-alive request could fail at random with a reset. Any other close (sooner after a
- * response, or of an upgraded WebSocket tunnel) is passed on to the client as it is. Bytes
- * are forwarded as they come, pausing the reader while the writer is full (leaner per chunk
- * than stream.pipe: one watch event goes out to a thousand watchers at once).
+ * response, in the middle of one, or of an upgraded WebSocket tunnel) is passed on to the
+ * client as it is. Bytes are forwarded as they come, pausing the reader while the writer is
+ * full (leaner per chunk than stream.pipe: one watch event goes out to a thousand watchers).
  */
 function carry(down, { upstreamPort, idleCloseMs }, sockets) {
   let upstream;
@@ -68,6 +109,7 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
   let lastUpstreamAt = Date.now();
   let tunnel = false;
   let clientEnded = false;
+  const framing = responseFraming();
   const resumeDown = () => down.resume();
 
   const connect = () => {
@@ -78,6 +120,7 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
     const resumeUp = () => up.resume();
     up.on("data", (chunk) => {
       lastUpstreamAt = Date.now();
+      if (!tunnel) framing.see(chunk, unansweredBytes > 0);
       if (unansweredBytes) {
         unanswered = [];
         unansweredBytes = 0;
@@ -99,7 +142,8 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
       if (upstream !== up) return;
       upstream = undefined;
       const idle = Date.now() - lastUpstreamAt >= idleCloseMs;
-      if (tunnel || clientEnded || !idle) return err ? down.destroy() : down.end();
+      // a close in the middle of a response (a watch cut off) reaches the client as it is
+      if (tunnel || clientEnded || !idle || !framing.isComplete()) return err ? down.destroy() : down.end();
       down.resume(); // it may have been waiting for the lost connection to drain
       if (unansweredBytes === 0) return; // the client's next request connects again
       if (unansweredBytes > RESEND_LIMIT || ++resends > 2) return down.destroy();
@@ -134,8 +178,8 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
 }
 
 /**
- * Serves the front door on `port`, forwarding to workerd on `upstreamPort`. idleCloseMs and
- * (the time above) is an option for tests.
+ * Serves the front door on `port`, forwarding to workerd on `upstreamPort`. idleCloseMs
+ * (IDLE_CLOSE_MS) is an option for tests.
  */
 export function startFront({
   port,

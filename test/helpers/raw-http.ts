@@ -13,6 +13,7 @@ export interface RawServer {
 }
 
 const OK = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"ok":true}';
+const CHUNKED = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
 
 export async function rawServer(
   reply: (nthOnConnection: number) => RawReply | boolean,
@@ -44,7 +45,15 @@ export async function rawServer(
         n++;
         const r = reply(n);
         if (r === false || r === "cut") return void sock.destroy();
+        if (typeof r === "object" && "streamCutAfterMs" in r) {
+          sock.write(`${CHUNKED}b\r\n{"ok":true}\r\n`);
+          return void setTimeout(() => sock.end(), r.streamCutAfterMs);
+        }
         if (typeof r === "object") return void setTimeout(() => sock.destroy(), r.cutAfterMs);
+        if (r === "answer-chunked") {
+          sock.write(`${CHUNKED}b\r\n{"ok":true}\r\n0\r\n\r\n`);
+          continue;
+        }
         if (r === "upgrade") {
           tunnel = true;
           sock.write("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n");

@@ -54,11 +54,18 @@ async function connect(port: number): Promise<Client> {
     buf += d;
     const end = buf.indexOf("\r\n\r\n");
     if (end < 0 || !waiting) return;
-    const status = buf.slice(0, buf.indexOf("\r\n"));
-    const length = Number(/content-length: (\d+)/i.exec(buf)?.[1] ?? 0);
+    const head = buf.slice(0, end);
+    const status = head.slice(0, head.indexOf("\r\n"));
     if (status.includes(" 101 ")) buf = "";
-    else if (buf.length < end + 4 + length) return;
-    else buf = buf.slice(end + 4 + length);
+    else if (/transfer-encoding: chunked/i.test(head)) {
+      const last = buf.indexOf("\r\n0\r\n\r\n", end + 2);
+      if (last < 0) return; // the body is not over yet
+      buf = buf.slice(last + 7);
+    } else {
+      const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+      if (buf.length < end + 4 + length) return;
+      buf = buf.slice(end + 4 + length);
+    }
     const w = waiting;
     waiting = undefined;
     w(status);
@@ -111,6 +118,25 @@ describe("front door", () => {
     expect(await client.get()).toBe(second);
     const resent = second !== "closed";
     expect(upstream.counts()).toEqual({ connections: resent ? 2 : 1, requests: resent ? 3 : 2 });
+  });
+
+  it("keeps the client's connection after a chunked response and an idle close", async () => {
+    const { upstream, client } = await setUp(() => "answer-chunked", {
+      upstreamIdleMs: 100,
+      idleCloseMs: 50,
+    });
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    await sleep(300);
+    expect(client.socket.readyState).toBe("open");
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    expect(upstream.counts()).toEqual({ connections: 2, requests: 2 });
+  });
+
+  it("passes on a close in the middle of a streamed response, however long it was quiet", async () => {
+    // a watch that workerd cuts off: the client must see the close to watch again
+    const { upstream, client } = await setUp(() => ({ streamCutAfterMs: 300 }), { idleCloseMs: 50 });
+    expect(await client.get()).toBe("closed");
+    expect(upstream.counts()).toEqual({ connections: 1, requests: 1 });
   });
 
   it("passes on a close right after a response", async () => {
