@@ -17,7 +17,8 @@
 #                          private http://127.0.0.1:5001  (basic auth, htpasswd bcrypt)
 #                          data/config/log under /var/lib/edgeplane/registry/{open,private}
 #                          pids /run/edgeplane/registry-{open,private}.pid
-#   credentials            <repo>/.edgeplane/registry-credentials  ("user:password")
+#   credentials            <repo>/.edgeplane/registry-credentials  ("user:password"; the machine's,
+#                          kept in /var/lib/edgeplane/registry/private/credentials)
 #   images                 127.0.0.1:5000/edgeplane/busybox:1
 #                          127.0.0.1:5000/edgeplane/pause:1  (containerd's sandbox_image)
 #                          127.0.0.1:5001/private/busybox:1  (busybox with its own content)
@@ -92,9 +93,23 @@ if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet docker-re
   systemctl disable docker-registry >/dev/null 2>&1 || true
 fi
 
-if [ ! -s "$CREDS_FILE" ]; then
-  printf '%s:%s\n' "$REG_USER" "$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)" >"$CREDS_FILE"
-  say "registry: generated credentials in $CREDS_FILE"
+# The registries are the machine's, so their credentials are too: every clone set up on this
+# machine gets the same ones (a second clone's setup must not change the password under the
+# first). Kept beside the registry, root-only; copied into the clone for its tests.
+MACHINE_CREDS=$REG_DIR/private/credentials
+mkdir -p "$REG_DIR/private"
+if [ ! -s "$MACHINE_CREDS" ]; then
+  if [ -s "$CREDS_FILE" ]; then
+    cp "$CREDS_FILE" "$MACHINE_CREDS"
+  else
+    printf '%s:%s\n' "$REG_USER" "$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)" >"$MACHINE_CREDS"
+    say "registry: generated credentials in $MACHINE_CREDS"
+  fi
+fi
+chmod 600 "$MACHINE_CREDS"
+if ! cmp -s "$MACHINE_CREDS" "$CREDS_FILE"; then
+  cp "$MACHINE_CREDS" "$CREDS_FILE"
+  say "registry: this machine's credentials copied to $CREDS_FILE"
 fi
 chmod 600 "$CREDS_FILE"
 REG_CREDS=$(head -n 1 "$CREDS_FILE")
