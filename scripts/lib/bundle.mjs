@@ -102,7 +102,7 @@ async function writeManifest(root, dir) {
   writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 1));
 }
 
-/** The bundle for the sources as they are now: { bundleDir, main }, built if not kept yet. */
+/** The bundle for the sources as they are now: { bundleDir }, built if not kept yet. */
 export async function workerBundle(root) {
   const dir = join(root, ".edgeplane", "bundles");
   const hash = sourceHash(root);
@@ -125,7 +125,7 @@ export async function workerBundle(root) {
     const now = new Date();
     utimesSync(out, now, now); // recently used: kept by prune
   }
-  return { bundleDir: out, main: MAIN };
+  return { bundleDir: out };
 }
 
 /** Drops all but the KEEP most recently used other bundles, and builds abandoned 10 min ago. */

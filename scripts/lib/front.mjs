@@ -41,8 +41,6 @@ const TLS_HANDSHAKE = 0x16;
 /** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
 const RESEND_LIMIT = 4 << 20;
 
-/** The status line of a 101 Switching Protocols: "HTTP/1.1 101" at the start of a chunk. */
-const switched = (c) => c.length > 12 && c[0] === 72 && c[9] === 49 && c[10] === 48 && c[11] === 49;
 /** workerd closes a connection kept alive with no request 5 s after its last response */
 const IDLE_CLOSE_MS = 4000;
 
@@ -59,21 +57,26 @@ const endsChunked = (c) =>
  * Whether workerd's last response on a connection is complete, from its framing: all of a
  * Content-Length body passed, or a chunked body's last chunk seen. Only the first chunk of a
  * response is parsed (its head); later chunks are counted, or their last bytes checked. When
- * unsure (a head split across reads, a body delimited by the close) it says incomplete.
+ * unsure (a head split across reads, a body delimited by the close) it says incomplete. A
+ * 101 Switching Protocols turns the connection into a tunnel, whose bytes are not framed.
  */
 function responseFraming() {
   let complete = true;
+  let upgraded = false;
   let remaining = -1; // Content-Length bytes still to come; -1 when not framed by length
   let chunked = false;
   return {
     isComplete: () => complete,
+    isTunnel: () => upgraded,
     /** a chunk from workerd; `starts` when it is the first one after a request */
     see(chunk, starts) {
+      if (upgraded) return;
       if (!starts) {
         if (remaining >= 0) complete = (remaining -= chunk.length) <= 0;
         else if (chunked) complete = endsChunked(chunk);
         return;
       }
+      upgraded = /^HTTP\/1\.[01] 101 /.test(chunk.toString("latin1", 0, 13));
       const end = chunk.indexOf("\r\n\r\n");
       const head = end < 0 ? "" : chunk.toString("latin1", 0, end).toLowerCase();
       chunked = head.includes("transfer-encoding: chunked");
@@ -107,7 +110,6 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
   let unansweredBytes = 0;
   let resends = 0;
   let lastUpstreamAt = Date.now();
-  let tunnel = false;
   let clientEnded = false;
   const framing = responseFraming();
   const resumeDown = () => down.resume();
@@ -120,13 +122,12 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
     const resumeUp = () => up.resume();
     up.on("data", (chunk) => {
       lastUpstreamAt = Date.now();
-      if (!tunnel) framing.see(chunk, unansweredBytes > 0);
+      framing.see(chunk, unansweredBytes > 0);
       if (unansweredBytes) {
         unanswered = [];
         unansweredBytes = 0;
         resends = 0;
       }
-      if (!tunnel && switched(chunk)) tunnel = true;
       if (!down.write(chunk)) {
         up.pause();
         down.once("drain", resumeUp);
@@ -143,7 +144,8 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
       upstream = undefined;
       const idle = Date.now() - lastUpstreamAt >= idleCloseMs;
       // a close in the middle of a response (a watch cut off) reaches the client as it is
-      if (tunnel || clientEnded || !idle || !framing.isComplete()) return err ? down.destroy() : down.end();
+      if (framing.isTunnel() || clientEnded || !idle || !framing.isComplete())
+        return err ? down.destroy() : down.end();
       down.resume(); // it may have been waiting for the lost connection to drain
       if (unansweredBytes === 0) return; // the client's next request connects again
       if (unansweredBytes > RESEND_LIMIT || ++resends > 2) return down.destroy();
@@ -157,7 +159,7 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
   };
 
   down.on("data", (chunk) => {
-    if (!tunnel) {
+    if (!framing.isTunnel()) {
       unansweredBytes += chunk.length;
       if (unansweredBytes <= RESEND_LIMIT) unanswered.push(chunk);
       else unanswered = [];

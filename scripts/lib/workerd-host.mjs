@@ -4,7 +4,7 @@
 // of CPU per request, and most of the CPU of a watch event's fan-out; see bench/api-store.ts).
 //
 //   node scripts/lib/workerd-host.mjs CONFIG.json
-// CONFIG: { bundleDir, main, persistDir, host, port, bindings, logLevel, inspectorPort,
+// CONFIG: { bundleDir, persistDir, host, port, bindings, logLevel, inspectorPort,
 //           front: { port, cert, key }, crons, cronSeconds }
 // Cron triggers run as on Cloudflare: "* * * * *" at the start of every minute (or every
 // cronSeconds), through the Worker's scheduled handler; other expressions are not run.
