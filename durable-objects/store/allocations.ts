@@ -51,6 +51,12 @@ export class Allocations {
     if (!deleted) this.hold(obj);
   }
 
+  /** Drops the ledger; the next check builds it again from what is stored. */
+  forget(): void {
+    this.owner = undefined;
+    this.byObject.clear();
+  }
+
   private hold(obj: KubeObject): void {
     const self = objectKey(obj);
     const keys = this.allocator.held(obj);

@@ -4,7 +4,7 @@
 // object's age; the shard's alarm deletes what is past it, through an ordinary commit, so
 // watchers see the DELETED as they would on a lease expiry.
 import type { ResourceDef } from "../../api/resource";
-import type { Row } from "./shard";
+import type { Row } from "./batch";
 
 /** Where the shard remembers its resource across restarts, for the alarm. */
 export const EXPIRY_RESOURCE_KEY = "expiry-resource";

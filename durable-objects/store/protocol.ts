@@ -43,4 +43,5 @@ export interface DeleteOptions extends WriteOptions {
 }
 
 /** Bodies cross RPC as JSON text: one parse at the edge, none in between. */
-export type Reply = { ok: true; body: string; code?: number } | { ok: false; status: Status };
+export type Answer = { ok: true; body: string; code?: number };
+export type Reply = Answer | { ok: false; status: Status };

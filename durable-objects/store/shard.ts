@@ -19,28 +19,27 @@ import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
 import type { Env } from "../../workers/env";
-import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
 import { Allocations } from "./allocations";
+import { type Row, WriteBatch, writeStaged } from "./batch";
 import { decideDelete, readyToRemove, rfc3339 } from "./deletion";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
-import type { DeleteOptions, ListQuery, Reply, UpdateOptions, WatchQuery, WriteOptions } from "./protocol";
+import { Pokes } from "./pokes";
+import type {
+  Answer,
+  DeleteOptions,
+  ListQuery,
+  Reply,
+  UpdateOptions,
+  WatchQuery,
+  WriteOptions,
+} from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { openWatch } from "./watch";
 import { type Change, type Sink, socketSink, type WatchFilter, WatchHub } from "./watchers";
 
-export interface Row {
-  namespace: string;
-  name: string;
-  uid: string;
-  rv: number;
-  labels: string;
-  fields: string;
-  data: string;
-}
-
-const ok = (body: string, code?: number): Reply => ({ ok: true, body, code });
+const ok = (body: string, code?: number): Answer => ({ ok: true, body, code });
 
 function fail(e: unknown): Reply {
   if (e instanceof StatusError) return { ok: false, status: e.toStatus() };
@@ -70,11 +69,16 @@ export class StoreShard extends DurableObject<Env> {
   readonly hub: WatchHub;
   /** the newest changes in memory: informers catching up read them without a query */
   readonly recent = new RecentChanges();
+  /** wakes the controllers and the scheduler after commits */
+  private readonly pokes: Pokes;
+  /** writes staged for the next group commit */
+  private readonly batch = new WriteBatch(() => this.flush());
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.db = drizzle(ctx.storage);
+    this.pokes = new Pokes(env, () => this.revision);
     this.hub = new WatchHub(
       () => this.def,
       () => this.revision,
@@ -113,10 +117,14 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   private *storedData(): Iterable<string> {
+    this.flush();
     for (const r of this.sql.exec<{ data: string }>("SELECT data FROM objects")) yield r.data;
   }
 
+  /** An object's current row, staged writes included. */
   row(namespace: string, name: string): Row | undefined {
+    const staged = this.batch.lookup(namespace, name);
+    if (staged !== undefined) return staged ?? undefined;
     const rows = this.sql
       .exec<Row & Record<string, SqlStorageValue>>(
         "SELECT namespace, name, uid, rv, labels, fields, data FROM objects WHERE namespace = ? AND name = ?",
@@ -132,6 +140,7 @@ export class StoreShard extends DurableObject<Env> {
   async get(res: string, namespace: string, name: string): Promise<Reply> {
     try {
       const def = this.use(res);
+      this.flush();
       const r = this.row(namespace, name);
       if (!r) throw notFound(def, name);
       return ok(r.data);
@@ -142,14 +151,16 @@ export class StoreShard extends DurableObject<Env> {
 
   async list(res: string, q: ListQuery): Promise<Reply> {
     try {
-      return ok(listObjects(this, this.use(res), q));
+      const def = this.use(res);
+      this.flush();
+      return ok(listObjects(this, def, q));
     } catch (e) {
       return fail(e);
     }
   }
 
   async create(res: string, obj: KubeObject, opts: WriteOptions = {}): Promise<Reply> {
-    try {
+    return this.answer(() => {
       const def = this.use(res);
       const meta = obj.metadata;
       const namespace = meta.namespace ?? "";
@@ -165,13 +176,11 @@ export class StoreShard extends DurableObject<Env> {
       this.allocations?.allocate(obj, undefined);
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
       return ok(this.commit("ADDED", obj, undefined), 201);
-    } catch (e) {
-      return fail(e);
-    }
+    });
   }
 
   async update(res: string, obj: KubeObject, opts: UpdateOptions = {}): Promise<Reply> {
-    try {
+    return this.answer(() => {
       const def = this.use(res);
       const namespace = obj.metadata.namespace ?? "";
       const name = obj.metadata.name!;
@@ -196,61 +205,80 @@ export class StoreShard extends DurableObject<Env> {
         return ok(this.commit("DELETED", obj, cur));
       }
       return ok(this.commit("MODIFIED", obj, cur));
-    } catch (e) {
-      return fail(e);
-    }
+    });
   }
 
   async remove(res: string, namespace: string, name: string, opts: DeleteOptions = {}): Promise<Reply> {
-    try {
-      const def = this.use(res);
-      const cur = this.row(namespace, name);
-      if (!cur) throw notFound(def, name);
-      const pre = opts.preconditions;
-      if (pre?.uid && pre.uid !== cur.uid)
-        throw conflict(
-          def,
-          name,
-          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.uid}`,
-        );
-      if (pre?.resourceVersion && pre.resourceVersion !== String(cur.rv))
-        throw conflict(
-          def,
-          name,
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.rv}`,
-        );
-      const obj = JSON.parse(cur.data) as KubeObject;
-      const d = decideDelete(def, obj, opts, new Date());
-      // a delete that only marks the object answers 200 with it, as upstream (202 is
-      // reserved for orphanDependents=false, which the apiserver handles)
-      if (d.action === "unchanged") return ok(cur.data, 200);
-      if (d.action === "mark") {
-        if (opts.dryRun) return ok(JSON.stringify(d.object), 200);
-        return ok(this.commit("MODIFIED", d.object, cur), 200);
-      }
-      if (opts.dryRun) return ok(cur.data);
-      return ok(this.commit("DELETED", obj, cur));
-    } catch (e) {
-      return fail(e);
+    return this.answer(() => this.removeNow(this.use(res), namespace, name, opts));
+  }
+
+  /** Stages one delete (or the mark that starts a graceful one). */
+  private removeNow(def: ResourceDef, namespace: string, name: string, opts: DeleteOptions): Answer {
+    const cur = this.row(namespace, name);
+    if (!cur) throw notFound(def, name);
+    const pre = opts.preconditions;
+    if (pre?.uid && pre.uid !== cur.uid)
+      throw conflict(
+        def,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.uid}`,
+      );
+    if (pre?.resourceVersion && pre.resourceVersion !== String(cur.rv))
+      throw conflict(
+        def,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.rv}`,
+      );
+    const obj = JSON.parse(cur.data) as KubeObject;
+    const d = decideDelete(def, obj, opts, new Date());
+    // a delete that only marks the object answers 200 with it, as upstream (202 is
+    // reserved for orphanDependents=false, which the apiserver handles)
+    if (d.action === "unchanged") return ok(cur.data, 200);
+    if (d.action === "mark") {
+      if (opts.dryRun) return ok(JSON.stringify(d.object), 200);
+      return ok(this.commit("MODIFIED", d.object, cur), 200);
     }
+    if (opts.dryRun) return ok(cur.data);
+    return ok(this.commit("DELETED", obj, cur));
   }
 
   /** Deletes every object a list query selects; the body is the list of what was deleted. */
   async removeCollection(res: string, q: ListQuery, opts: DeleteOptions = {}): Promise<Reply> {
-    try {
+    return this.answer(() => {
       const def = this.use(res);
+      this.flush();
       const list = JSON.parse(listObjects(this, def, { ...q, table: undefined, limit: undefined }));
-      const items: string[] = [];
+      const items: unknown[] = [];
       for (const item of list.items as KubeObject[]) {
-        const r = await this.remove(res, item.metadata.namespace ?? "", item.metadata.name!, opts);
-        if (r.ok) items.push(r.body);
+        try {
+          items.push(
+            JSON.parse(this.removeNow(def, item.metadata.namespace ?? "", item.metadata.name!, opts).body),
+          );
+        } catch (e) {
+          // one whose preconditions fail is left out of the result
+          if (!(e instanceof StatusError)) throw e;
+        }
       }
-      list.items = items.map((s) => JSON.parse(s));
-      list.metadata = { resourceVersion: String(this.revision) };
+      list.items = items;
+      list.metadata = { resourceVersion: String(this.batch.lastRevision ?? this.revision) };
       return ok(JSON.stringify(list));
+    });
+  }
+
+  /** Runs a write and answers once what it staged (and anything it read that was staged) is written. */
+  private async answer(write: () => Reply): Promise<Reply> {
+    let reply: Reply;
+    try {
+      reply = write();
+    } catch (e) {
+      reply = fail(e);
+    }
+    try {
+      await this.batch.written();
     } catch (e) {
       return fail(e);
     }
+    return reply;
   }
 
   /**
@@ -265,9 +293,11 @@ export class StoreShard extends DurableObject<Env> {
           query: WatchQuery;
         };
         const [client, server] = Object.values(new WebSocketPair());
+        this.flush();
         return openWatch(this, this.use(res), query, { server, client });
       }
       const { res, query } = (await request.json()) as { res: string; query: WatchQuery };
+      this.flush();
       return openWatch(this, this.use(res), query);
     } catch (e) {
       const r = fail(e) as { ok: false; status: { code: number } };
@@ -304,66 +334,67 @@ export class StoreShard extends DurableObject<Env> {
 
   // ---- commits ------------------------------------------------------------------------
 
-  /** Writes one change atomically and publishes it; returns the stored JSON. */
+  /**
+   * Stages one change for the next group commit and returns the stored JSON. Callers answer
+   * only once the batch is written (see answer()); watchers hear of it then.
+   */
   commit(type: Change["type"], obj: KubeObject, prev: Row | undefined): string {
-    const def = this.def!;
-    const rv = this.revision + 1;
+    const rv = (this.batch.lastRevision ?? this.revision) + 1;
     obj.metadata.resourceVersion = String(rv);
     const data = JSON.stringify(obj);
     const labels = obj.metadata.labels ?? {};
-    const fields = selectableFields(def, obj);
-    const labelsJson = JSON.stringify(labels);
-    const fieldsJson = JSON.stringify(fields);
-    const namespace = obj.metadata.namespace ?? "";
-    const name = obj.metadata.name!;
-    const at = Date.now();
-    this.ctx.storage.transactionSync(() => {
-      if (type === "DELETED") {
-        this.sql.exec("DELETE FROM objects WHERE namespace = ? AND name = ?", namespace, name);
-      } else {
-        this.sql.exec(
-          "INSERT OR REPLACE INTO objects (namespace, name, uid, rv, labels, fields, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-          namespace,
-          name,
-          obj.metadata.uid!,
-          rv,
-          labelsJson,
-          fieldsJson,
-          data,
-        );
-      }
-      this.sql.exec(
-        "INSERT INTO changes (rv, type, namespace, name, labels, fields, prev_labels, prev_fields, data, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    const fields = selectableFields(this.def!, obj);
+    this.batch.add({
+      change: {
         rv,
         type,
-        namespace,
-        name,
-        labelsJson,
-        fieldsJson,
-        prev?.labels ?? null,
-        prev?.fields ?? null,
+        namespace: obj.metadata.namespace ?? "",
+        name: obj.metadata.name!,
+        labels,
+        fields,
+        prevLabels: prev ? JSON.parse(prev.labels) : null,
+        prevFields: prev ? JSON.parse(prev.fields) : null,
         data,
-        at,
-      );
+      },
+      uid: obj.metadata.uid!,
+      labelsJson: JSON.stringify(labels),
+      fieldsJson: JSON.stringify(fields),
+      prev,
+      at: Date.now(),
     });
-    this.revision = rv;
     this.allocations?.record(obj, type === "DELETED");
-    if (type !== "DELETED") this.armExpiry();
-    this.recent.push(rv, type, data);
-    this.hub.publish({
-      rv,
-      type,
-      namespace,
-      name,
-      labels,
-      fields,
-      prevLabels: prev ? JSON.parse(prev.labels) : null,
-      prevFields: prev ? JSON.parse(prev.fields) : null,
-      data,
-    });
-    if (rv % 256 === 0) this.compact(at);
-    this.pokeSubscribers();
     return data;
+  }
+
+  /**
+   * Writes the staged changes in one transaction, then publishes them in order. Reads call
+   * this first, so they always see every write staged before them.
+   */
+  flush(): void {
+    const { staged, done } = this.batch.take();
+    if (!staged.length) {
+      done();
+      return;
+    }
+    try {
+      this.ctx.storage.transactionSync(() => writeStaged(this.sql, staged));
+    } catch (e) {
+      // nothing of the batch is stored: the ledger of allocations saw it, so it is rebuilt
+      this.allocations?.forget();
+      done(e);
+      return;
+    }
+    const before = this.revision;
+    for (const s of staged) {
+      const c = s.change;
+      this.revision = c.rv;
+      this.recent.push(c.rv, c.type, c.data);
+      this.hub.publish(c);
+    }
+    if (staged.some((s) => s.change.type !== "DELETED")) this.armExpiry();
+    if (before >> 8 !== this.revision >> 8) this.compact(staged.at(-1)!.at);
+    this.pokes.wake(resourceKey(this.def!));
+    done();
   }
 
   // ---- expiry (Events) -----------------------------------------------------------------
@@ -387,43 +418,14 @@ export class StoreShard extends DurableObject<Env> {
     const ttl = ttlMs(def, this.settings);
     if (!ttl) return;
     const now = Date.now();
+    this.flush();
     for (const row of expiredRows(this.sql, now - ttl))
       this.commit("DELETED", JSON.parse(row.data) as KubeObject, row);
+    this.flush();
     // while anything is stored, look again a step later (an existence check, not a count)
     const left = this.sql.exec("SELECT 1 FROM objects LIMIT 1").toArray().length > 0;
     this.expiryArmed = left;
     if (left) await this.ctx.storage.setAlarm(now + expiryStepMs(ttl));
-  }
-
-  // ---- waking the controllers and the scheduler ---------------------------------------
-
-  private pokes = new Map<Subscriber, { inflight: boolean; again: boolean }>();
-
-  private pokeSubscribers(): void {
-    const key = resourceKey(this.def!);
-    for (const s of SUBSCRIPTIONS[key] ?? []) this.poke(s, key);
-  }
-
-  private poke(s: Subscriber, key: string): void {
-    let st = this.pokes.get(s);
-    if (!st) this.pokes.set(s, (st = { inflight: false, again: false }));
-    if (st.inflight) {
-      st.again = true;
-      return;
-    }
-    st.inflight = true;
-    const ns = s === "controllers" ? this.env.CONTROLLERS : this.env.SCHEDULER;
-    const stub = ns.get(ns.idFromName(this.env.EDGEPLANE_CLUSTER));
-    stub
-      .poke(key, this.revision)
-      .catch((e: unknown) => console.error(`poke ${s} failed`, e))
-      .finally(() => {
-        st.inflight = false;
-        if (st.again) {
-          st.again = false;
-          this.poke(s, key);
-        }
-      });
   }
 
   /**
@@ -436,6 +438,7 @@ export class StoreShard extends DurableObject<Env> {
     limit = 5000,
   ): Promise<{ expired: boolean; head: number; events: RecentChange[] }> {
     this.use(res);
+    this.flush();
     if (rv < this.compacted) return { expired: true, head: this.revision, events: [] };
     const tail = this.recent.since(rv, limit);
     if (tail) return { expired: false, head: this.revision, events: tail };
@@ -485,6 +488,7 @@ export class StoreShard extends DurableObject<Env> {
 
   /** Operator and test hook: compact the change log up to the head now. */
   async compactNow(): Promise<number> {
+    this.flush();
     this.compactTo(this.revision);
     return this.compacted;
   }

@@ -271,6 +271,43 @@ describe("store semantics", () => {
     expect(evs.every((e) => e.type === "ADDED")).toBe(true);
   });
 
+  it("concurrent writes, which share commits, see each other: one winner per name and version", async () => {
+    const ns = await freshNamespace(t);
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    const target = (await api(t, "POST", path, cm("target", { n: "0" }))).json;
+    const from = target.metadata.resourceVersion;
+    const live = readEvents(`${path}?watch=1&resourceVersion=${from}`, 22, 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    // all at once: 20 distinct names, 8 creates of one name, 6 updates from the same version
+    const results = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => api(t, "POST", path, cm(`c${i}`))),
+      ...Array.from({ length: 8 }, () => api(t, "POST", path, cm("dup"))),
+      ...Array.from({ length: 6 }, (_, i) =>
+        api(t, "PUT", `${path}/target`, { ...target, data: { n: String(i + 1) } }),
+      ),
+    ]);
+    const codes = (from: number, to: number) =>
+      results
+        .slice(from, to)
+        .map((r) => r.status)
+        .sort();
+    expect(codes(0, 20)).toEqual(Array(20).fill(201));
+    expect(codes(20, 28)).toEqual([201, ...Array(7).fill(409)]);
+    expect(codes(28, 34)).toEqual([200, ...Array(5).fill(409)]);
+    const acked = results.filter((r) => r.status < 300);
+    const rvs = acked.map((r) => Number(r.json.metadata.resourceVersion));
+    expect(new Set(rvs).size).toBe(22);
+    // the watch gets exactly what was acknowledged, in resourceVersion order, and a read after
+    // each answer sees it
+    const evs = await live;
+    const seen = evs.map((e) => Number(e.object.metadata.resourceVersion));
+    expect(seen).toEqual([...rvs].sort((a, b) => a - b));
+    const winner = (await api(t, "GET", `${path}/target`)).json;
+    expect(results.slice(28).find((r) => r.status === 200)!.json.data).toEqual(winner.data);
+    const list = await api(t, "GET", path);
+    expect(list.json.items).toHaveLength(22);
+    expect(Number(list.json.metadata.resourceVersion)).toBeGreaterThanOrEqual(Math.max(...rvs));
+  });
   it("keeps an object with finalizers until they are removed", async () => {
     const ns = await freshNamespace(t);
     const obj = cm("fin");

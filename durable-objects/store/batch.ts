@@ -1,0 +1,153 @@
+// Group commit for a store shard. workerd commits a Durable Object's SQLite once per event
+// and waits for the disk (an fsync) on the object's one thread each time, so under a
+// concurrent write load most of the thread's time can go to the disk. Writes are therefore
+// staged here and written together a moment later, in one transaction: one commit for every
+// write that arrived meanwhile. Until then the staged rows shadow the stored ones for the
+// shard's own checks (does the name exist, what is the current version), so staging does not
+// change what a write sees. Nothing is answered before the batch holding it is written, and
+// workerd holds the answers until that write is on disk.
+import type { Change } from "./watchers";
+
+/** An object's row as stored. */
+export interface Row {
+  namespace: string;
+  name: string;
+  uid: string;
+  rv: number;
+  labels: string;
+  fields: string;
+  data: string;
+}
+
+/** One change waiting for its commit. */
+export interface Staged {
+  change: Change;
+  uid: string;
+  /** labels and selectable fields as stored (JSON) */
+  labelsJson: string;
+  fieldsJson: string;
+  /** the row the change replaces */
+  prev: Row | undefined;
+  at: number;
+}
+
+const keyOf = (namespace: string, name: string) => `${namespace}\u0000${name}`;
+
+interface Waiters {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+export class WriteBatch {
+  private staged: Staged[] = [];
+  /** the staged state of each object the batch touches; null once deleted */
+  private readonly shadow = new Map<string, Row | null>();
+  private waiters?: Waiters;
+
+  constructor(private readonly write: () => void) {}
+
+  get size(): number {
+    return this.staged.length;
+  }
+
+  /** The revision of the newest staged change, if any. */
+  get lastRevision(): number | undefined {
+    return this.staged.at(-1)?.change.rv;
+  }
+
+  /** The staged row of an object: a row, null when the batch deletes it, undefined when untouched. */
+  lookup(namespace: string, name: string): Row | null | undefined {
+    return this.shadow.get(keyOf(namespace, name));
+  }
+
+  add(s: Staged): void {
+    const c = s.change;
+    this.staged.push(s);
+    this.shadow.set(
+      keyOf(c.namespace, c.name),
+      c.type === "DELETED"
+        ? null
+        : {
+            namespace: c.namespace,
+            name: c.name,
+            uid: s.uid,
+            rv: c.rv,
+            labels: s.labelsJson,
+            fields: s.fieldsJson,
+            data: c.data,
+          },
+    );
+  }
+
+  /**
+   * Resolves once everything staged so far is written (rejects if that write failed). The
+   * first caller of a batch schedules its write: after a timer, so that the writes already
+   * queued behind this one join the batch.
+   */
+  written(): Promise<void> {
+    if (!this.staged.length) return Promise.resolve();
+    if (!this.waiters) {
+      let resolve!: () => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.waiters = { promise, resolve, reject };
+      setTimeout(this.write, 0);
+    }
+    return this.waiters.promise;
+  }
+
+  /** Hands the staged changes to the writer and starts a new batch. */
+  take(): { staged: Staged[]; done: (error?: unknown) => void } {
+    const staged = this.staged;
+    const waiters = this.waiters;
+    this.staged = [];
+    this.shadow.clear();
+    this.waiters = undefined;
+    return {
+      staged,
+      done: (error) => {
+        if (!waiters) return;
+        if (error === undefined) waiters.resolve();
+        else waiters.reject(error);
+      },
+    };
+  }
+}
+
+/** Writes a batch's changes: each object's row and its change-log row. */
+export function writeStaged(sql: SqlStorage, staged: readonly Staged[]): void {
+  for (const s of staged) {
+    const c = s.change;
+    if (c.type === "DELETED") {
+      sql.exec("DELETE FROM objects WHERE namespace = ? AND name = ?", c.namespace, c.name);
+    } else {
+      sql.exec(
+        "INSERT OR REPLACE INTO objects (namespace, name, uid, rv, labels, fields, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        c.namespace,
+        c.name,
+        s.uid,
+        c.rv,
+        s.labelsJson,
+        s.fieldsJson,
+        c.data,
+      );
+    }
+    sql.exec(
+      "INSERT INTO changes (rv, type, namespace, name, labels, fields, prev_labels, prev_fields, data, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      c.rv,
+      c.type,
+      c.namespace,
+      c.name,
+      s.labelsJson,
+      s.fieldsJson,
+      s.prev?.labels ?? null,
+      s.prev?.fields ?? null,
+      c.data,
+      s.at,
+    );
+  }
+}
