@@ -12,6 +12,7 @@ import {
   notFound,
   StatusError,
   staleResourceVersion,
+  tooLarge,
 } from "../../api/errors";
 import { deepEqual } from "../../api/patch/util";
 import { lookupKey, resourceKey } from "../../api/registry";
@@ -38,6 +39,14 @@ import type {
 import { type RecentChange, RecentChanges } from "./recent";
 import { openWatch } from "./watch";
 import { type Change, type Sink, socketSink, type WatchFilter, WatchHub } from "./watchers";
+
+/**
+ * The largest object stored, as etcd's default request limit (1.5 MiB); upstream answers 413
+ * past it. Cloudflare bounds a Durable Object's SQLite row at 2 MB.
+ */
+const MAX_STORED_BYTES = 1.5 * 1024 * 1024;
+const storedBytes = (s: string) =>
+  s.length * 3 <= MAX_STORED_BYTES ? s.length : new TextEncoder().encode(s).length;
 
 const ok = (body: string, code?: number): Answer => ({ ok: true, body, code });
 
@@ -342,6 +351,7 @@ export class StoreShard extends DurableObject<Env> {
     const rv = (this.batch.lastRevision ?? this.revision) + 1;
     obj.metadata.resourceVersion = String(rv);
     const data = JSON.stringify(obj);
+    if (storedBytes(data) > MAX_STORED_BYTES) throw tooLarge("etcdserver: request is too large");
     const labels = obj.metadata.labels ?? {};
     const fields = selectableFields(this.def!, obj);
     this.batch.add({

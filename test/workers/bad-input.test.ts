@@ -150,6 +150,26 @@ describe("malformed bodies", () => {
     expect((await api(t, "GET", `${cms}/big2`)).status).toBe(404);
   });
 
+  it("an object past the store's 1.5 MiB bound is 413 and stored nowhere; the writes beside it land", async () => {
+    // under 3 MiB, so it passes the body limit; a Pod has no size rule of its own
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    const pod = (name: string, value: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name },
+      spec: { containers: [{ name: "c", image: "busybox", env: [{ name: "BIG", value }] }] },
+    });
+    // sent together, so they may share one commit with the one refused
+    const [big, ...small] = await Promise.all([
+      api(t, "POST", pods, pod("huge", "x".repeat(1600 * 1024))),
+      ...[1, 2, 3].map((i) => api(t, "POST", pods, pod(`small-${i}`, "y"))),
+    ]);
+    expectStatus(big!, 413, "RequestEntityTooLarge", "etcdserver: request is too large");
+    expect(small.map((r) => r.status)).toEqual([201, 201, 201]);
+    expect((await api(t, "GET", `${pods}/huge`)).status).toBe(404);
+    for (const i of [1, 2, 3]) expect((await api(t, "GET", `${pods}/small-${i}`)).status).toBe(200);
+  });
+
   it("an unsupported Content-Type is 415 UnsupportedMediaType listing what is accepted", async () => {
     const r = await api(t, "POST", cms, JSON.stringify(cm("x")), { "content-type": "text/plain" });
     expectStatus(r, 415, "UnsupportedMediaType", "application/json");
