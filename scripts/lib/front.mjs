@@ -6,6 +6,7 @@
 import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
+import { admissionQueue, longRunning, requestHead } from "./admission.mjs";
 
 /**
  * The client's byte stream again from its first chunk: TLS cannot wrap a socket that was
@@ -103,8 +104,14 @@ function responseFraming() {
  * client as it is. Bytes are forwarded as they come, pausing the reader while the writer is
  * full (leaner per chunk than stream.pipe: one watch event goes out to a thousand watchers).
  */
-function carry(down, { upstreamPort, idleCloseMs }, sockets) {
+function carry(down, { upstreamPort, idleCloseMs, queue }, sockets) {
   let upstream;
+  /** no request in progress: the client's next bytes start one */
+  let between = true;
+  /** the request's place in the admission queue: give it back, or stop waiting for one */
+  let leave;
+  /** client chunks held while the request waits for its turn */
+  let held;
   /** client chunks forwarded since workerd's last byte: unanswered */
   let unanswered = [];
   let unansweredBytes = 0;
@@ -123,6 +130,11 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
     up.on("data", (chunk) => {
       lastUpstreamAt = Date.now();
       framing.see(chunk, unansweredBytes > 0);
+      if (framing.isComplete() && !framing.isTunnel()) {
+        between = true;
+        leave?.();
+        leave = undefined;
+      }
       if (unansweredBytes) {
         unanswered = [];
         unansweredBytes = 0;
@@ -158,7 +170,7 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
     return up;
   };
 
-  down.on("data", (chunk) => {
+  const send = (chunk) => {
     if (!framing.isTunnel()) {
       unansweredBytes += chunk.length;
       if (unansweredBytes <= RESEND_LIMIT) unanswered.push(chunk);
@@ -168,14 +180,43 @@ function carry(down, { upstreamPort, idleCloseMs }, sockets) {
     if (!upstream.write(chunk)) {
       down.pause();
       upstream.once("drain", resumeDown);
+      return false;
     }
+    return true;
+  };
+
+  down.on("data", (chunk) => {
+    if (held) return void held.push(chunk);
+    if (between && !framing.isTunnel()) {
+      const head = requestHead(chunk);
+      if (head) {
+        between = false;
+        if (!longRunning(head)) {
+          // wait for a turn; bytes that still arrive meanwhile wait with it
+          held = [chunk];
+          down.pause();
+          leave = queue.enter(() => {
+            const chunks = held;
+            held = undefined;
+            let flowing = true;
+            for (const c of chunks) flowing = send(c);
+            if (flowing) down.resume();
+          });
+          return;
+        }
+      }
+    }
+    send(chunk);
   });
   down.on("end", () => {
     clientEnded = true;
     if (upstream) upstream.end();
     else down.end();
   });
-  down.on("close", () => upstream?.destroy());
+  down.on("close", () => {
+    leave?.();
+    upstream?.destroy();
+  });
   upstream = connect();
 }
 
@@ -190,7 +231,9 @@ export function startFront({
   cert,
   key,
   idleCloseMs = IDLE_CLOSE_MS,
+  admission = {},
 }) {
+  const queue = admissionQueue(admission);
   const secureContext = tls.createSecureContext({ cert, key });
   const sockets = new Set();
   const server = net.createServer((client) => {
@@ -209,7 +252,7 @@ export function startFront({
         down.on("error", () => client.destroy());
       } else client.unshift(first);
       down.setNoDelay?.(true);
-      carry(down, { upstreamPort, idleCloseMs }, sockets);
+      carry(down, { upstreamPort, idleCloseMs, queue }, sockets);
       client.resume();
     });
   });

@@ -1,0 +1,168 @@
+// The front door's fair queue: at most `limit` ordinary requests in workerd at a time, the
+// rest admitted in arrival order; watches and other long-running requests never wait or
+// count; a request that holds its place too long gives it up.
+import http from "node:http";
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+// @ts-expect-error plain ESM helper shared with npm start
+import { admissionQueue, longRunning, requestHead } from "../../../scripts/lib/admission.mjs";
+// @ts-expect-error plain ESM helper shared with npm start
+import { startFront } from "../../../scripts/lib/front.mjs";
+
+const stops: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0)) await s();
+});
+
+const head = (s: string) => requestHead(Buffer.from(s));
+
+describe("which requests wait their turn", () => {
+  it("reads the request line and headers of a chunk that starts a request, and nothing else", () => {
+    expect(head("GET /api/v1/pods HTTP/1.1\r\nHost: x\r\n\r\n")).toEqual({
+      method: "GET",
+      target: "/api/v1/pods",
+      headers: "host: x",
+    });
+    expect(head('{"kind":"Pod"}')).toBeUndefined(); // a body chunk
+    expect(head("GET /a HTTP/1.1\r\nHost: x\r\n")?.target).toBe("/a"); // head split across chunks
+  });
+
+  it("lets watches, follows, upgrades and proxies by; holds everything else", () => {
+    const long = (line: string, headers = "") =>
+      longRunning(head(`${line} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`));
+    expect(long("GET /api/v1/namespaces/a/pods?watch=true&resourceVersion=5")).toBe(true);
+    expect(long("GET /api/v1/pods?resourceVersion=5&watch=1")).toBe(true);
+    expect(long("GET /api/v1/watch/namespaces/a/pods")).toBe(true);
+    expect(long("GET /api/v1/namespaces/a/pods/p/log?follow=true&container=c")).toBe(true);
+    expect(long("POST /api/v1/namespaces/a/pods/p/exec?command=sh")).toBe(true);
+    expect(long("GET /api/v1/namespaces/a/pods/p/portforward")).toBe(true);
+    expect(long("GET /api/v1/namespaces/a/services/s/proxy/healthz")).toBe(true);
+    expect(long("GET /node/connect", "Upgrade: websocket\r\nConnection: Upgrade\r\n")).toBe(true);
+    expect(long("POST /api/v1/namespaces/a/pods")).toBe(false);
+    expect(long("GET /api/v1/pods?watch=false")).toBe(false);
+    expect(long("GET /api/v1/namespaces/a/pods/p/log")).toBe(false);
+    expect(long("GET /api/v1/namespaces/watch/pods/p")).toBe(false); // a namespace named watch
+    expect(long("GET /healthz")).toBe(false);
+  });
+});
+
+describe("the queue", () => {
+  it("admits `limit` at a time, then in arrival order as places are given back", () => {
+    const q = admissionQueue({ limit: 2, holdMs: 60_000 });
+    const admitted: number[] = [];
+    const leave = [0, 1, 2, 3, 4].map((i) => q.enter(() => admitted.push(i)));
+    expect(admitted).toEqual([0, 1]);
+    leave[2]!(); // gave up while waiting: never admitted, takes no place
+    leave[1]!();
+    expect(admitted).toEqual([0, 1, 3]);
+    leave[1]!(); // twice is once
+    expect(q.stats()).toEqual({ running: 2, waiting: 1 });
+    leave[0]!();
+    expect(admitted).toEqual([0, 1, 3, 4]);
+  });
+
+  it("takes the place back from a request that holds it past holdMs", async () => {
+    const q = admissionQueue({ limit: 1, holdMs: 50 });
+    const admitted: number[] = [];
+    q.enter(() => admitted.push(0));
+    q.enter(() => admitted.push(1));
+    expect(admitted).toEqual([0]);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(admitted).toEqual([0, 1]);
+  });
+});
+
+/** An upstream that answers a request only when the test says so, recording arrivals. */
+async function heldUpstream() {
+  const arrived: string[] = [];
+  const pending = new Map<string, http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const id = new URL(req.url!, "http://x").searchParams.get("id")!;
+    arrived.push(id);
+    pending.set(id, res);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  stops.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    arrived,
+    inFlight: () => pending.size,
+    answer(id: string) {
+      pending.get(id)!.end("ok");
+      pending.delete(id);
+    },
+  };
+}
+
+async function frontDoor(upstreamPort: number, admission: { limit: number; holdMs: number }) {
+  const port = await new Promise<number>((r) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => r(p));
+    });
+  });
+  const front = await startFront({ port, upstreamPort, admission });
+  stops.push(() => front.close());
+  return port;
+}
+
+/** One request on its own connection; resolves with the body. */
+function get(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ port, host: "127.0.0.1", path, agent: false }, (res) => {
+      let body = "";
+      res.on("data", (d) => (body += d));
+      res.on("end", () => resolve(body));
+    });
+    req.on("error", reject);
+  });
+}
+
+const until = async (cond: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe("through the front door", () => {
+  it("keeps one request in the upstream at a time, in arrival order; a watch goes straight in", async () => {
+    const up = await heldUpstream();
+    const port = await frontDoor(up.port, { limit: 1, holdMs: 60_000 });
+    const answers: Promise<string>[] = [];
+    for (const id of ["a", "b", "c"]) {
+      answers.push(get(port, `/api/v1/pods?id=${id}`));
+      await new Promise((r) => setTimeout(r, 50)); // a known arrival order
+    }
+    await until(() => up.arrived.length === 1);
+    const watch = get(port, "/api/v1/pods?watch=1&id=w");
+    await until(() => up.arrived.includes("w"));
+    expect(up.arrived).toEqual(["a", "w"]);
+    for (const id of ["a", "b", "c"]) {
+      await until(() => up.arrived.includes(id));
+      expect(up.inFlight()).toBe(2); // this one and the watch
+      up.answer(id);
+    }
+    expect(await Promise.all(answers)).toEqual(["ok", "ok", "ok"]);
+    expect(up.arrived).toEqual(["a", "w", "b", "c"]);
+    up.answer("w");
+    expect(await watch).toBe("ok");
+  });
+
+  it("lets the next request in when one holds its place past holdMs", async () => {
+    const up = await heldUpstream();
+    const port = await frontDoor(up.port, { limit: 1, holdMs: 200 });
+    void get(port, "/slow?id=slow").catch(() => {});
+    await until(() => up.arrived.length === 1);
+    const t0 = Date.now();
+    const next = get(port, "/next?id=next");
+    await until(() => up.arrived.includes("next"));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
+    up.answer("next");
+    expect(await next).toBe("ok");
+  });
+});
