@@ -2,8 +2,10 @@
 // DevTools inspector on, records a V8 CPU profile of the workerd isolate (Worker and Durable
 // Objects alike) and prints self time by function and by source file.
 //
-//   node --import tsx bench/profile.ts [create|get|watch] [seconds]
+//   node --import tsx bench/profile.ts [create|get|watch|idle] [seconds]
 // PROFILE_CLIENTS (concurrent requests, default 10; 1 for watch), PROFILE_WATCHERS (1000).
+// idle: PROFILE_PODS pods (default 10000) are created first, then nothing is sent while the
+// profile runs: what the control plane does on its own (cron, alarms, resyncs).
 // Writes .edgeplane/bench/profile-<load>.cpuprofile (open it in Chrome DevTools).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -127,11 +129,22 @@ try {
       }),
     );
   };
-  await run(performance.now() + 2000); // warm up (and the pods a get load reads)
+  if (load === "idle") {
+    const total = Number(process.env.PROFILE_PODS ?? 10000);
+    const fill = keepAliveAgent(50);
+    await Promise.all(
+      Array.from({ length: 50 }, async (_, k) => {
+        for (let n = k; n < total; n += 50)
+          await request(t, fill, "POST", "/api/v1/namespaces/default/pods", podBody(`p-${n}`, n));
+      }),
+    );
+    fill.destroy();
+  } else await run(performance.now() + 2000); // warm up (and the pods a get load reads)
   ops = 0;
   await c.send("Profiler.start");
   const t0 = performance.now();
-  await run(t0 + seconds * 1000);
+  if (load === "idle") await new Promise((r) => setTimeout(r, seconds * 1000));
+  else await run(t0 + seconds * 1000);
   const ms = performance.now() - t0;
   const { profile } = (await c.send("Profiler.stop")) as { profile: Profile };
   c.close();
@@ -143,6 +156,7 @@ try {
   const st = selfTimes(profile);
   const idle = [...st.fn].filter(([k]) => k.startsWith("(idle)")).reduce((a, [, v]) => a + v, 0);
   console.log(
+    `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s; isolate busy ${((st.total - idle) / 1000).toFixed(0)} ms in all; `,
     `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s = ${((ops * 1000) / ms).toFixed(0)}/s; isolate busy ${((st.total - idle) / 1000 / ops).toFixed(3)} ms per op`,
   );
   console.log("\nself time by file:\n" + top(st.file, st.total, 20));

@@ -11,6 +11,7 @@ import { Informers } from "./runtime/informers";
 import { once } from "./runtime/once";
 import { WorkQueue } from "./runtime/queue";
 import { EventRecorder } from "./runtime/recorder";
+import { stayResident } from "./runtime/resident";
 import { resourcesOf } from "./runtime/subscriptions";
 
 const USER = {
@@ -53,6 +54,8 @@ export class ControllerManager extends DurableObject<Env> {
     informers.onChange((res, _type, obj, old) => this.dispatch(res, obj, old));
     await informers.startAll();
     this.informers = informers;
+    console.log(`controllers: caches filled (${informers.keys("/pods").length} pods)`);
+    stayResident();
     this.resyncAll();
   }
 

@@ -9,6 +9,7 @@ import { ApiClient, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
 import { once } from "../controllers/runtime/once";
 import { EventRecorder } from "../controllers/runtime/recorder";
+import { stayResident } from "../controllers/runtime/resident";
 import { resourcesOf } from "../controllers/runtime/subscriptions";
 import { type SchedulingAction, SchedulingLoop } from "./loop";
 import type { Pod } from "./podinfo";
@@ -40,6 +41,9 @@ export class SchedulerObject extends DurableObject<Env> {
     });
     await informers.startAll();
     this.informers = informers;
+    console.log(`scheduler: caches filled (${informers.keys("/pods").length} pods)`);
+    // and a pass every 30 s, as upstream's periodic look at pods left unschedulable
+    stayResident(() => this.kick());
   }
 
   async poke(res: string, _rv: number): Promise<void> {
