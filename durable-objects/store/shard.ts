@@ -1,7 +1,8 @@
 // One store shard: every object of one resource in one cluster, in this Durable Object's
-// SQLite. A monotonic revision is the resourceVersion; each commit writes the object and a
-// change-log row in one transaction and then fans out to watchers. The object is single
-// threaded, so a read-check-write inside one method is atomic, like an etcd transaction.
+// SQLite. A monotonic revision is the resourceVersion; each change writes the object and a
+// change-log row, concurrent changes together in one transaction (batch.ts), and then fans
+// out to watchers. The object is single threaded and its checks see staged changes, so a
+// read-check-write inside one method is atomic, like an etcd transaction.
 import { DurableObject } from "cloudflare:workers";
 import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
