@@ -403,7 +403,8 @@ export class StoreShard extends DurableObject<Env> {
       this.hub.publish(c);
     }
     if (staged.some((s) => s.change.type !== "DELETED")) this.armExpiry();
-    if (before >> 8 !== this.revision >> 8) this.compact(staged.at(-1)!.at);
+    // every 256 revisions, as before batching: whenever a batch crosses a multiple of 256
+    if (Math.floor(before / 256) !== Math.floor(this.revision / 256)) this.compact(staged.at(-1)!.at);
     this.pokes.wake(resourceKey(this.def!));
     done();
   }

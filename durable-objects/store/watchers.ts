@@ -9,6 +9,7 @@ import { apiVersionOf } from "../../api/resource";
 import { matches, type Selector } from "../../api/selectors";
 import { columnDefinitions, type IncludeObject, tableRow } from "../../api/table";
 import type { KubeObject } from "../../api/types";
+import { WatcherIndex } from "./watch-index";
 
 export interface Change {
   rv: number;
@@ -83,7 +84,7 @@ export function socketSink(ws: WebSocket): Sink {
 }
 
 export class WatchHub {
-  private watchers = new Set<Watcher>();
+  private watchers = new WatcherIndex<Watcher>();
   private bookmarkTimer?: ReturnType<typeof setInterval>;
 
   constructor(
@@ -154,7 +155,7 @@ export class WatchHub {
   /** Fan-out of one committed change. */
   publish(c: Change): void {
     const cache = new Map<string, unknown>();
-    for (const w of this.watchers) {
+    for (const w of this.watchers.candidates(c)) {
       const type = eventFor(w.filter, c);
       if (type) this.write(w, this.frame(w, type, c.data, c.rv, cache));
     }
