@@ -400,8 +400,8 @@ export class StoreShard extends DurableObject<Env> {
       const c = s.change;
       this.revision = c.rv;
       this.recent.push(c.rv, c.type, c.data);
-      this.hub.publish(c);
     }
+    this.hub.publish(staged.map((s) => s.change));
     if (staged.some((s) => s.change.type !== "DELETED")) this.armExpiry();
     // every 256 revisions, as before batching: whenever a batch crosses a multiple of 256
     if (Math.floor(before / 256) !== Math.floor(this.revision / 256)) this.compact(staged.at(-1)!.at);

@@ -50,6 +50,18 @@ export interface Watcher {
 
 const encoder = new TextEncoder();
 
+function joined(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /** Which event a watcher with this filter sees for a change, if any. */
 export function eventFor(f: WatchFilter, c: Change): Change["type"] | null {
   if (f.namespace !== undefined && f.namespace !== c.namespace) return null;
@@ -152,30 +164,43 @@ export class WatchHub {
     this.write(w, encoder.encode(`${JSON.stringify({ type: "BOOKMARK", object: obj })}\n`));
   }
 
-  /** Fan-out of one committed change. */
-  publish(c: Change): void {
-    const cache = new Map<string, unknown>();
-    for (const w of this.watchers.candidates(c)) {
-      const type = eventFor(w.filter, c);
-      if (type) this.write(w, this.frame(w, type, c.data, c.rv, cache));
-    }
-    for (const s of this.sockets()) {
-      const type = eventFor(s.filter, c);
-      if (!type) continue;
-      try {
-        s.sink.write(
-          this.frame(
-            { filter: s.filter, sink: s.sink, bookmarks: false, closed: false },
-            type,
-            c.data,
-            c.rv,
-            cache,
-          ),
-        );
-      } catch {
-        // a socket closing under us; the runtime drops it
+  /**
+   * Fan-out of the changes of one commit, in revision order. A stream watcher gets all it
+   * sees of them in one write (a write costs the runtime far more than its bytes), a
+   * WebSocket watcher one message per event.
+   */
+  publish(changes: readonly Change[]): void {
+    const queued = new Map<Watcher, Uint8Array[]>();
+    const sockets = [...this.sockets()];
+    for (const c of changes) {
+      const cache = new Map<string, unknown>();
+      for (const w of this.watchers.candidates(c)) {
+        const type = eventFor(w.filter, c);
+        if (!type) continue;
+        const bytes = this.frame(w, type, c.data, c.rv, cache);
+        const q = queued.get(w);
+        if (q) q.push(bytes);
+        else queued.set(w, [bytes]);
+      }
+      for (const s of sockets) {
+        const type = eventFor(s.filter, c);
+        if (!type) continue;
+        try {
+          s.sink.write(
+            this.frame(
+              { filter: s.filter, sink: s.sink, bookmarks: false, closed: false },
+              type,
+              c.data,
+              c.rv,
+              cache,
+            ),
+          );
+        } catch {
+          // a socket closing under us; the runtime drops it
+        }
       }
     }
+    for (const [w, q] of queued) this.write(w, q.length === 1 ? q[0]! : joined(q));
   }
 
   close(w: Watcher): void {
