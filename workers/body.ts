@@ -1,5 +1,7 @@
 // Request bodies: size cap (3 MiB, as upstream), content type, JSON or YAML.
+
 import YAML from "yaml";
+import { concatBytes } from "../api/bytes";
 import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
 import { recordAuditRequestObject } from "./audit/index";
@@ -62,13 +64,7 @@ export async function readBytes(req: Request): Promise<Uint8Array> {
     }
     chunks.push(value);
   }
-  const all = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) {
-    all.set(c, off);
-    off += c.byteLength;
-  }
-  return all;
+  return concatBytes(chunks);
 }
 
 const OBJECT_TYPES = ["application/json", "application/yaml", "text/yaml", "*/*"];

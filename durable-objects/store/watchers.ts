@@ -3,6 +3,7 @@
 // every watcher it concerns, with upstream's selector transitions (a change that makes an
 // object stop matching is a DELETED for that watcher, one that makes it match an ADDED).
 
+import { concatBytes } from "../../api/bytes";
 import { lookupKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { apiVersionOf } from "../../api/resource";
@@ -49,18 +50,6 @@ export interface Watcher {
 }
 
 const encoder = new TextEncoder();
-
-function joined(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** Which event a watcher with this filter sees for a change, if any. */
 export function eventFor(f: WatchFilter, c: Change): Change["type"] | null {
@@ -200,7 +189,7 @@ export class WatchHub {
         }
       }
     }
-    for (const [w, q] of queued) this.write(w, q.length === 1 ? q[0]! : joined(q));
+    for (const [w, q] of queued) this.write(w, q.length === 1 ? q[0]! : concatBytes(q));
   }
 
   close(w: Watcher): void {
