@@ -153,6 +153,25 @@ describe("through the front door", () => {
     expect(await watch).toBe("ok");
   });
 
+  it("forgets a request whose client went away while it waited", async () => {
+    const up = await heldUpstream();
+    const port = await frontDoor(up.port, { limit: 1, holdMs: 60_000 });
+    const first = get(port, "/x?id=first");
+    await until(() => up.arrived.length === 1);
+    const gone = net.connect(port, "127.0.0.1");
+    await new Promise((r) => gone.once("connect", r));
+    gone.write("GET /x?id=gone HTTP/1.1\r\nHost: x\r\n\r\n");
+    await new Promise((r) => setTimeout(r, 100));
+    gone.destroy();
+    const last = get(port, "/x?id=last");
+    await new Promise((r) => setTimeout(r, 100));
+    up.answer("first");
+    await until(() => up.arrived.includes("last"));
+    expect(up.arrived).toEqual(["first", "last"]);
+    up.answer("last");
+    expect(await Promise.all([first, last])).toEqual(["ok", "ok"]);
+  });
+
   it("lets the next request in when one holds its place past holdMs", async () => {
     const up = await heldUpstream();
     const port = await frontDoor(up.port, { limit: 1, holdMs: 200 });
