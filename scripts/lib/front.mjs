@@ -66,9 +66,14 @@ function responseFraming() {
   let upgraded = false;
   let remaining = -1; // Content-Length bytes still to come; -1 when not framed by length
   let chunked = false;
+  let headOnly = false; // the answer to a HEAD request: no body, whatever its length says
   return {
     isComplete: () => complete,
     isTunnel: () => upgraded,
+    /** the method of the request the next response answers, when known */
+    request(method) {
+      headOnly = method === "HEAD";
+    },
     /** a chunk from workerd; `starts` when it is the first one after a request */
     see(chunk, starts) {
       if (upgraded) return;
@@ -84,7 +89,7 @@ function responseFraming() {
       const length = /content-length: *(\d+)/.exec(head);
       remaining = !chunked && length ? Number(length[1]) - (chunk.length - end - 4) : -1;
       if (end < 0) complete = false;
-      else if (/^http\/1\.[01] (1\d\d|204|304)/.test(head)) complete = true;
+      else if (headOnly || /^http\/1\.[01] (1\d\d|204|304)/.test(head)) complete = true;
       else if (remaining >= 0) complete = remaining <= 0;
       else complete = chunked && endsChunked(chunk);
     },
@@ -191,6 +196,7 @@ function carry(down, { upstreamPort, idleCloseMs, queue }, sockets) {
       const head = requestHead(chunk);
       if (head) {
         between = false;
+        framing.request(head.method);
         if (!longRunning(head)) {
           // wait for a turn; bytes that still arrive meanwhile wait with it
           held = [chunk];
@@ -200,7 +206,8 @@ function carry(down, { upstreamPort, idleCloseMs, queue }, sockets) {
             held = undefined;
             let flowing = true;
             for (const c of chunks) flowing = send(c);
-            if (flowing) down.resume();
+            if (clientEnded) upstream?.end();
+            else if (flowing) down.resume();
           });
           return;
         }
@@ -210,6 +217,7 @@ function carry(down, { upstreamPort, idleCloseMs, queue }, sockets) {
   });
   down.on("end", () => {
     clientEnded = true;
+    if (held) return; // the request still waiting goes in first
     if (upstream) upstream.end();
     else down.end();
   });

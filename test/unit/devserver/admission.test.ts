@@ -91,7 +91,8 @@ async function heldUpstream() {
     arrived,
     inFlight: () => pending.size,
     answer(id: string) {
-      pending.get(id)!.end("ok");
+      // a length even for HEAD (as workerd sends it): the answer to HEAD has no body all the same
+      pending.get(id)!.setHeader("content-length", "2").end("ok");
       pending.delete(id);
     },
   };
@@ -151,6 +152,28 @@ describe("through the front door", () => {
     expect(up.arrived).toEqual(["a", "w", "b", "c"]);
     up.answer("w");
     expect(await watch).toBe("ok");
+  });
+
+  it("gives a HEAD request's place back when its answer (a length, no body) arrives", async () => {
+    const up = await heldUpstream();
+    const port = await frontDoor(up.port, { limit: 1, holdMs: 60_000 });
+    const head = new Promise<number>((resolve, reject) => {
+      // kept alive: a closed connection would give the place back anyway
+      const agent = new http.Agent({ keepAlive: true });
+      stops.push(() => agent.destroy());
+      const req = http.request({ port, host: "127.0.0.1", path: "/x?id=head", method: "HEAD", agent });
+      req
+        .on("response", (res) => resolve(res.statusCode!))
+        .on("error", reject)
+        .end();
+    });
+    await until(() => up.arrived.length === 1);
+    const next = get(port, "/x?id=next");
+    up.answer("head");
+    expect(await head).toBe(200);
+    await until(() => up.arrived.includes("next"), 1000);
+    up.answer("next");
+    expect(await next).toBe("ok");
   });
 
   it("forgets a request whose client went away while it waited", async () => {
