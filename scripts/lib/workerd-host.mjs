@@ -29,15 +29,17 @@ const mf = new Miniflare({
   modulesRoot: config.bundleDir,
   bindings: { ...workerOptions.bindings, ...config.bindings },
   defaultPersistRoot: config.persistDir,
-  // Clients reach our Worker through Miniflare's entry Worker. A direct workerd socket to our
-  // Worker saves ~0.1 ms of CPU per request, but it was measured unfair: under 50 busy
-  // keep-alive clients another connection's request waited the whole load (6 s, so workerd's
-  // idle timer then reset connections with a request unread); through the entry Worker the
-  // same probe waited at most ~1.2 s. A minimal Worker that calls a Durable Object shows the
-  // same on a direct socket (a /healthz probe waited 105 s behind 50 clients; 0.1 s through
-  // the entry Worker), so it is workerd's scheduling, not our code.
+  // Clients reach our Worker on a direct workerd socket, not through Miniflare's entry
+  // Worker (a Worker-to-Worker hop on every request and every chunk of every watch stream:
+  // /healthz 0.59 -> 0.24 ms of CPU). Alone, a direct socket was measured unfair: under 50
+  // busy keep-alive clients another connection's request waited the whole load (6 s; a
+  // minimal Worker shows the same, so it is workerd's scheduling). The front door's fair
+  // queue (admission.mjs) bounds what workerd sees, and with it a /healthz probe waits
+  // 28-37 ms at p50 (max 60-149 ms) under the same load. Only the front door is served to
+  // clients; this engine port is for it (and the benchmark's engine rows).
   host: config.host,
-  port: config.port,
+  port: 0,
+  unsafeDirectSockets: [{ host: config.host, port: config.port }],
   // request.cf is the local default unless a caller injects one (MF-CF-Blob); never fetched
   cf: false,
   // only when asked (bench/profile.ts): DevTools tracing costs CPU on every request
@@ -62,7 +64,8 @@ async function close() {
 process.on("SIGTERM", close);
 process.on("SIGINT", close);
 
-const url = await mf.ready;
+await mf.ready;
+const url = await mf.unsafeGetDirectURL();
 if (config.front)
   front = await startFront({
     port: config.front.port,
