@@ -57,7 +57,8 @@ export function adminToken(stateDir) {
   const file = join(stateDir, "admin-token");
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
   mkdirSync(stateDir, { recursive: true });
-  const token = randomBytes(24).toString("base64url");
+  // hex: a token never starts with "-", which command lines (--token -x...) would misread
+  const token = randomBytes(24).toString("hex");
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   return token;
 }
