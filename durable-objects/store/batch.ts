@@ -47,10 +47,6 @@ export class WriteBatch {
 
   constructor(private readonly write: () => void) {}
 
-  get size(): number {
-    return this.staged.length;
-  }
-
   /** The revision of the newest staged change, if any. */
   get lastRevision(): number | undefined {
     return this.staged.at(-1)?.change.rv;

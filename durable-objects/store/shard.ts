@@ -396,13 +396,11 @@ export class StoreShard extends DurableObject<Env> {
       return;
     }
     const before = this.revision;
-    for (const s of staged) {
-      const c = s.change;
-      this.revision = c.rv;
-      this.recent.push(c.rv, c.type, c.data);
-    }
-    this.hub.publish(staged.map((s) => s.change));
-    if (staged.some((s) => s.change.type !== "DELETED")) this.armExpiry();
+    const changes = staged.map((s) => s.change);
+    for (const c of changes) this.recent.push(c.rv, c.type, c.data);
+    this.revision = changes.at(-1)!.rv;
+    this.hub.publish(changes);
+    if (changes.some((c) => c.type !== "DELETED")) this.armExpiry();
     // every 256 revisions, as before batching: whenever a batch crosses a multiple of 256
     if (Math.floor(before / 256) !== Math.floor(this.revision / 256)) this.compact(staged.at(-1)!.at);
     this.pokes.wake(resourceKey(this.def!));
