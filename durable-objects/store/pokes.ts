@@ -2,10 +2,18 @@
 // subscriber, and one more after it when commits came meanwhile, so a burst of writes costs
 // a couple of calls, not one per write. The subscriber pulls the changes itself.
 import type { Env } from "../../workers/env";
+import type { ControllerManager } from "../controllers/manager";
 import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
+import type { SchedulerObject } from "../scheduler/object";
 
 export class Pokes {
   private readonly state = new Map<Subscriber, { inflight: boolean; again: boolean }>();
+  /**
+   * One stub per subscriber, kept: each stub (and its id) is a runtime object freed only by
+   * a full garbage collection, so making one per poke piles them up for it. A call that
+   * fails drops it (a stub can stay broken after its object is reset).
+   */
+  private readonly stubs = new Map<Subscriber, DurableObjectStub<ControllerManager | SchedulerObject>>();
 
   constructor(
     private readonly env: Env,
@@ -26,11 +34,12 @@ export class Pokes {
       return;
     }
     st.inflight = true;
-    const ns = s === "controllers" ? this.env.CONTROLLERS : this.env.SCHEDULER;
-    const stub = ns.get(ns.idFromName(this.env.EDGEPLANE_CLUSTER));
-    stub
+    this.stub(s)
       .poke(key, this.head())
-      .catch((e: unknown) => console.error(`poke ${s} failed`, e))
+      .catch((e: unknown) => {
+        this.stubs.delete(s);
+        console.error(`poke ${s} failed`, e);
+      })
       .finally(() => {
         st.inflight = false;
         if (st.again) {
@@ -38,5 +47,18 @@ export class Pokes {
           this.poke(s, key);
         }
       });
+  }
+
+  private stub(s: Subscriber): DurableObjectStub<ControllerManager | SchedulerObject> {
+    let stub = this.stubs.get(s);
+    if (!stub) {
+      const name = this.env.EDGEPLANE_CLUSTER;
+      stub =
+        s === "controllers"
+          ? this.env.CONTROLLERS.get(this.env.CONTROLLERS.idFromName(name))
+          : this.env.SCHEDULER.get(this.env.SCHEDULER.idFromName(name));
+      this.stubs.set(s, stub);
+    }
+    return stub;
   }
 }

@@ -6,6 +6,7 @@ import { lookupKey } from "../../../api/registry";
 import type { KubeObject } from "../../../api/types";
 import type { Env } from "../../../workers/env";
 import { Store } from "../../../workers/store-client";
+import type { StoreShard } from "../../store/shard";
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
 export type Handler = (res: string, type: ChangeType, obj: KubeObject, old: KubeObject | undefined) => void;
@@ -64,6 +65,8 @@ export class Informers {
   private handlers: Handler[] = [];
   private pulling = new Map<string, Promise<void>>();
   private again = new Set<string>();
+  /** each resource's shard stub, kept (see store/pokes.ts); dropped when a pull fails */
+  private stubs = new Map<string, DurableObjectStub<StoreShard>>();
 
   constructor(
     private readonly env: Env,
@@ -162,9 +165,16 @@ export class Informers {
 
   private async pullOnce(res: string): Promise<void> {
     const c = this.cache(res);
-    const stub = this.env.STORE.get(this.env.STORE.idFromName(`${this.env.EDGEPLANE_CLUSTER}/${res}`));
+    let stub = this.stubs.get(res);
+    if (!stub) {
+      stub = this.env.STORE.get(this.env.STORE.idFromName(`${this.env.EDGEPLANE_CLUSTER}/${res}`));
+      this.stubs.set(res, stub);
+    }
     for (;;) {
-      const r = await stub.changesSince(res, c.rv, 2000);
+      const r = await stub.changesSince(res, c.rv, 2000).catch((e: unknown) => {
+        this.stubs.delete(res);
+        throw e;
+      });
       if (r.expired) {
         await this.relist(res);
         return;
