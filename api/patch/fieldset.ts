@@ -32,10 +32,17 @@ export function isEmpty(node: FieldNode | undefined): boolean {
 
 /** Drops branches that hold no member; returns the node for chaining. */
 export function prune(node: FieldNode): FieldNode {
-  for (const [k, c] of node.children) {
-    prune(c);
-    if (isEmpty(c)) node.children.delete(k);
-  }
+  for (const c of node.children.values()) prune(c);
+  return dropEmptyChildren(node);
+}
+
+/**
+ * Drops the children that are neither members nor lead to any: with children pruned
+ * already, one look at each (set operations build bottom-up, so a full prune at every
+ * level would walk each subtree once per ancestor).
+ */
+function dropEmptyChildren(node: FieldNode): FieldNode {
+  for (const [k, c] of node.children) if (!c.member && c.children.size === 0) node.children.delete(k);
   return node;
 }
 
@@ -61,7 +68,7 @@ export function difference(a: FieldNode, b: FieldNode | undefined): FieldNode {
   const out = newNode();
   out.member = a.member && !b?.member;
   for (const [k, c] of a.children) out.children.set(k, difference(c, b?.children.get(k)));
-  return prune(out);
+  return dropEmptyChildren(out);
 }
 
 /** Members of both. */
@@ -70,17 +77,17 @@ export function intersection(a: FieldNode, b: FieldNode | undefined): FieldNode 
   if (!b) return out;
   out.member = a.member && b.member;
   for (const [k, c] of a.children) out.children.set(k, intersection(c, b.children.get(k)));
-  return prune(out);
+  return dropEmptyChildren(out);
 }
 
 /** `a` without everything at or below each member of `gone`. */
 export function withoutSubtrees(a: FieldNode, gone: FieldNode | undefined): FieldNode {
-  if (!gone) return cloneNode(a);
+  if (!gone) return prune(cloneNode(a));
   if (gone.member) return newNode();
   const out = newNode();
   out.member = a.member;
   for (const [k, c] of a.children) out.children.set(k, withoutSubtrees(c, gone.children.get(k)));
-  return prune(out);
+  return dropEmptyChildren(out);
 }
 
 /** The set whose members are exactly these paths. */
@@ -107,21 +114,34 @@ export function members(node: FieldNode, prefix: FieldPath = []): FieldPath[] {
   return out;
 }
 
+const PE_RANK: Record<string, number> = { f: 1, k: 2, v: 3, i: 4 };
+
 function peRank(pe: string): number {
-  return pe === "." ? 0 : (({ f: 1, k: 2, v: 3, i: 4 } as Record<string, number>)[pe[0]] ?? 5);
+  return pe === "." ? 0 : (PE_RANK[pe[0]] ?? 5);
 }
 
 function sortedChildren(node: FieldNode): [string, FieldNode][] {
-  return [...node.children].sort(([a], [b]) => peRank(a) - peRank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  const out = [...node.children];
+  if (out.length > 1) out.sort(([a], [b]) => peRank(a) - peRank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  return out;
 }
 
 /** The FieldsV1 JSON of a set. */
 export function setToFields(node: FieldNode): Record<string, unknown> {
+  return fieldsOf(node) ?? {};
+}
+
+/** FieldsV1 of a node, or undefined when it holds no member (one pass, bottom-up). */
+function fieldsOf(node: FieldNode): Record<string, unknown> | undefined {
+  const kids: [string, Record<string, unknown>][] = [];
+  for (const [k, c] of sortedChildren(node)) {
+    const f = fieldsOf(c);
+    if (f) kids.push([k, f]);
+  }
+  if (!node.member && kids.length === 0) return undefined;
   const out: Record<string, unknown> = {};
   if (node.member && node.children.size > 0) out["."] = {};
-  for (const [k, c] of sortedChildren(node)) {
-    if (!isEmpty(c)) out[k] = setToFields(c);
-  }
+  for (const [k, f] of kids) out[k] = f;
   return out;
 }
 
