@@ -111,6 +111,94 @@ function addedInto(
     addedInto(x, fieldDef(schema, k), child(node, fieldPE(k)), inZero, `${at}.${k}`);
 }
 
+/** Thrown by createdFields when a list holds two items of one key (see there). */
+export const DUPLICATE_ITEM = Symbol("duplicate list item");
+
+/**
+ * The FieldsV1 of a new object as one Update manager owns it: what compareObjects finds
+ * added against nothing, less the subtrees `gone` names, encoded as setToFields encodes
+ * it; undefined when that is empty. One pass with no field-set tree: a create's managed
+ * fields were the costliest step of a pod create. Throws DUPLICATE_ITEM for a list with
+ * two items of one key or value (the tree merges them; callers take that path then) and
+ * a 400 for an item without its key, as compareObjects does.
+ */
+export function createdFields(
+  obj: JsonObject,
+  schema: Schema,
+  gone: FieldNode,
+): Record<string, unknown> | undefined {
+  const kids: [string, Record<string, unknown>][] = [];
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === null) continue; // a null at the top is absent (compareObject skips it)
+    const pe = fieldPE(k);
+    const g = gone.children.get(pe);
+    if (g?.member) continue;
+    const f = addedFields(v, fieldDef(schema, k), true, g, `.${k}`);
+    if (f) kids.push([pe, f]);
+  }
+  return encodedNode(false, kids);
+}
+
+/** addedInto, encoded directly (see createdFields). */
+function addedFields(
+  v: unknown,
+  def: FieldDef | undefined,
+  parentInZero: boolean,
+  gone: FieldNode | undefined,
+  at: string,
+): Record<string, unknown> | undefined {
+  const inZero = parentInZero && def?.np === true;
+  if (Array.isArray(v)) return listFields(v, def, at);
+  if (!isObject(v) || def?.atomic) return {};
+  const schema = schemaOf(def);
+  const kids: [string, Record<string, unknown>][] = [];
+  for (const [k, x] of Object.entries(v)) {
+    const pe = fieldPE(k);
+    const g = gone?.children.get(pe);
+    if (g?.member) continue;
+    const f = addedFields(x, fieldDef(schema, k), inZero, g, `${at}.${k}`);
+    if (f) kids.push([pe, f]);
+  }
+  return encodedNode(!inZero, kids);
+}
+
+function listFields(
+  list: unknown[],
+  def: FieldDef | undefined,
+  at: string,
+): Record<string, unknown> | undefined {
+  const lt = listType(def);
+  if (lt === "atomic") return {};
+  const kids: [string, Record<string, unknown>][] = [];
+  const seen = new Set<string>();
+  for (const item of list) {
+    const pe = lt === "set" ? valuePE(item) : requireKey(item, def as FieldDef, at);
+    if (seen.has(pe)) throw DUPLICATE_ITEM;
+    seen.add(pe);
+    kids.push([
+      pe,
+      lt === "map" && isObject(item)
+        ? (addedFields(item, { type: def?.type }, false, undefined, at) ?? {})
+        : {},
+    ]);
+  }
+  return encodedNode(false, kids);
+}
+
+/** A node's FieldsV1 from its membership and its non-empty children (in any order). */
+function encodedNode(
+  member: boolean,
+  kids: [string, Record<string, unknown>][],
+): Record<string, unknown> | undefined {
+  if (!member && kids.length === 0) return undefined;
+  // the children of one node share their kind of element (f:, k: or v:), so name order is upstream's
+  if (kids.length > 1) kids.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const out: Record<string, unknown> = {};
+  if (member && kids.length > 0) out["."] = {};
+  for (const [pe, f] of kids) out[pe] = f;
+  return out;
+}
+
 export interface Comparison {
   /** Paths added or modified. */
   changed: FieldNode;

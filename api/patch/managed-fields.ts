@@ -2,7 +2,7 @@
 // writes (operation "Update"), in upstream's wire shape.
 
 import type { KubeObject, ManagedFieldsEntry } from "../types";
-import { compareObjects } from "./field-walk";
+import { compareObjects, createdFields, DUPLICATE_ITEM } from "./field-walk";
 import {
   cloneNode,
   difference,
@@ -194,6 +194,22 @@ export function recordUpdate(oldObj: KubeObject | undefined, newObj: KubeObject,
   if (oldObj && entries.length === 0) return;
 
   const schema = rootSchema(opts.kind);
+  const apiVersion = newObj.apiVersion ?? oldObj?.apiVersion ?? "";
+  if (!oldObj && !opts.subresource && entries.length === 0) {
+    // a plain create: the one manager owns everything it sent (what the walk below finds)
+    try {
+      const fieldsV1 = createdFields(newObj as JsonObject, schema, STRIPPED_AND_STATUS);
+      if (fieldsV1) {
+        const time = wireTime(opts.now);
+        newObj.metadata.managedFields = [
+          { manager: opts.manager, operation: "Update", apiVersion, time, fieldsType: "FieldsV1", fieldsV1 },
+        ];
+      }
+      return;
+    } catch (e) {
+      if (e !== DUPLICATE_ITEM) return; // as below: never refused for field tracking
+    }
+  }
   const before = oldObj ? (withoutManagedFields(oldObj) as JsonObject) : undefined;
   let cmp: ReturnType<typeof compareObjects>;
   try {
@@ -206,7 +222,6 @@ export function recordUpdate(oldObj: KubeObject | undefined, newObj: KubeObject,
   }
   const changed = stripIgnored(cmp.changed, opts.subresource);
   const removed = stripIgnored(cmp.removed, opts.subresource);
-  const apiVersion = newObj.apiVersion ?? oldObj?.apiVersion ?? "";
   const id = entryId({
     manager: opts.manager,
     operation: "Update",

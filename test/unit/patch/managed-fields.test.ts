@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { fieldsToSet, members, pathString, setToFields } from "../../../api/patch/fieldset";
-import { MAX_UPDATE_MANAGERS, recordUpdate } from "../../../api/patch/managed-fields";
+import { compareObjects } from "../../../api/patch/field-walk";
+import { fieldsToSet, isEmpty, members, pathString, setToFields } from "../../../api/patch/fieldset";
+import {
+  MAX_UPDATE_MANAGERS,
+  recordUpdate,
+  stripIgnored,
+  withoutManagedFields,
+} from "../../../api/patch/managed-fields";
+import { rootSchema } from "../../../api/patch/patch-meta";
 import type { KubeObject } from "../../../api/types";
 
 const T1 = "2026-01-01T00:00:00Z";
@@ -187,5 +194,108 @@ describe("fieldManagerFor", () => {
     expect(fieldManagerFor(undefined, "kubectl/v1.32.0 (linux/amd64) kubernetes/70d3cc9")).toBe("kubectl");
     expect(fieldManagerFor("", "kube-controller-manager/v1.32.0")).toBe("kube-controller-manager");
     expect(fieldManagerFor(undefined, `a\u0000b${"x".repeat(200)}`)).toHaveLength(128);
+  });
+});
+
+describe("a create's managed fields in one pass", () => {
+  // The reference: the general walk (compare against nothing, strip, encode), which the
+  // create path used to take and updates still take.
+  function reference(obj: KubeObject): Record<string, unknown> | undefined {
+    const schema = rootSchema(obj.kind ?? "");
+    const { changed } = compareObjects(undefined, withoutManagedFields(obj) as never, schema);
+    const set = stripIgnored(changed);
+    return isEmpty(set) ? undefined : setToFields(set);
+  }
+  const pod = (): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "p",
+      namespace: "default",
+      uid: "u",
+      labels: { b: "2", a: "1" },
+      annotations: { "x/y": "z" },
+      ownerReferences: [{ apiVersion: "v1", kind: "ReplicaSet", name: "rs", uid: "r1", controller: true }],
+      finalizers: ["b/x", "a/y"],
+    },
+    spec: {
+      containers: [
+        {
+          name: "web",
+          image: "nginx",
+          ports: [{ containerPort: 80 }, { containerPort: 53, protocol: "UDP" }],
+          env: [
+            { name: "A", value: "1" },
+            { name: "B", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+          ],
+          resources: { limits: { cpu: "1" } },
+          securityContext: {},
+          command: ["sh", "-c"],
+        },
+        { name: "side", image: "busybox" },
+      ],
+      volumes: [{ name: "v", emptyDir: {} }],
+      tolerations: [{ key: "k", operator: "Exists" }],
+      nodeSelector: { zone: "a" },
+      securityContext: {},
+      affinity: null,
+      dnsPolicy: "ClusterFirst",
+    },
+    status: { phase: "Pending" },
+  });
+  const cases: [string, KubeObject][] = [
+    ["a pod with keyed lists, sets, maps, empty structs and a null", pod()],
+    ["a deployment", created()],
+    [
+      "a service",
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "s", namespace: "default" },
+        spec: {
+          selector: { app: "a" },
+          ports: [
+            { port: 80, targetPort: 8080 },
+            { port: 443, protocol: "TCP" },
+          ],
+        },
+      },
+    ],
+    [
+      "a configmap",
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { k: "v", a: "" } },
+    ],
+    ["an object with identity fields only", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } }],
+  ];
+  for (const [what, obj] of cases) {
+    it(`matches the general walk for ${what}`, () => {
+      const want = reference(obj);
+      const o = structuredClone(obj);
+      recordUpdate(undefined, o, { manager: "m", kind: obj.kind ?? "", now: T1 });
+      expect(o.metadata.managedFields?.[0]?.fieldsV1).toEqual(want);
+      expect(JSON.stringify(o.metadata.managedFields?.[0]?.fieldsV1)).toBe(JSON.stringify(want));
+      expect(o.metadata.managedFields?.length ?? 0).toBe(want ? 1 : 0);
+    });
+  }
+
+  it("takes the general walk for a list with two items of one key (merged there)", () => {
+    const o = pod();
+    o.spec.volumes = [
+      { name: "v", emptyDir: {} },
+      { name: "v", hostPath: { path: "/x" } },
+    ];
+    const want = reference(o);
+    recordUpdate(undefined, o, { manager: "m", kind: "Pod", now: T1 });
+    expect(o.metadata.managedFields?.[0]?.fieldsV1).toEqual(want);
+    expect((want?.["f:spec"] as Record<string, any>)["f:volumes"]['k:{"name":"v"}']).toHaveProperty(
+      "f:hostPath",
+    );
+  });
+
+  it("drops managed fields, as before, when an item lacks its key", () => {
+    const o = pod();
+    o.spec.containers.push({ image: "nameless" });
+    recordUpdate(undefined, o, { manager: "m", kind: "Pod", now: T1 });
+    expect(o.metadata.managedFields).toBeUndefined();
   });
 });
