@@ -17,27 +17,45 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === "object" && !Array.isArray(v);
 }
 
-function walk(value: unknown, schema: Schema | undefined, path: string, out: string[], prune = false): void {
+/**
+ * Collects unknown fields under `value`. `path` holds the segments down to it ("spec",
+ * "containers[0]", ...), pushed and popped on the way: a path is spelled out only for a
+ * field that is unknown, not for every field walked.
+ */
+function walk(
+  value: unknown,
+  schema: Schema | undefined,
+  path: string[],
+  out: string[],
+  prune: boolean,
+): void {
   const s = resolve(schema);
   if (!s || s["x-kubernetes-preserve-unknown-fields"] === true) return;
   if (Array.isArray(value)) {
-    if (s.items) for (let i = 0; i < value.length; i++) walk(value[i], s.items, `${path}[${i}]`, out, prune);
+    if (!s.items) return;
+    if (path.length === 0) path.push(""); // a list at the top: "[0].x"
+    const last = path.length - 1;
+    const at = path[last] ?? "";
+    for (let i = 0; i < value.length; i++) {
+      path[last] = `${at}[${i}]`;
+      walk(value[i], s.items, path, out, prune);
+    }
+    path[last] = at;
     return;
   }
   if (!isPlainObject(value)) return;
-  const join = (k: string) => (path ? `${path}.${k}` : k);
-  if (s.properties) {
-    for (const [k, v] of Object.entries(value)) {
-      const p = s.properties[k];
-      if (!p) {
-        out.push(join(k));
-        if (prune) delete value[k];
-      } else walk(v, p, join(k), out, prune);
+  const fields = s.properties ?? (isPlainObject(s.additionalProperties) ? undefined : null);
+  if (fields === null) return;
+  for (const k of Object.keys(value)) {
+    const p = fields ? fields[k] : (s.additionalProperties as Schema);
+    if (!p) {
+      out.push([...path, k].join("."));
+      if (prune) delete value[k];
+      continue;
     }
-    return;
-  }
-  if (isPlainObject(s.additionalProperties)) {
-    for (const [k, v] of Object.entries(value)) walk(v, s.additionalProperties, join(k), out, prune);
+    path.push(k);
+    walk(value[k], p, path, out, prune);
+    path.pop();
   }
 }
 
@@ -51,7 +69,7 @@ export function knownFieldsCheck(apiVersion: string, kind: string, obj: unknown,
   const id = definitionIdFor({ group, version, kind });
   if (!id) return [];
   const out: string[] = [];
-  walk(obj, DEFINITIONS[id], "", out, prune);
+  walk(obj, DEFINITIONS[id], [], out, prune);
   return out;
 }
 
