@@ -49,39 +49,37 @@ export interface Ours {
 export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
   const m: Record<string, number> = {};
   const lat = (s: Summary): (string | number)[] => [s.n, s.p50, s.p99, s.max];
+  const load = (r: LoadResult): (string | number)[] => [...lat(r.latency), r.longestStallMs, r.errors];
   const rows: Row[] = [];
   for (const c of CLIENTS) {
     const o = ours.creates[c] as LoadResult;
     const f = ours.engineCreates[c] as LoadResult;
     const e = etcd.puts[c] as LoadResult;
-    rows.push([`pod create, ${c} client(s), front door`, o.perSecond, ...lat(o.latency), o.errors]);
-    rows.push([`pod create, ${c} client(s), engine port`, f.perSecond, ...lat(f.latency), f.errors]);
-    rows.push([`etcd put ${ours.podBytes} B, ${c} client(s)`, e.perSecond, ...lat(e.latency), e.errors]);
+    rows.push([`pod create, ${c} client(s), front door`, o.perSecond, ...load(o)]);
+    rows.push([`pod create, ${c} client(s), engine port`, f.perSecond, ...load(f)]);
+    rows.push([`etcd put ${ours.podBytes} B, ${c} client(s)`, e.perSecond, ...load(e)]);
     Object.assign(m, {
       [`create_c${c}_per_s`]: o.perSecond,
       [`create_c${c}_p50_ms`]: o.latency.p50,
       [`create_c${c}_p99_ms`]: o.latency.p99,
       [`create_c${c}_errors`]: o.errors,
+      [`create_c${c}_longest_stall_ms`]: o.longestStallMs,
       [`create_engine_c${c}_per_s`]: f.perSecond,
       [`create_engine_c${c}_p50_ms`]: f.latency.p50,
       [`create_engine_c${c}_p99_ms`]: f.latency.p99,
       [`etcd_put_c${c}_per_s`]: e.perSecond,
       [`etcd_put_c${c}_p50_ms`]: e.latency.p50,
       [`etcd_put_c${c}_p99_ms`]: e.latency.p99,
+      [`etcd_put_c${c}_longest_stall_ms`]: e.longestStallMs,
       [`ratio_create_vs_etcd_put_c${c}_per_s`]: ratio(o.perSecond, e.perSecond),
       [`ratio_create_vs_etcd_put_c${c}_p50`]: ratio(o.latency.p50, e.latency.p50),
       [`ratio_create_vs_etcd_put_c${c}_p99`]: ratio(o.latency.p99, e.latency.p99),
     });
   }
-  rows.push([
-    `fill toward ${ours.stored} pods, 50 clients`,
-    ours.fill.perSecond,
-    ...lat(ours.fill.latency),
-    ours.fill.errors,
-  ]);
+  rows.push([`fill toward ${ours.stored} pods, 50 clients`, ours.fill.perSecond, ...load(ours.fill)]);
   const wc = ours.workerCreates;
   if (wc) {
-    rows.push(["pod create, 50 clients, Worker's workerd", wc.perSecond, ...lat(wc.latency), wc.errors]);
+    rows.push(["pod create, 50 clients, Worker's workerd", wc.perSecond, ...load(wc)]);
     Object.assign(m, {
       create_worker_c50_per_s: wc.perSecond,
       create_worker_c50_p50_ms: wc.latency.p50,
@@ -99,8 +97,10 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
   m.pod_bytes = ours.podBytes;
   console.log(
     table(
-      "Writes (ms; ops/s over the whole run; front door = the port clients use; engine port = workerd's own socket)",
-      ["", "ops/s", "n", "p50", "p99", "max", "errors"],
+      "Writes (ms; ops/s over the whole run; front door = the port clients use; engine port = workerd's own socket;\n" +
+        "stall = the longest stretch with no completion, e.g. a full GC in workerd: its mark plus the finalizers of\n" +
+        "every request's runtime objects since the last one, all on the one thread)",
+      ["", "ops/s", "n", "p50", "p99", "max", "stall", "errors"],
       rows,
     ),
   );

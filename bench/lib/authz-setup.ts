@@ -88,6 +88,7 @@ export async function populateRbac(admin: Target, p: RbacPopulation): Promise<Lo
       errors: roles.errors + bindings.errors,
       firstError: roles.firstError ?? bindings.firstError,
       done: roles.done + bindings.done,
+      longestStallMs: Math.max(roles.longestStallMs, bindings.longestStallMs),
     };
   } finally {
     agent.destroy();

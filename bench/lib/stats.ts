@@ -59,6 +59,12 @@ export interface LoadResult {
   firstError?: string;
   /** Operations that completed without error. */
   done: number;
+  /**
+   * The longest stretch (ms) in which no operation completed, with others in flight: what a
+   * pause of the server (e.g. a full garbage collection in workerd) costs every request
+   * caught in it, so the p99 of a closed loop is often that.
+   */
+  longestStallMs: number;
 }
 
 /**
@@ -74,6 +80,8 @@ export async function closedLoop(
   maxSeconds = Number.POSITIVE_INFINITY,
 ): Promise<LoadResult> {
   const samples: number[] = [];
+  let longestStallMs = 0;
+  let lastEnd: number | undefined;
   let next = 0;
   let errors = 0;
   let firstError: string | undefined;
@@ -87,7 +95,10 @@ export async function closedLoop(
       const t = now();
       try {
         await op(i);
-        samples.push(now() - t);
+        const end = now();
+        samples.push(end - t);
+        if (lastEnd !== undefined) longestStallMs = Math.max(longestStallMs, end - lastEnd);
+        lastEnd = end;
       } catch (e) {
         errors++;
         firstError ??= e instanceof Error ? e.message : String(e);
@@ -102,5 +113,6 @@ export async function closedLoop(
     errors,
     firstError,
     done: samples.length,
+    longestStallMs,
   };
 }
