@@ -94,13 +94,29 @@ export function schemaCauses(apiVersion: string, kind: string, obj: unknown): St
   const Model = BY_GVK.get(`${apiVersion}/${kind}`);
   if (!Model || typeof obj !== "object" || obj === null) return [];
   try {
-    new Model({ ...(obj as Record<string, unknown>), apiVersion, kind }).validate();
+    const data = { ...(obj as Record<string, unknown>), apiVersion, kind };
+    // The model's constructor deep-copies its input only to drop undefined properties
+    // (a map's undefined value would fail its type); the validators only read. So the
+    // validator runs on the object itself unless it holds one: a pod create saves a copy.
+    if (holdsUndefined(obj)) new Model(data).validate();
+    else Model.prototype.validate.call(data);
     return [];
   } catch (err) {
     const errors = (err as { errors?: AjvError[] }).errors;
     if (!Array.isArray(errors)) return [];
     return mapErrors(errors, obj);
   }
+}
+
+/** Whether an object below `v` has a property whose value is undefined (JSON never has). */
+function holdsUndefined(v: unknown): boolean {
+  if (Array.isArray(v)) return v.some((x) => x !== null && typeof x === "object" && holdsUndefined(x));
+  if (v === null || typeof v !== "object") return false;
+  for (const x of Object.values(v)) {
+    if (x === undefined) return true;
+    if (x !== null && typeof x === "object" && holdsUndefined(x)) return true;
+  }
+  return false;
 }
 
 function mapErrors(errors: AjvError[], root: unknown): StatusCause[] {

@@ -38,6 +38,24 @@ describe("schemaCauses", () => {
     );
   });
 
+  it("treats a property set to undefined as absent, even in a map, and leaves the object as it was", () => {
+    const pod = {
+      metadata: { name: "a", labels: { app: "a", gone: undefined } },
+      spec: { containers: [{ name: "c", image: "x", workingDir: undefined }] },
+    };
+    const before = structuredClone(pod);
+    expect(schemaCauses("v1", "Pod", pod)).toEqual([]);
+    expect(pod).toStrictEqual(before);
+    // without undefined anywhere, the object itself is checked; it is not changed either
+    const plain = {
+      metadata: { name: "a", labels: { app: 7 } },
+      spec: { containers: [{ name: "c", image: "x" }] },
+    };
+    const copy = structuredClone(plain);
+    expect(schemaCauses("v1", "Pod", plain).map((c) => c.field)).toEqual(["metadata.labels.app"]);
+    expect(plain).toStrictEqual(copy);
+  });
+
   it("knows the served kinds only", () => {
     expect(hasSchema("apps/v1", "Deployment")).toBe(true);
     expect(hasSchema("autoscaling/v1", "Scale")).toBe(true);
