@@ -71,8 +71,13 @@ export class Store {
     return JSON.stringify(list);
   }
 
-  private stored(obj: KubeObject): KubeObject {
-    return this.view ? this.view.toStorage(obj) : obj;
+  /**
+   * The object as the shard stores it, as JSON: a string crosses the call to the Durable
+   * Object for a copy, where an object is serialized and rebuilt field by field (the
+   * shard writes JSON anyway).
+   */
+  private stored(obj: KubeObject): string {
+    return JSON.stringify(this.view ? this.view.toStorage(obj) : obj);
   }
 
   /** The query with its field selector checked against this resource and named as stored. */

@@ -58,6 +58,11 @@ function fail(e: unknown): Reply {
   return { ok: false, status: new StatusError(500, "InternalError", msg).toStatus() };
 }
 
+/** An object sent to a write, as an object or as its JSON. */
+function received(sent: KubeObject | string): KubeObject {
+  return typeof sent === "string" ? (JSON.parse(sent) as KubeObject) : sent;
+}
+
 /**
  * Whether an update writes nothing new. Upstream re-encodes every object in its type's field
  * order, so a PUT with the same content in another key order is a no-op there too; the
@@ -169,9 +174,11 @@ export class StoreShard extends DurableObject<Env> {
     }
   }
 
-  async create(res: string, obj: KubeObject, opts: WriteOptions = {}): Promise<Reply> {
+  /** `sent` is the object or its JSON (cheaper across the call than the object; see Store). */
+  async create(res: string, sent: KubeObject | string, opts: WriteOptions = {}): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
+      const obj = received(sent);
       const meta = obj.metadata;
       const namespace = meta.namespace ?? "";
       // names (generated ones included) are settled by the apiserver before validation
@@ -189,9 +196,10 @@ export class StoreShard extends DurableObject<Env> {
     });
   }
 
-  async update(res: string, obj: KubeObject, opts: UpdateOptions = {}): Promise<Reply> {
+  async update(res: string, sent: KubeObject | string, opts: UpdateOptions = {}): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
+      const obj = received(sent);
       const namespace = obj.metadata.namespace ?? "";
       const name = obj.metadata.name!;
       const cur = this.row(namespace, name);
