@@ -96,7 +96,8 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Only settled values are shared: a promise from another request's I/O must not be awaited
  * (workerd cancels it as hung). */
 const CACHE_TTL_MS = 1000;
-const cache = new Map<string, { at: number; def: ResourceDef; value: unknown }>();
+/** Cached values as JSON: parsing a copy of a small object is cheaper than structuredClone. */
+const cache = new Map<string, { at: number; def: ResourceDef; json: string | undefined }>();
 let listening = false;
 /** Writes seen per resource: a load that overlapped a write is not cached. */
 const writes = new Map<ResourceDef, number>();
@@ -121,11 +122,12 @@ export async function cachedRead<T>(
   }
   const full = `${env.EDGEPLANE_CLUSTER}/${def.group}/${def.resource}/${key}`;
   const hit = cache.get(full);
-  if (hit && Date.now() - hit.at < CACHE_TTL_MS) return structuredClone(hit.value) as T;
+  if (hit && Date.now() - hit.at < CACHE_TTL_MS)
+    return (hit.json === undefined ? undefined : JSON.parse(hit.json)) as T;
   const at = Date.now();
   const seen = writes.get(def) ?? 0;
   const value = await load();
-  if ((writes.get(def) ?? 0) === seen) cache.set(full, { at, def, value: structuredClone(value) });
+  if ((writes.get(def) ?? 0) === seen) cache.set(full, { at, def, json: JSON.stringify(value) });
   return value;
 }
 
