@@ -5,6 +5,7 @@ import { apiVersionOf, type ResourceDef, type StorageView } from "../api/resourc
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../api/selectors";
 import type { KubeObject } from "../api/types";
 import { supportedFields } from "../durable-objects/store/fields";
+import { preparable, prepareCreate } from "../durable-objects/store/prepared";
 import type {
   DeleteOptions,
   ListQuery,
@@ -113,7 +114,13 @@ export class Store {
   }
 
   async create(obj: KubeObject, opts: WriteOptions = {}): Promise<{ body: string; code: number }> {
-    const r = await this.stub.create(this.key, this.stored(obj), opts);
+    // Usually the object is encoded here, once, and the shard only fills in the revision;
+    // a dry run, an object kept in another's shape, or one the shard allocates values for
+    // (a Service's cluster IP) goes whole.
+    const r =
+      opts.dryRun || this.view || !preparable(this.def)
+        ? await this.stub.create(this.key, this.stored(obj), opts)
+        : await this.stub.createPrepared(this.key, prepareCreate(this.def, obj));
     const body = this.shown(unwrap(r));
     wrote(this.def);
     return { body, code: (r.ok && r.code) || 201 };

@@ -45,3 +45,16 @@ export interface DeleteOptions extends WriteOptions {
 /** Bodies cross RPC as JSON text: one parse at the edge, none in between. */
 export type Answer = { ok: true; body: string; code?: number };
 export type Reply = Answer | { ok: false; status: Status };
+
+/** A create the Worker encoded itself (see prepared.ts): the shard only fills in the revision. */
+export interface PreparedCreate {
+  /** the object's JSON; its metadata.resourceVersion is `rvMark` */
+  json: string;
+  rvMark: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  labels: Record<string, string>;
+  /** the resource's selectable fields of the object (fields.ts) */
+  fields: Record<string, string>;
+}

@@ -23,15 +23,17 @@ import migrations from "../../migrations/migrations.js";
 import type { Env } from "../../workers/env";
 import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
-import { decideDelete, readyToRemove, rfc3339 } from "./deletion";
+import { decideDelete, readyToRemove } from "./deletion";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
 import { Pokes } from "./pokes";
+import { fillCreateFields, preparedData } from "./prepared";
 import type {
   Answer,
   DeleteOptions,
   ListQuery,
+  PreparedCreate,
   Reply,
   UpdateOptions,
   WatchQuery,
@@ -185,14 +187,29 @@ export class StoreShard extends DurableObject<Env> {
       const name = meta.name;
       if (!name) throw badRequest("metadata.name is required");
       if (this.row(namespace, name)) throw alreadyExists(def, name);
-      meta.uid = crypto.randomUUID();
-      meta.creationTimestamp = rfc3339(new Date());
-      if (def.strategy.generation) meta.generation = 1;
-      delete meta.deletionTimestamp;
-      delete meta.deletionGracePeriodSeconds;
+      fillCreateFields(def, meta);
       this.allocations?.allocate(obj, undefined);
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
       return ok(this.commit("ADDED", obj, undefined), 201);
+    });
+  }
+
+  /** A create the Worker encoded (prepared.ts): staged as sent, with its revision filled in. */
+  async createPrepared(res: string, p: PreparedCreate): Promise<Reply> {
+    return this.answer(() => {
+      const def = this.use(res);
+      if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: create it whole`);
+      if (!p.name) throw badRequest("metadata.name is required");
+      if (this.row(p.namespace, p.name)) throw alreadyExists(def, p.name);
+      return ok(
+        this.stage("ADDED", p, undefined, (rv) => {
+          const data = preparedData(p, rv);
+          if (data === undefined)
+            throw new StatusError(500, "InternalError", "prepared create without its mark");
+          return data;
+        }),
+        201,
+      );
     });
   }
 
@@ -357,31 +374,50 @@ export class StoreShard extends DurableObject<Env> {
    * only once the batch is written (see answer()); watchers hear of it then.
    */
   commit(type: Change["type"], obj: KubeObject, prev: Row | undefined): string {
+    const meta = obj.metadata;
+    const key = {
+      namespace: meta.namespace ?? "",
+      name: meta.name!,
+      uid: meta.uid!,
+      labels: meta.labels ?? {},
+      fields: selectableFields(this.def!, obj),
+    };
+    const data = this.stage(type, key, prev, (rv) => {
+      meta.resourceVersion = String(rv);
+      return JSON.stringify(obj);
+    });
+    this.allocations?.record(obj, type === "DELETED");
+    return data;
+  }
+
+  /** The core of a commit: the object's stored JSON at its new revision comes from `encode`. */
+  private stage(
+    type: Change["type"],
+    key: Pick<PreparedCreate, "namespace" | "name" | "uid" | "labels" | "fields">,
+    prev: Row | undefined,
+    encode: (rv: number) => string,
+  ): string {
     const rv = (this.batch.lastRevision ?? this.revision) + 1;
-    obj.metadata.resourceVersion = String(rv);
-    const data = JSON.stringify(obj);
+    const data = encode(rv);
     if (storedBytes(data) > MAX_STORED_BYTES) throw tooLarge("etcdserver: request is too large");
-    const labels = obj.metadata.labels ?? {};
-    const fields = selectableFields(this.def!, obj);
     this.batch.add({
       change: {
         rv,
         type,
-        namespace: obj.metadata.namespace ?? "",
-        name: obj.metadata.name!,
-        labels,
-        fields,
+        namespace: key.namespace,
+        name: key.name,
+        labels: key.labels,
+        fields: key.fields,
         prevLabels: prev ? JSON.parse(prev.labels) : null,
         prevFields: prev ? JSON.parse(prev.fields) : null,
         data,
       },
-      uid: obj.metadata.uid!,
-      labelsJson: JSON.stringify(labels),
-      fieldsJson: JSON.stringify(fields),
+      uid: key.uid,
+      labelsJson: JSON.stringify(key.labels),
+      fieldsJson: JSON.stringify(key.fields),
       prev,
       at: Date.now(),
     });
-    this.allocations?.record(obj, type === "DELETED");
     return data;
   }
 
