@@ -127,74 +127,71 @@ export function createdFields(
   schema: Schema,
   gone: FieldNode,
 ): Record<string, unknown> | undefined {
-  const kids: [string, Record<string, unknown>][] = [];
-  for (const [k, v] of Object.entries(obj)) {
-    if (v === null) continue; // a null at the top is absent (compareObject skips it)
-    const pe = fieldPE(k);
-    const g = gone.children.get(pe);
-    if (g?.member) continue;
-    const f = addedFields(v, fieldDef(schema, k), true, g, `.${k}`);
-    if (f) kids.push([pe, f]);
-  }
-  return encodedNode(false, kids);
+  return objectFields(obj, schema, false, true, gone, true);
 }
 
-/** addedInto, encoded directly (see createdFields). */
+/**
+ * An object's node: `member` as addedInto sets it, children in name order (the children of
+ * an object are all f: elements, so name order is upstream's). At the top a null is absent.
+ */
+function objectFields(
+  v: JsonObject,
+  schema: Schema,
+  member: boolean,
+  inZero: boolean,
+  gone: FieldNode | undefined,
+  top = false,
+): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = member ? { ".": {} } : {};
+  let kids = 0;
+  for (const k of Object.keys(v).sort()) {
+    const x = v[k];
+    if (top && x === null) continue;
+    const pe = fieldPE(k);
+    const g = gone?.children.get(pe);
+    if (g?.member) continue;
+    const f = addedFields(x, fieldDef(schema, k), inZero, g);
+    if (f) {
+      out[pe] = f;
+      kids++;
+    }
+  }
+  if (kids === 0) return member ? {} : undefined;
+  return out;
+}
+
+/** addedInto, encoded directly (see createdFields); the path for errors is not kept here. */
 function addedFields(
   v: unknown,
   def: FieldDef | undefined,
   parentInZero: boolean,
   gone: FieldNode | undefined,
-  at: string,
 ): Record<string, unknown> | undefined {
   const inZero = parentInZero && def?.np === true;
-  if (Array.isArray(v)) return listFields(v, def, at);
+  if (Array.isArray(v)) return listFields(v, def);
   if (!isObject(v) || def?.atomic) return {};
-  const schema = schemaOf(def);
-  const kids: [string, Record<string, unknown>][] = [];
-  for (const [k, x] of Object.entries(v)) {
-    const pe = fieldPE(k);
-    const g = gone?.children.get(pe);
-    if (g?.member) continue;
-    const f = addedFields(x, fieldDef(schema, k), inZero, g, `${at}.${k}`);
-    if (f) kids.push([pe, f]);
-  }
-  return encodedNode(!inZero, kids);
+  return objectFields(v, schemaOf(def), !inZero, inZero, gone);
 }
 
-function listFields(
-  list: unknown[],
-  def: FieldDef | undefined,
-  at: string,
-): Record<string, unknown> | undefined {
+function listFields(list: unknown[], def: FieldDef | undefined): Record<string, unknown> | undefined {
   const lt = listType(def);
   if (lt === "atomic") return {};
   const kids: [string, Record<string, unknown>][] = [];
   const seen = new Set<string>();
+  const itemDef: FieldDef = { type: def?.type };
   for (const item of list) {
-    const pe = lt === "set" ? valuePE(item) : requireKey(item, def as FieldDef, at);
+    const pe = lt === "set" ? valuePE(item) : requireKey(item, def as FieldDef, "");
     if (seen.has(pe)) throw DUPLICATE_ITEM;
     seen.add(pe);
     kids.push([
       pe,
-      lt === "map" && isObject(item)
-        ? (addedFields(item, { type: def?.type }, false, undefined, at) ?? {})
-        : {},
+      lt === "map" && isObject(item) ? (addedFields(item, itemDef, false, undefined) ?? {}) : {},
     ]);
   }
-  return encodedNode(false, kids);
-}
-
-/** A node's FieldsV1 from its membership and its non-empty children (in any order). */
-function encodedNode(
-  member: boolean,
-  kids: [string, Record<string, unknown>][],
-): Record<string, unknown> | undefined {
-  if (!member && kids.length === 0) return undefined;
-  // the children of one node share their kind of element (f:, k: or v:), so name order is upstream's
+  if (kids.length === 0) return undefined;
+  // the items of one list are all k: or all v: elements
   if (kids.length > 1) kids.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const out: Record<string, unknown> = {};
-  if (member && kids.length > 0) out["."] = {};
   for (const [pe, f] of kids) out[pe] = f;
   return out;
 }
