@@ -13,6 +13,8 @@ export interface AppEnv {
   Bindings: Env;
   Variables: {
     info: RequestInfo;
+    /** the request's URL, parsed once (each parse is a runtime object freed only by a full GC) */
+    url: URL;
     user: UserInfo;
   };
 }

@@ -26,7 +26,9 @@ app.onError((err) => errorResponse(err));
 app.notFound(() => errorResponse(notFoundPath()));
 
 app.use("*", async (c, next) => {
-  c.set("info", requestInfo(c.req.method, new URL(c.req.url)));
+  const url = new URL(c.req.url);
+  c.set("url", url);
+  c.set("info", requestInfo(c.req.method, url));
   await next();
 });
 app.use("*", audit());
@@ -65,7 +67,7 @@ app.get("/edgeplane/tunnel/:node", (c) => handleNodeTunnel(c.req.raw, c.env));
 app.all("*", async (c) => {
   const info = c.get("info");
   if (!info.isResourceRequest) {
-    const url = new URL(c.req.url);
+    const url = c.get("url");
     const r = handleDiscovery(defs, {
       method: c.req.method,
       path: url.pathname,

@@ -49,6 +49,11 @@ function attributesOf(info: RequestInfo, user: UserInfo | undefined): AuditAttri
   };
 }
 
+function requestURI(c: AnyContext): string {
+  const url = (c.get("url") as URL | undefined) ?? new URL(c.req.url);
+  return url.pathname + url.search;
+}
+
 function infoOf(c: AnyContext): RequestInfo {
   return (c.get("info") as RequestInfo | undefined) ?? requestInfo(c.req.method, new URL(c.req.url));
 }
@@ -177,7 +182,7 @@ export function audit(opts: AuditOptions = {}): MiddlewareHandler<AppEnv> {
     const base = {
       level: decision.level,
       auditID: st.auditID,
-      requestURI: new URL(c.req.url).pathname + new URL(c.req.url).search,
+      requestURI: requestURI(c),
       attrs,
       apiVersion: info.apiVersion,
       user,

@@ -7,7 +7,7 @@ import { attributesFromRequest, authorizeRequest } from "../authz/index";
 
 export function authorization(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    await authorizeRequest(attributesFromRequest(c.get("user"), c.get("info"), new URL(c.req.url)), c.env);
+    await authorizeRequest(attributesFromRequest(c.get("user"), c.get("info"), c.get("url")), c.env);
     return next();
   };
 }

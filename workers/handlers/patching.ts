@@ -9,7 +9,7 @@ import type { WriteContext } from "./resource";
 
 /** fieldManager from the query, else the user agent's program name, as upstream. */
 export function managerOf(w: WriteContext): string {
-  const q = new URL(w.c.req.url).searchParams.get("fieldManager") ?? undefined;
+  const q = w.c.get("url").searchParams.get("fieldManager") ?? undefined;
   return fieldManagerFor(q, w.c.req.header("user-agent"));
 }
 
@@ -26,7 +26,7 @@ export function applyPatchBody(
 ): KubeObject {
   const kind = w.def.kind;
   if (type === "application/apply-patch+yaml") {
-    const manager = new URL(w.c.req.url).searchParams.get("fieldManager");
+    const manager = w.c.get("url").searchParams.get("fieldManager");
     if (!manager) {
       throw invalid({ group: "meta.k8s.io", kind: "PatchOptions" }, "", [
         field.required("fieldManager", "is required for apply patch"),

@@ -112,7 +112,7 @@ export async function handleResource(c: C): Promise<Response> {
     throw notFoundPath();
   }
   const store = new Store(c.env, def);
-  const q = new URL(c.req.url).searchParams;
+  const q = c.get("url").searchParams;
   // writes to a collection that only exist on objects, and creates aimed at an object
   if (
     ((info.verb === "update" || info.verb === "patch") && !info.name) ||
@@ -314,7 +314,7 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
   const text = await readText(w.c.req.raw);
   const body = parseBody(text, type, [type]);
   setAuditRequestObject(w.c, body);
-  const q = new URL(w.c.req.url).searchParams;
+  const q = w.c.get("url").searchParams;
   const force = isTrue(q.get("force"));
   if (type !== "application/apply-patch+yaml" && q.has("force"))
     throw invalid({ group: "meta.k8s.io", kind: "PatchOptions" }, "", [
@@ -370,7 +370,7 @@ function emptyIsNothing(e: unknown): undefined {
 }
 
 async function deleteOptions(w: WriteContext): Promise<DeleteOptions> {
-  const q = new URL(w.c.req.url).searchParams;
+  const q = w.c.get("url").searchParams;
   let body: Record<string, any> = {};
   const hasBody = w.c.req.header("content-length") !== "0" && w.c.req.raw.body !== null;
   const parsed = hasBody ? await decodeObject(w.c.req.raw).catch(emptyIsNothing) : undefined;
