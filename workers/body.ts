@@ -8,6 +8,9 @@ import { recordAuditRequestObject } from "./audit/index";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
+/** One decoder for every body (it keeps no state between whole-buffer decodes). */
+const utf8 = new TextDecoder();
+
 export const PATCH_TYPES = [
   "application/json-patch+json",
   "application/merge-patch+json",
@@ -22,7 +25,7 @@ export function mediaType(contentType: string | null): string {
 
 /** Reads the body as text, refusing more than the cap without buffering all of it. */
 export async function readText(req: Request): Promise<string> {
-  return new TextDecoder().decode(await readBytes(req));
+  return utf8.decode(await readBytes(req));
 }
 
 /**
@@ -78,7 +81,7 @@ export async function decodeObject(req: Request): Promise<unknown> {
     if (bytes.byteLength === 0) throw badRequest("the body of the request was empty");
     obj = decodeKubeProtobuf(bytes).object;
   } else {
-    obj = parseBody(new TextDecoder().decode(bytes), type || "application/json", OBJECT_TYPES);
+    obj = parseBody(utf8.decode(bytes), type || "application/json", OBJECT_TYPES);
   }
   recordAuditRequestObject(req, obj);
   return obj;

@@ -12,6 +12,7 @@ import { staticTokens } from "./tokenfile";
 import {
   AUTHENTICATED,
   AuthnFailure,
+  copyUser,
   nowMs,
   type TokenAuthenticator,
   type TokenContext,
@@ -74,14 +75,14 @@ export async function authenticateToken(token: string, ctx: TokenContext): Promi
   if (ttl) {
     key = `${ctx.env.EDGEPLANE_CLUSTER}\n${(ctx.audiences ?? []).join(",")}\n${token}`;
     const hit = cache.get(key);
-    if (hit && hit.until > now) return structuredClone(hit.user);
+    if (hit && hit.until > now) return copyUser(hit.user);
     if (hit) cache.delete(key);
   }
   const r = await checkToken(token, ctx);
   if (!r.ok) throw unauthorized();
   if (ttl) {
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
-    cache.set(key, { user: structuredClone(r.user), until: now + ttl });
+    cache.set(key, { user: copyUser(r.user), until: now + ttl });
   }
   return r.user;
 }

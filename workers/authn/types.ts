@@ -90,10 +90,22 @@ export function splitList(v: string | undefined): string[] {
     .filter(Boolean);
 }
 
+/**
+ * A copy of a user, for a cache to hand out (callers may add groups): cheaper than
+ * structuredClone, which workerd runs through its serializer, on every request.
+ */
+export function copyUser(u: UserInfo): UserInfo {
+  const out: UserInfo = { ...u, groups: Array.isArray(u.groups) ? [...u.groups] : u.groups };
+  if (u.extra) out.extra = Object.fromEntries(Object.entries(u.extra).map(([k, v]) => [k, [...v]]));
+  return out;
+}
+
 /** Constant-time comparison of two strings (the time depends only on their lengths). */
+const utf8 = new TextEncoder();
+
 export function safeEqual(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
+  const x = utf8.encode(a);
+  const y = utf8.encode(b);
   let diff = x.length ^ y.length;
   const n = Math.max(x.length, y.length);
   for (let i = 0; i < n; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
