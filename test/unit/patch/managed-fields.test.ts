@@ -287,7 +287,7 @@ describe("a create's managed fields in one pass", () => {
     const want = reference(o);
     recordUpdate(undefined, o, { manager: "m", kind: "Pod", now: T1 });
     expect(o.metadata.managedFields?.[0]?.fieldsV1).toEqual(want);
-    expect((want?.["f:spec"] as Record<string, any>)["f:volumes"]['k:{"name":"v"}']).toHaveProperty(
+    expect((want as Record<string, any>)["f:spec"]["f:volumes"]['k:{"name":"v"}']).toHaveProperty(
       "f:hostPath",
     );
   });
