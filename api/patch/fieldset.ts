@@ -164,8 +164,11 @@ export function fieldPE(name: string): string {
 
 /** `k:` element from key field values; fields are written in name order. */
 export function keyPE(key: Record<string, unknown>): string {
+  const names = Object.keys(key);
+  // most lists have one key field (a container's name, a mount's path): no reordering to do
+  if (names.length === 1) return `k:{${JSON.stringify(names[0])}:${JSON.stringify(key[names[0] as string])}}`;
   const sorted: Record<string, unknown> = {};
-  for (const k of Object.keys(key).sort()) sorted[k] = key[k];
+  for (const k of names.sort()) sorted[k] = key[k];
   return `k:${JSON.stringify(sorted)}`;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compareObjects } from "../../../api/patch/field-walk";
-import { fieldsToSet, isEmpty, members, pathString, setToFields } from "../../../api/patch/fieldset";
+import { fieldsToSet, isEmpty, keyPE, members, pathString, setToFields } from "../../../api/patch/fieldset";
 import {
   MAX_UPDATE_MANAGERS,
   recordUpdate,
@@ -297,5 +297,13 @@ describe("a create's managed fields in one pass", () => {
     o.spec.containers.push({ image: "nameless" });
     recordUpdate(undefined, o, { manager: "m", kind: "Pod", now: T1 });
     expect(o.metadata.managedFields).toBeUndefined();
+  });
+});
+
+describe("keyPE", () => {
+  it("writes one key field as JSON, and several in name order", () => {
+    expect(keyPE({ name: 'a"b' })).toBe(`k:${JSON.stringify({ name: 'a"b' })}`);
+    expect(keyPE({ port: { x: [1, "y"] } })).toBe('k:{"port":{"x":[1,"y"]}}');
+    expect(keyPE({ protocol: "TCP", containerPort: 80 })).toBe('k:{"containerPort":80,"protocol":"TCP"}');
   });
 });
