@@ -8,7 +8,7 @@
 import type { KubeObject } from "../types";
 import { appliedFieldSet, compareObjects } from "./field-walk";
 import { difference, type FieldNode, type FieldPath, lookup, withoutSubtrees } from "./fieldset";
-import { stripIgnored, withoutManagedFields } from "./managed-fields";
+import { managedFieldsAside, stripIgnored } from "./managed-fields";
 import type { Schema } from "./patch-meta";
 import { clone, isObject, type JsonObject } from "./util";
 
@@ -36,7 +36,7 @@ export function allowedConflicts(
   }
   if (!isObject(last)) return undefined;
   const lastSet = stripIgnored(appliedFieldSet(last, schema), subresource);
-  const cmp = compareObjects(last, withoutManagedFields(live) as JsonObject, schema);
+  const cmp = compareObjects(last, managedFieldsAside(live) as JsonObject, schema);
   return withoutSubtrees(difference(lastSet, cmp.changed), cmp.removed);
 }
 

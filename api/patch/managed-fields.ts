@@ -125,6 +125,17 @@ export function stripIgnored(set: FieldNode, subresource?: string): FieldNode {
 /** The stripped paths and status as one tree: one walk instead of one per path. */
 const STRIPPED_AND_STATUS = pathsTree([...STRIPPED, ["f:status"]]);
 
+/**
+ * The object without metadata.managedFields, for reading only: it shares everything but its
+ * top level and metadata with `obj` (a deep copy of a whole pod per write, only to compare
+ * it, was a good part of a status update's cost).
+ */
+export function managedFieldsAside(obj: KubeObject): KubeObject {
+  if (!obj.metadata || !("managedFields" in obj.metadata)) return obj;
+  const { managedFields: _, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
 /** A copy of an object without metadata.managedFields. */
 export function withoutManagedFields(obj: KubeObject): KubeObject {
   const out = clone(obj);
@@ -210,7 +221,7 @@ export function recordUpdate(oldObj: KubeObject | undefined, newObj: KubeObject,
       if (e !== DUPLICATE_ITEM) return; // as below: never refused for field tracking
     }
   }
-  const before = oldObj ? (withoutManagedFields(oldObj) as JsonObject) : undefined;
+  const before = oldObj ? (managedFieldsAside(oldObj) as JsonObject) : undefined;
   let cmp: ReturnType<typeof compareObjects>;
   try {
     cmp = compareObjects(before, newObj as JsonObject, schema);

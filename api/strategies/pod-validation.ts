@@ -271,6 +271,8 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): StatusCause
       ),
     );
 
+  // An unchanged spec (every status write) needs no copies to tell so.
+  if (spec === oldSpec || deepEqual(spec, oldSpec)) return causes;
   // Compare the specs with the mutable parts taken from the new one.
   const mutated: Record<string, any> = structuredClone(spec);
   const base: Record<string, any> = structuredClone(oldSpec);

@@ -1,6 +1,7 @@
 // The generic write pipeline's steps, the same for every resource: type checks, server-owned
 // metadata, the strategy's defaults, spec/status separation, generation, validation.
 import { badRequest, field, invalid, type StatusCause, StatusError } from "../../api/errors";
+import { clone } from "../../api/patch/util";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import { schemaCauses } from "../../api/validation/schema";
@@ -97,7 +98,7 @@ export function prepareUpdate(
 ): KubeObject {
   let next: KubeObject;
   if (subresource === "status") {
-    next = structuredClone(old);
+    next = clone(old); // JSON from the store: a plain deep copy, without the runtime's serializer
     next.status = obj.status;
     // labels and annotations may be written alongside status, as upstream allows
     if (obj.metadata.labels !== undefined) next.metadata.labels = obj.metadata.labels;

@@ -3,6 +3,7 @@ import { compareObjects } from "../../../api/patch/field-walk";
 import { fieldsToSet, isEmpty, keyPE, members, pathString, setToFields } from "../../../api/patch/fieldset";
 import {
   MAX_UPDATE_MANAGERS,
+  managedFieldsAside,
   recordUpdate,
   stripIgnored,
   withoutManagedFields,
@@ -305,5 +306,19 @@ describe("keyPE", () => {
     expect(keyPE({ name: 'a"b' })).toBe(`k:${JSON.stringify({ name: 'a"b' })}`);
     expect(keyPE({ port: { x: [1, "y"] } })).toBe('k:{"port":{"x":[1,"y"]}}');
     expect(keyPE({ protocol: "TCP", containerPort: 80 })).toBe('k:{"containerPort":80,"protocol":"TCP"}');
+  });
+});
+
+describe("managedFieldsAside", () => {
+  it("reads as the object without managedFields and leaves the object as it was", () => {
+    const obj = created();
+    recordUpdate(undefined, obj, { manager: "a", kind: "Deployment", now: T1 });
+    const before = structuredClone(obj);
+    const aside = managedFieldsAside(obj);
+    expect(aside).toEqual(withoutManagedFields(obj));
+    expect(aside.metadata.managedFields).toBeUndefined();
+    expect(obj).toStrictEqual(before);
+    const bare = created();
+    expect(managedFieldsAside(bare)).toBe(bare);
   });
 });
