@@ -2,8 +2,9 @@
 // DevTools inspector on, records a V8 CPU profile of the workerd isolate (Worker and Durable
 // Objects alike) and prints self time by function and by source file.
 //
-//   node --import tsx bench/profile.ts [create|get|watch|idle] [seconds]
+//   node --import tsx bench/profile.ts [create|get|status|watch|idle] [seconds]
 // PROFILE_CLIENTS (concurrent requests, default 10; 1 for watch), PROFILE_WATCHERS (1000).
+// status: merge patches of pods/status, as a kubelet writes them, over the warm-up's pods.
 // idle: PROFILE_PODS pods (default 10000) are created first, then nothing is sent while the
 // profile runs: what the control plane does on its own (cron, alarms, resyncs).
 // Writes .edgeplane/bench/profile-<load>.cpuprofile (open it in Chrome DevTools).
@@ -25,6 +26,19 @@ interface Profile {
   nodes: Node[];
   samples: number[];
   timeDeltas: number[];
+}
+
+/** Pods the warm-up creates first; a status load patches these. */
+const WARM_PODS = 200;
+
+function statusPatch(n: number): string {
+  return JSON.stringify({
+    status: {
+      phase: "Running",
+      podIP: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
+      conditions: [{ type: "Ready", status: n % 2 ? "True" : "False", lastTransitionTime: null }],
+    },
+  });
 }
 
 function cdp(url: string) {
@@ -81,6 +95,7 @@ const top = (m: Map<string, number>, total: number, n: number) =>
     .join("\n");
 
 const load = process.argv[2] ?? "create";
+if (!["create", "get", "status", "watch", "idle"].includes(load)) throw new Error(`unknown load ${load}`);
 const seconds = Number(process.argv[3] ?? 10);
 const dir = mkdtempSync(join(tmpdir(), "edgeplane-profile-"));
 const inspectorPort = await freePort();
@@ -97,7 +112,7 @@ try {
   await c.send("Profiler.setSamplingInterval", { interval: 100 });
   const t: Target = {
     host: "127.0.0.1",
-    port: s.internalPort,
+    port: s.port, // the front door, as clients connect (its queue keeps workerd fair under load)
     headers: {
       authorization: `Bearer ${s.token}`,
       "content-type": "application/json",
@@ -122,7 +137,20 @@ try {
       Array.from({ length: clients }, async () => {
         while (performance.now() < stopAt) {
           const n = i++;
-          if (load === "get") await request(t, agent, "GET", `/api/v1/namespaces/default/pods/p-${n % 200}`);
+          if (load === "get")
+            await request(t, agent, "GET", `/api/v1/namespaces/default/pods/p-${n % WARM_PODS}`);
+          else if (load === "status" && n >= WARM_PODS)
+            // a kubelet-like status write: each one a change (the IP moves on every time)
+            await request(
+              t,
+              agent,
+              "PATCH",
+              `/api/v1/namespaces/default/pods/p-${n % WARM_PODS}/status`,
+              statusPatch(n),
+              {
+                "content-type": "application/merge-patch+json",
+              },
+            );
           else await request(t, agent, "POST", "/api/v1/namespaces/default/pods", podBody(`p-${n}`, n));
           ops++;
         }
@@ -139,7 +167,7 @@ try {
       }),
     );
     fill.destroy();
-  } else await run(performance.now() + 2000); // warm up (and the pods a get load reads)
+  } else await run(performance.now() + 2000); // warm up (and the pods a get or status load reads)
   ops = 0;
   await c.send("Profiler.start");
   const t0 = performance.now();
