@@ -15,7 +15,6 @@ import {
   staleResourceVersion,
   tooLarge,
 } from "../../api/errors";
-import { deepEqual } from "../../api/patch/util";
 import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
@@ -24,6 +23,7 @@ import type { Env } from "../../workers/env";
 import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
 import { decideDelete, readyToRemove } from "./deletion";
+import { fail, MAX_STORED_BYTES, ok, received, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
@@ -42,38 +42,6 @@ import type {
 import { type RecentChange, RecentChanges } from "./recent";
 import { openWatch } from "./watch";
 import { type Change, type Sink, socketSink, type WatchFilter, WatchHub } from "./watchers";
-
-/**
- * The largest object stored, as etcd's default request limit (1.5 MiB); upstream answers 413
- * past it. Cloudflare bounds a Durable Object's SQLite row at 2 MB.
- */
-const MAX_STORED_BYTES = 1.5 * 1024 * 1024;
-const storedBytes = (s: string) =>
-  s.length * 3 <= MAX_STORED_BYTES ? s.length : new TextEncoder().encode(s).length;
-
-const ok = (body: string, code?: number): Answer => ({ ok: true, body, code });
-
-function fail(e: unknown): Reply {
-  if (e instanceof StatusError) return { ok: false, status: e.toStatus() };
-  console.error("store shard error", e);
-  const msg = e instanceof Error ? e.message : String(e);
-  return { ok: false, status: new StatusError(500, "InternalError", msg).toStatus() };
-}
-
-/** An object sent to a write, as an object or as its JSON. */
-function received(sent: KubeObject | string): KubeObject {
-  return typeof sent === "string" ? (JSON.parse(sent) as KubeObject) : sent;
-}
-
-/**
- * Whether an update writes nothing new. Upstream re-encodes every object in its type's field
- * order, so a PUT with the same content in another key order is a no-op there too; the
- * structural compare runs only when the encodings differ and have the same length.
- */
-function unchanged(obj: KubeObject, stored: string): boolean {
-  const next = JSON.stringify(obj);
-  return next === stored || (next.length === stored.length && deepEqual(obj, JSON.parse(stored)));
-}
 
 export class StoreShard extends DurableObject<Env> {
   readonly sql: SqlStorage;
