@@ -120,6 +120,19 @@ export function writeStaged(sql: SqlStorage, staged: readonly Staged[]): void {
     const c = s.change;
     if (c.type === "DELETED") {
       sql.exec("DELETE FROM objects WHERE namespace = ? AND name = ?", c.namespace, c.name);
+    } else if (s.prev) {
+      // the row is there (a change of a stored object): rewritten in place, where REPLACE
+      // would delete it and insert it again, index entry included
+      sql.exec(
+        "UPDATE objects SET uid = ?, rv = ?, labels = ?, fields = ?, data = ? WHERE namespace = ? AND name = ?",
+        s.uid,
+        c.rv,
+        s.labelsJson,
+        s.fieldsJson,
+        c.data,
+        c.namespace,
+        c.name,
+      );
     } else {
       sql.exec(
         "INSERT OR REPLACE INTO objects (namespace, name, uid, rv, labels, fields, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
