@@ -1,5 +1,5 @@
 // How a shard's writes and answers are encoded: the bound on a stored object, the replies
-// its RPC methods give, objects received as JSON, and telling a no-op update.
+// its RPC methods give, and telling a no-op update.
 
 import { StatusError } from "../../api/errors";
 import { deepEqual } from "../../api/patch/util";
@@ -21,11 +21,6 @@ export function fail(e: unknown): Reply {
   console.error("store shard error", e);
   const msg = e instanceof Error ? e.message : String(e);
   return { ok: false, status: new StatusError(500, "InternalError", msg).toStatus() };
-}
-
-/** An object sent to a write, as an object or as its JSON. */
-export function received(sent: KubeObject | string): KubeObject {
-  return typeof sent === "string" ? (JSON.parse(sent) as KubeObject) : sent;
 }
 
 /**

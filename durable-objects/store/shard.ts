@@ -23,7 +23,7 @@ import type { Env } from "../../workers/env";
 import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
 import { decideDelete, readyToRemove } from "./deletion";
-import { fail, MAX_STORED_BYTES, ok, received, storedBytes, unchanged } from "./encoding";
+import { fail, MAX_STORED_BYTES, ok, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
@@ -144,11 +144,11 @@ export class StoreShard extends DurableObject<Env> {
     }
   }
 
-  /** `sent` is the object or its JSON (cheaper across the call than the object; see Store). */
-  async create(res: string, sent: KubeObject | string, opts: WriteOptions = {}): Promise<Reply> {
+  /** `json` is the object's JSON (a string crosses the call for a copy; see Store). */
+  async create(res: string, json: string, opts: WriteOptions = {}): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
-      const obj = received(sent);
+      const obj = JSON.parse(json) as KubeObject;
       const meta = obj.metadata;
       const namespace = meta.namespace ?? "";
       // names (generated ones included) are settled by the apiserver before validation
@@ -181,10 +181,11 @@ export class StoreShard extends DurableObject<Env> {
     });
   }
 
-  async update(res: string, sent: KubeObject | string, opts: UpdateOptions = {}): Promise<Reply> {
+  /** `json` is the object's JSON, as for create. */
+  async update(res: string, json: string, opts: UpdateOptions = {}): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
-      const obj = received(sent);
+      const obj = JSON.parse(json) as KubeObject;
       const namespace = obj.metadata.namespace ?? "";
       const name = obj.metadata.name!;
       const cur = this.row(namespace, name);
