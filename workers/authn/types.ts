@@ -100,9 +100,9 @@ export function copyUser(u: UserInfo): UserInfo {
   return out;
 }
 
-/** Constant-time comparison of two strings (the time depends only on their lengths). */
 const utf8 = new TextEncoder();
 
+/** Constant-time comparison of two strings (the time depends only on their lengths). */
 export function safeEqual(a: string, b: string): boolean {
   const x = utf8.encode(a);
   const y = utf8.encode(b);
