@@ -184,8 +184,7 @@ try {
   const st = selfTimes(profile);
   const idle = [...st.fn].filter(([k]) => k.startsWith("(idle)")).reduce((a, [, v]) => a + v, 0);
   console.log(
-    `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s; isolate busy ${((st.total - idle) / 1000).toFixed(0)} ms in all; `,
-    `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s = ${((ops * 1000) / ms).toFixed(0)}/s; isolate busy ${((st.total - idle) / 1000 / ops).toFixed(3)} ms per op`,
+    `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s = ${((ops * 1000) / ms).toFixed(0)}/s; isolate busy ${((st.total - idle) / 1000).toFixed(0)} ms in all, ${((st.total - idle) / 1000 / ops).toFixed(3)} ms per op`,
   );
   console.log("\nself time by file:\n" + top(st.file, st.total, 20));
   console.log("\nself time by function:\n" + top(st.fn, st.total, 45));
