@@ -114,13 +114,44 @@ export class WriteBatch {
   }
 }
 
-/** Writes a batch's changes: each object's row and its change-log row. */
+/** Durable Object SQLite binds at most 100 parameters per statement. */
+const MAX_PARAMS = 100;
+
+const OBJECT_COLUMNS = "(namespace, name, uid, rv, labels, fields, data)";
+const CHANGE_COLUMNS = "(rv, type, namespace, name, labels, fields, prev_labels, prev_fields, data, at)";
+
+/**
+ * Inserts rows of `width` values each, as few statements as the parameter limit allows: each
+ * statement is a runtime object (a cursor) the isolate frees only in a full collection, and
+ * its own trip into SQLite.
+ */
+function insertRows(sql: SqlStorage, head: string, width: number, rows: SqlStorageValue[][]): void {
+  const per = Math.floor(MAX_PARAMS / width);
+  const one = `(${Array(width).fill("?").join(", ")})`;
+  for (let i = 0; i < rows.length; i += per) {
+    const chunk = rows.slice(i, i + per);
+    sql.exec(`${head} VALUES ${Array(chunk.length).fill(one).join(", ")}`, ...chunk.flat());
+  }
+}
+
+/**
+ * Writes a batch's changes: each object's row and its change-log row. Object rows are written
+ * in batch order (a run of new rows in one statement); change-log rows, each its own revision,
+ * all together.
+ */
 export function writeStaged(sql: SqlStorage, staged: readonly Staged[]): void {
+  let inserts: SqlStorageValue[][] = [];
+  const insertObjects = () => {
+    if (inserts.length) insertRows(sql, `INSERT OR REPLACE INTO objects ${OBJECT_COLUMNS}`, 7, inserts);
+    inserts = [];
+  };
   for (const s of staged) {
     const c = s.change;
     if (c.type === "DELETED") {
+      insertObjects();
       sql.exec("DELETE FROM objects WHERE namespace = ? AND name = ?", c.namespace, c.name);
     } else if (s.prev) {
+      insertObjects();
       // the row is there (a change of a stored object): rewritten in place, where REPLACE
       // would delete it and insert it again, index entry included
       sql.exec(
@@ -133,30 +164,24 @@ export function writeStaged(sql: SqlStorage, staged: readonly Staged[]): void {
         c.namespace,
         c.name,
       );
-    } else {
-      sql.exec(
-        "INSERT OR REPLACE INTO objects (namespace, name, uid, rv, labels, fields, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        c.namespace,
-        c.name,
-        s.uid,
-        c.rv,
-        s.labelsJson,
-        s.fieldsJson,
-        c.data,
-      );
-    }
-    sql.exec(
-      "INSERT INTO changes (rv, type, namespace, name, labels, fields, prev_labels, prev_fields, data, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    } else inserts.push([c.namespace, c.name, s.uid, c.rv, s.labelsJson, s.fieldsJson, c.data]);
+  }
+  insertObjects();
+  insertRows(
+    sql,
+    `INSERT INTO changes ${CHANGE_COLUMNS}`,
+    10,
+    staged.map(({ change: c, labelsJson, fieldsJson, prev, at }) => [
       c.rv,
       c.type,
       c.namespace,
       c.name,
-      s.labelsJson,
-      s.fieldsJson,
-      s.prev?.labels ?? null,
-      s.prev?.fields ?? null,
+      labelsJson,
+      fieldsJson,
+      prev?.labels ?? null,
+      prev?.fields ?? null,
       c.data,
-      s.at,
-    );
-  }
+      at,
+    ]),
+  );
 }
