@@ -32,6 +32,21 @@ function wrote(def: ResourceDef): void {
   for (const fn of writeListeners) fn(def);
 }
 
+/**
+ * Durable Object ids by name, per namespace binding. An id is a plain value (no I/O), so it
+ * outlives the request that derived it; a stub is tied to its request and is made afresh.
+ * Deriving the id hashes the name, and every runtime object lives until a full collection.
+ */
+const ids = new WeakMap<object, Map<string, DurableObjectId>>();
+
+export function objectId(ns: { idFromName(name: string): DurableObjectId }, name: string): DurableObjectId {
+  let byName = ids.get(ns);
+  if (!byName) ids.set(ns, (byName = new Map()));
+  let id = byName.get(name);
+  if (!id) byName.set(name, (id = ns.idFromName(name)));
+  return id;
+}
+
 /** A typed handle on one resource's shard. */
 export class Store {
   readonly key: string;
@@ -45,7 +60,7 @@ export class Store {
   ) {
     this.view = def.storedIn;
     this.key = def.storedIn?.key ?? resourceKey(def);
-    this.stub = env.STORE.get(env.STORE.idFromName(`${env.EDGEPLANE_CLUSTER}/${this.key}`));
+    this.stub = env.STORE.get(objectId(env.STORE, `${env.EDGEPLANE_CLUSTER}/${this.key}`));
   }
 
   /** A stored object in this resource's shape. */

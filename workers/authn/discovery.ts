@@ -27,9 +27,15 @@ export async function serviceAccountJwks(env: AuthnEnv, objects?: ObjectSource) 
   return { keys: keys.verify.map((k) => k.jwk) };
 }
 
-/** Answers the two discovery paths (GET), undefined for any other path. */
-export async function handleIssuerDiscovery(req: Request, env: AuthnEnv): Promise<Response | undefined> {
-  const url = new URL(req.url);
+/**
+ * Answers the two discovery paths (GET), undefined for any other path. `url` is the request's
+ * URL when the caller has parsed it already (every request passes here).
+ */
+export async function handleIssuerDiscovery(
+  req: Request,
+  env: AuthnEnv,
+  url: URL = new URL(req.url),
+): Promise<Response | undefined> {
   if (url.pathname === OPENID_CONFIGURATION_PATH) {
     const body = await openidConfiguration(env, url.origin);
     return new Response(JSON.stringify(body), {

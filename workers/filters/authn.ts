@@ -28,5 +28,5 @@ export function authentication(): MiddlewareHandler<AppEnv> {
 
 /** /.well-known/openid-configuration and /openid/v1/jwks (after authorization). */
 export function issuerDiscovery(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => (await handleIssuerDiscovery(c.req.raw, c.env)) ?? next();
+  return async (c, next) => (await handleIssuerDiscovery(c.req.raw, c.env, c.get("url"))) ?? next();
 }
