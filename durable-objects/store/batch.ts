@@ -127,11 +127,22 @@ const CHANGE_COLUMNS = "(rv, type, namespace, name, labels, fields, prev_labels,
  */
 function insertRows(sql: SqlStorage, head: string, width: number, rows: SqlStorageValue[][]): void {
   const per = Math.floor(MAX_PARAMS / width);
-  const one = `(${Array(width).fill("?").join(", ")})`;
   for (let i = 0; i < rows.length; i += per) {
     const chunk = rows.slice(i, i + per);
-    sql.exec(`${head} VALUES ${Array(chunk.length).fill(one).join(", ")}`, ...chunk.flat());
+    sql.exec(insertText(head, width, chunk.length), ...chunk.flat());
   }
+}
+
+/** The statement for `count` rows, the same string each time (workerd keys its statement cache by it). */
+const insertTexts = new Map<string, string>();
+function insertText(head: string, width: number, count: number): string {
+  const key = `${head}/${count}`;
+  let text = insertTexts.get(key);
+  if (!text) {
+    const one = `(${Array(width).fill("?").join(", ")})`;
+    insertTexts.set(key, (text = `${head} VALUES ${Array(count).fill(one).join(", ")}`));
+  }
+  return text;
 }
 
 /**
