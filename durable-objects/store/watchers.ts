@@ -84,6 +84,28 @@ export function socketSink(ws: WebSocket): Sink {
   };
 }
 
+/**
+ * Joins a watcher's frames of one commit. Watchers that see the same events hold the same
+ * frames (they are encoded once per change and shape), so each distinct sequence is joined
+ * once and its bytes shared: with 100 watchers on a namespace, one copy of a commit's events
+ * instead of 100.
+ */
+function joinedFrames(): (frames: readonly Uint8Array[]) => Uint8Array {
+  const ids = new Map<Uint8Array, number>();
+  const joined = new Map<string, Uint8Array>();
+  return (frames) => {
+    let key = "";
+    for (const f of frames) {
+      let id = ids.get(f);
+      if (id === undefined) ids.set(f, (id = ids.size));
+      key += `${id},`;
+    }
+    let bytes = joined.get(key);
+    if (!bytes) joined.set(key, (bytes = concatBytes(frames)));
+    return bytes;
+  };
+}
+
 export class WatchHub {
   private watchers = new WatcherIndex<Watcher>();
   private bookmarkTimer?: ReturnType<typeof setInterval>;
@@ -189,7 +211,8 @@ export class WatchHub {
         }
       }
     }
-    for (const [w, q] of queued) this.write(w, q.length === 1 ? q[0]! : concatBytes(q));
+    const joined = joinedFrames();
+    for (const [w, q] of queued) this.write(w, q.length === 1 ? q[0]! : joined(q));
   }
 
   close(w: Watcher): void {

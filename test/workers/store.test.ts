@@ -271,6 +271,41 @@ describe("store semantics", () => {
     expect(evs.every((e) => e.type === "ADDED")).toBe(true);
   });
 
+  it("gives each of several live watchers exactly its events of writes that share commits", async () => {
+    const ns = await freshNamespace(t);
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    const from = (await api(t, "GET", path)).json.metadata.resourceVersion;
+    // three watchers see every event, two only the odd ones, one only the even ones (how a
+    // commit's events are joined and shared is tested in test/unit/store/watch-publish.test.ts)
+    const watch = (selector: string, n: number) =>
+      readEvents(`${path}?watch=1&resourceVersion=${from}${selector}`, n, 10_000);
+    const watchers = [
+      watch("", 24),
+      watch("", 24),
+      watch("", 24),
+      watch("&labelSelector=parity%3Dodd", 12),
+      watch("&labelSelector=parity%3Dodd", 12),
+      watch("&labelSelector=parity%3Deven", 12),
+    ];
+    await new Promise((r) => setTimeout(r, 300));
+    const made = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        api(t, "POST", path, cm(`j${i}`, {}, { parity: i % 2 ? "odd" : "even" })),
+      ),
+    );
+    expect(made.map((r) => r.status)).toEqual(Array(24).fill(201));
+    const byRv = made
+      .map((r) => r.json.metadata)
+      .sort((a, b) => Number(a.resourceVersion) - Number(b.resourceVersion))
+      .map((m) => m.name as string);
+    const parity = (name: string) => (Number(name.slice(1)) % 2 ? "odd" : "even");
+    const seen = await Promise.all(watchers);
+    const names = seen.map((evs) => evs.map((e) => e.object.metadata.name as string));
+    for (const n of names.slice(0, 3)) expect(n).toEqual(byRv);
+    for (const n of names.slice(3, 5)) expect(n).toEqual(byRv.filter((x) => parity(x) === "odd"));
+    expect(names[5]).toEqual(byRv.filter((x) => parity(x) === "even"));
+  });
+
   it("concurrent writes, which share commits, see each other: one winner per name and version", async () => {
     const ns = await freshNamespace(t);
     const path = `/api/v1/namespaces/${ns}/configmaps`;
