@@ -5,7 +5,13 @@ import { apiVersionOf, type ResourceDef, type StorageView } from "../api/resourc
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../api/selectors";
 import type { KubeObject } from "../api/types";
 import { supportedFields } from "../durable-objects/store/fields";
-import { preparable, prepareCreate } from "../durable-objects/store/prepared";
+import {
+  preparable,
+  prepareCreate,
+  prepareUpdate,
+  type StoredBase,
+  storedBase,
+} from "../durable-objects/store/prepared";
 import type {
   DeleteOptions,
   ListQuery,
@@ -46,6 +52,13 @@ export function objectId(ns: { idFromName(name: string): DurableObjectId }, name
   if (!id) byName.set(name, (id = ns.idFromName(name)));
   return id;
 }
+
+/**
+ * Each object a Store read (get, find) as it was stored, so that an update of it can be
+ * prepared here (prepared.ts) without the shard parsing and re-encoding the object; taken at
+ * the read, whatever a handler does to the object afterwards.
+ */
+const readAs = new WeakMap<KubeObject, StoredBase>();
 
 /** A typed handle on one resource's shard. */
 export class Store {
@@ -110,7 +123,10 @@ export class Store {
   }
 
   async get(namespace: string, name: string): Promise<KubeObject> {
-    return JSON.parse(await this.getText(namespace, name));
+    const text = await this.getText(namespace, name);
+    const obj = JSON.parse(text);
+    if (!this.view) readAs.set(obj, storedBase(text, obj));
+    return obj;
   }
 
   /** The object, or undefined when it does not exist. */
@@ -121,7 +137,9 @@ export class Store {
       throw StatusError.fromStatus(r.status);
     }
     const o = JSON.parse(r.body);
-    return this.view ? this.view.fromStorage(o) : o;
+    if (this.view) return this.view.fromStorage(o);
+    readAs.set(o, storedBase(r.body, o));
+    return o;
   }
 
   async listText(q: ListQuery): Promise<string> {
@@ -141,8 +159,18 @@ export class Store {
     return { body, code: (r.ok && r.code) || 201 };
   }
 
-  async update(obj: KubeObject, opts: UpdateOptions = {}): Promise<string> {
-    const body = this.shown(unwrap(await this.stub.update(this.key, this.stored(obj), opts)));
+  /**
+   * Stores `obj`. With `old`, the object this Store read and `obj` replaces (its revision
+   * is opts.expectRV), the update is encoded here and the shard applies it only if `old` is
+   * still stored; otherwise (a dry run, no `old`, a view, an allocating resource) it goes whole.
+   */
+  async update(obj: KubeObject, opts: UpdateOptions = {}, old?: KubeObject): Promise<string> {
+    const base = old && readAs.get(old);
+    const r =
+      base && !opts.dryRun && opts.expectRV === base.resourceVersion && preparable(this.def)
+        ? await this.stub.updatePrepared(this.key, prepareUpdate(this.def, obj, base))
+        : await this.stub.update(this.key, this.stored(obj), opts);
+    const body = this.shown(unwrap(r));
     wrote(this.def);
     return body;
   }

@@ -58,3 +58,16 @@ export interface PreparedCreate {
   /** the resource's selectable fields of the object (fields.ts) */
   fields: Record<string, string>;
 }
+
+/**
+ * An update the Worker encoded against the stored object it read (see prepared.ts): it
+ * applies only while that is still the stored revision, which the shard checks.
+ */
+export interface PreparedUpdate extends PreparedCreate {
+  /** the revision the Worker read the object at */
+  expectRV: string;
+  /** it changes nothing: the answer is the stored object, at its revision */
+  unchanged: boolean;
+  /** it leaves a deleted object no finalizer and no grace period: the object goes */
+  remove: boolean;
+}

@@ -34,6 +34,7 @@ import type {
   DeleteOptions,
   ListQuery,
   PreparedCreate,
+  PreparedUpdate,
   Reply,
   UpdateOptions,
   WatchQuery,
@@ -170,12 +171,7 @@ export class StoreShard extends DurableObject<Env> {
       if (!p.name) throw badRequest("metadata.name is required");
       if (this.row(p.namespace, p.name)) throw alreadyExists(def, p.name);
       return ok(
-        this.stage("ADDED", p, undefined, (rv) => {
-          const data = preparedData(p, rv);
-          if (data === undefined)
-            throw new StatusError(500, "InternalError", "prepared create without its mark");
-          return data;
-        }),
+        this.stage("ADDED", p, undefined, (rv) => markedData(p, rv)),
         201,
       );
     });
@@ -209,6 +205,25 @@ export class StoreShard extends DurableObject<Env> {
         return ok(this.commit("DELETED", obj, cur));
       }
       return ok(this.commit("MODIFIED", obj, cur));
+    });
+  }
+
+  /** An update the Worker encoded against revision p.expectRV (prepared.ts): staged as sent if that is still stored. */
+  async updatePrepared(res: string, p: PreparedUpdate): Promise<Reply> {
+    return this.answer(() => {
+      const def = this.use(res);
+      if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: update it whole`);
+      const cur = this.row(p.namespace, p.name);
+      if (!cur) throw notFound(def, p.name);
+      if (p.expectRV !== String(cur.rv)) throw staleResourceVersion(def, p.name);
+      if (p.uid !== cur.uid)
+        throw conflict(
+          def,
+          p.name,
+          `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${cur.uid}`,
+        );
+      if (p.unchanged) return ok(cur.data);
+      return ok(this.stage(p.remove ? "DELETED" : "MODIFIED", p, cur, (rv) => markedData(p, rv)));
     });
   }
 
@@ -515,4 +530,11 @@ export class StoreShard extends DurableObject<Env> {
     this.compactTo(this.revision);
     return this.compacted;
   }
+}
+
+/** A prepared write's JSON at revision `rv`. */
+function markedData(p: PreparedCreate, rv: number): string {
+  const data = preparedData(p, rv);
+  if (data === undefined) throw new StatusError(500, "InternalError", "prepared write without its mark");
+  return data;
 }

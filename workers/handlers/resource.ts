@@ -297,7 +297,7 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
   await admit(w, "UPDATE", next, old);
   recordManagedFields(w, old, next);
   const text = await admitted(w, "UPDATE", next, old, () =>
-    w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }),
+    w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }, old),
   );
   return respondWith(w, text, 200);
 }
@@ -334,7 +334,7 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       await admit(w, "UPDATE", prepared, old);
       if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared);
       const out = await admitted(w, "UPDATE", prepared, old, () =>
-        w.store.update(prepared, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }),
+        w.store.update(prepared, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }, old),
       );
       return respondWith(w, out, 200);
     } catch (e) {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { lookupGVR } from "../../../api/registry";
 import type { KubeObject } from "../../../api/types";
-import { preparable, prepareCreate, preparedData } from "../../../durable-objects/store/prepared";
+import {
+  preparable,
+  prepareCreate,
+  preparedData,
+  prepareUpdate,
+  storedBase,
+} from "../../../durable-objects/store/prepared";
 
 const pods = lookupGVR("", "v1", "pods")!;
 const deployments = lookupGVR("apps", "v1", "deployments")!;
@@ -67,5 +73,63 @@ describe("a create prepared by the Worker", () => {
     expect(preparedData({ ...p, json: p.json.replace(p.rvMark, "other") }, 1)).toBeUndefined();
     expect(preparable(pods)).toBe(true);
     expect(preparable(services)).toBe(false);
+  });
+});
+
+describe("an update prepared by the Worker", () => {
+  /** A stored pod as the Worker reads it: the JSON and a parsed copy. */
+  function stored() {
+    const obj = pod();
+    delete obj.metadata.deletionTimestamp;
+    Object.assign(obj.metadata, {
+      uid: "u-1",
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      resourceVersion: "7",
+    });
+    const json = JSON.stringify(obj);
+    const read = JSON.parse(json) as KubeObject;
+    return { json, read, base: storedBase(json, read) };
+  }
+
+  it("keeps the stored system fields, whatever the object says by then, and encodes against that revision", () => {
+    const { read, base } = stored();
+    // a handler that changed the object it read, system fields included
+    read.metadata.creationTimestamp = "1999-01-01T00:00:00Z";
+    read.metadata.resourceVersion = "3";
+    delete read.metadata.uid;
+    read.metadata.labels = { app: "b" };
+    const p = prepareUpdate(pods, read, base);
+    expect(p).toMatchObject({
+      expectRV: "7",
+      uid: "u-1",
+      unchanged: false,
+      remove: false,
+      labels: { app: "b" },
+    });
+    expect(read.metadata.resourceVersion).toBe("7");
+    const next = JSON.parse(preparedData(p, 9)!);
+    expect(next.metadata).toMatchObject({
+      uid: "u-1",
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      resourceVersion: "9",
+      labels: { app: "b" },
+    });
+  });
+
+  it("says when nothing changes, sends the client's uid as a precondition, and removes a finished deletion", () => {
+    const a = stored();
+    expect(prepareUpdate(pods, a.read, a.base).unchanged).toBe(true);
+    const b = stored();
+    b.read.metadata.uid = "someone-else";
+    expect(prepareUpdate(pods, b.read, b.base)).toMatchObject({ uid: "someone-else", unchanged: false });
+    const c = stored();
+    c.read.metadata.deletionTimestamp = "2026-01-02T00:00:00Z";
+    c.read.metadata.deletionGracePeriodSeconds = 0;
+    expect(prepareUpdate(pods, c.read, c.base)).toMatchObject({ unchanged: false, remove: true });
+    const d = stored();
+    d.read.metadata.deletionTimestamp = "2026-01-02T00:00:00Z";
+    d.read.metadata.deletionGracePeriodSeconds = 0;
+    d.read.metadata.finalizers = ["example.com/hold"];
+    expect(prepareUpdate(pods, d.read, d.base).remove).toBe(false);
   });
 });
