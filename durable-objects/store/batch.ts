@@ -121,11 +121,13 @@ const OBJECT_COLUMNS = "(namespace, name, uid, rv, labels, fields, data)";
 const CHANGE_COLUMNS = "(rv, type, namespace, name, labels, fields, prev_labels, prev_fields, data, at)";
 
 /**
- * Inserts rows of `width` values each, as few statements as the parameter limit allows: each
- * statement is a runtime object (a cursor) the isolate frees only in a full collection, and
- * its own trip into SQLite.
+ * Inserts rows (one value per column of `head`), as few statements as the parameter limit
+ * allows: each statement is a runtime object (a cursor) the isolate frees only in a full
+ * collection, and its own trip into SQLite.
  */
-function insertRows(sql: SqlStorage, head: string, width: number, rows: SqlStorageValue[][]): void {
+function insertRows(sql: SqlStorage, head: string, rows: SqlStorageValue[][]): void {
+  if (!rows.length) return;
+  const width = rows[0]!.length;
   const per = Math.floor(MAX_PARAMS / width);
   for (let i = 0; i < rows.length; i += per) {
     const chunk = rows.slice(i, i + per);
@@ -153,7 +155,7 @@ function insertText(head: string, width: number, count: number): string {
 export function writeStaged(sql: SqlStorage, staged: readonly Staged[]): void {
   let inserts: SqlStorageValue[][] = [];
   const insertObjects = () => {
-    if (inserts.length) insertRows(sql, `INSERT OR REPLACE INTO objects ${OBJECT_COLUMNS}`, 7, inserts);
+    insertRows(sql, `INSERT OR REPLACE INTO objects ${OBJECT_COLUMNS}`, inserts);
     inserts = [];
   };
   for (const s of staged) {
@@ -181,7 +183,6 @@ export function writeStaged(sql: SqlStorage, staged: readonly Staged[]): void {
   insertRows(
     sql,
     `INSERT INTO changes ${CHANGE_COLUMNS}`,
-    10,
     staged.map(({ change: c, labelsJson, fieldsJson, prev, at }) => [
       c.rv,
       c.type,

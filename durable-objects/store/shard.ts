@@ -184,16 +184,7 @@ export class StoreShard extends DurableObject<Env> {
       const obj = JSON.parse(json) as KubeObject;
       const namespace = obj.metadata.namespace ?? "";
       const name = obj.metadata.name!;
-      const cur = this.row(namespace, name);
-      if (!cur) throw notFound(def, name);
-      if (opts.expectRV !== undefined && opts.expectRV !== String(cur.rv))
-        throw staleResourceVersion(def, name);
-      if (obj.metadata.uid && obj.metadata.uid !== cur.uid)
-        throw conflict(
-          def,
-          name,
-          `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${cur.uid}`,
-        );
+      const cur = this.updateTarget(def, namespace, name, opts.expectRV, obj.metadata.uid);
       const old = JSON.parse(cur.data) as KubeObject;
       obj.metadata.uid = cur.uid;
       obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
@@ -213,18 +204,33 @@ export class StoreShard extends DurableObject<Env> {
     return this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: update it whole`);
-      const cur = this.row(p.namespace, p.name);
-      if (!cur) throw notFound(def, p.name);
-      if (p.expectRV !== String(cur.rv)) throw staleResourceVersion(def, p.name);
-      if (p.uid !== cur.uid)
-        throw conflict(
-          def,
-          p.name,
-          `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${cur.uid}`,
-        );
+      const cur = this.updateTarget(def, p.namespace, p.name, p.expectRV, p.uid);
       if (p.unchanged) return ok(cur.data);
       return ok(this.stage(p.remove ? "DELETED" : "MODIFIED", p, cur, (rv) => markedData(p, rv)));
     });
+  }
+
+  /**
+   * The stored row an update applies to, after its preconditions: the object exists, is at
+   * revision `expectRV` when one is given, and has `uid` when one is given.
+   */
+  private updateTarget(
+    def: ResourceDef,
+    namespace: string,
+    name: string,
+    expectRV: string | undefined,
+    uid: string | undefined,
+  ): Row {
+    const cur = this.row(namespace, name);
+    if (!cur) throw notFound(def, name);
+    if (expectRV !== undefined && expectRV !== String(cur.rv)) throw staleResourceVersion(def, name);
+    if (uid && uid !== cur.uid)
+      throw conflict(
+        def,
+        name,
+        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.uid}`,
+      );
+    return cur;
   }
 
   async remove(res: string, namespace: string, name: string, opts: DeleteOptions = {}): Promise<Reply> {
