@@ -109,7 +109,7 @@ function responseFraming() {
  * client as it is. Bytes are forwarded as they come, pausing the reader while the writer is
  * full (leaner per chunk than stream.pipe: one watch event goes out to a thousand watchers).
  */
-function carry(down, { upstreamPort, idleCloseMs, queue }, sockets) {
+function carry(down, { upstream: target, idleCloseMs, queue }, sockets) {
   let upstream;
   /** no request in progress: the client's next bytes start one */
   let between = true;
@@ -127,8 +127,8 @@ function carry(down, { upstreamPort, idleCloseMs, queue }, sockets) {
   const resumeDown = () => down.resume();
 
   const connect = () => {
-    const up = net.connect({ port: upstreamPort, host: "127.0.0.1" });
-    up.setNoDelay(true);
+    const up = net.connect(target);
+    if (target.port) up.setNoDelay(true);
     sockets.add(up);
     lastUpstreamAt = Date.now();
     const resumeUp = () => up.resume();
@@ -229,19 +229,21 @@ function carry(down, { upstreamPort, idleCloseMs, queue }, sockets) {
 }
 
 /**
- * Serves the front door on `port`, forwarding to workerd on `upstreamPort`. idleCloseMs
- * (IDLE_CLOSE_MS) is an option for tests.
+ * Serves the front door on `port`, forwarding to workerd on `upstreamPath` (a Unix socket)
+ * or else `upstreamPort` on 127.0.0.1. idleCloseMs (IDLE_CLOSE_MS) is an option for tests.
  */
 export function startFront({
   port,
   host = "127.0.0.1",
   upstreamPort,
+  upstreamPath,
   cert,
   key,
   idleCloseMs = IDLE_CLOSE_MS,
   admission = {},
 }) {
   const queue = admissionQueue(admission);
+  const upstream = upstreamPath ? { path: upstreamPath } : { port: upstreamPort, host: "127.0.0.1" };
   const secureContext = tls.createSecureContext({ cert, key });
   const sockets = new Set();
   const server = net.createServer((client) => {
@@ -260,7 +262,7 @@ export function startFront({
         down.on("error", () => client.destroy());
       } else client.unshift(first);
       down.setNoDelay?.(true);
-      carry(down, { upstreamPort, idleCloseMs, queue }, sockets);
+      carry(down, { upstream, idleCloseMs, queue }, sockets);
       client.resume();
     });
   });

@@ -11,15 +11,34 @@
 // With `front`, this process also serves the front door (scripts/lib/front.mjs) on that port,
 // forwarding to workerd's port. Prints "ready <url>" once workerd answers; SIGTERM/SIGINT
 // dispose of workerd and exit.
-import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { MANIFEST } from "./bundle.mjs";
 import { startFront } from "./front.mjs";
 
 const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
+
+/** A Unix socket path for workerd: beside the state when that is short enough (108 bytes). */
+function unixSocketPath({ persistDir }) {
+  const inState = join(persistDir, "..", "engine.sock");
+  const base =
+    inState.length < 96 ? inState : join(tmpdir(), `edgeplane-${randomBytes(6).toString("hex")}.sock`);
+  const path = `${base}:0`;
+  rmSync(path, { force: true }); // left by an engine that was killed
+  return { base, path };
+}
 // wrangler.toml's options and the module list, written beside the bundle when it was built
 const { workerOptions, modules } = JSON.parse(readFileSync(join(config.bundleDir, MANIFEST), "utf8"));
+
+// The front door reaches workerd over a Unix socket: each request and each watch event
+// crosses it, and a Unix socket costs both sides less system time per write than TCP over
+// loopback does. Miniflare writes a socket's address as host:port, so workerd listens on
+// `<base>:0`. The TCP port stays for the benchmark's engine rows.
+const frontSocket =
+  config.front && process.env.EDGEPLANE_FRONT_UPSTREAM !== "tcp" ? unixSocketPath(config) : undefined;
 
 const levels = { error: LogLevel.ERROR, warn: LogLevel.WARN, info: LogLevel.INFO, debug: LogLevel.DEBUG };
 const mf = new Miniflare({
@@ -39,7 +58,10 @@ const mf = new Miniflare({
   // clients; this engine port is for it (and the benchmark's engine rows).
   host: config.host,
   port: 0,
-  unsafeDirectSockets: [{ host: config.host, port: config.port }],
+  unsafeDirectSockets: [
+    { host: config.host, port: config.port },
+    ...(frontSocket ? [{ host: `unix:${frontSocket.base}`, port: 0 }] : []),
+  ],
   // request.cf is the local default unless a caller injects one (MF-CF-Blob); never fetched
   cf: false,
   // only when asked (bench/profile.ts): DevTools tracing costs CPU on every request
@@ -57,6 +79,7 @@ async function close() {
     clearTimeout(cronTimer);
     await front?.close();
     await mf.dispose();
+    if (frontSocket) rmSync(frontSocket.path, { force: true });
   } finally {
     process.exit(0);
   }
@@ -70,6 +93,7 @@ if (config.front)
   front = await startFront({
     port: config.front.port,
     upstreamPort: config.port,
+    upstreamPath: frontSocket?.path,
     cert: config.front.cert,
     key: config.front.key,
   });

@@ -7,6 +7,7 @@ import net from "node:net";
 export type RawReply = "answer" | "cut" | "answer-and-close" | "upgrade" | { cutAfterMs: number };
 
 export interface RawServer {
+  /** the TCP port, or 0 when it listens on a Unix socket */
   port: number;
   counts(): { connections: number; requests: number };
   close(): void;
@@ -17,7 +18,7 @@ const CHUNKED = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-e
 
 export async function rawServer(
   reply: (nthOnConnection: number) => RawReply | boolean,
-  opts: { idleCloseMs?: number } = {},
+  opts: { idleCloseMs?: number; path?: string } = {},
 ): Promise<RawServer> {
   let connections = 0;
   let requests = 0;
@@ -66,8 +67,10 @@ export async function rawServer(
     });
     sock.on("error", () => {});
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((r) =>
+    opts.path ? server.listen(opts.path, r) : server.listen(0, "127.0.0.1", r),
+  );
+  const port = opts.path ? 0 : (server.address() as net.AddressInfo).port;
   return {
     port,
     counts: () => ({ connections, requests }),

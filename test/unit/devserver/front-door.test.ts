@@ -2,8 +2,11 @@
 // an upstream connection closed as idle; a request that met such a close goes again on a new
 // connection; every other close (soon after a response, of a WebSocket tunnel) reaches the
 // client unchanged.
+import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 // @ts-expect-error plain ESM helper shared with npm start
 import { startFront } from "../../../scripts/lib/front.mjs";
 import { shared } from "../../helpers/cluster";
@@ -18,7 +21,11 @@ async function setUp(
   reply: (n: number) => RawReply,
   opts: { upstreamIdleMs?: number; idleCloseMs?: number } = {},
 ): Promise<{ upstream: RawServer; client: Client }> {
-  const upstream = await rawServer(reply, { idleCloseMs: opts.upstreamIdleMs });
+  // as `npm start` runs it, workerd on a Unix socket; or on a TCP port (the wrangler engine)
+  const dir = transport === "unix" ? mkdtempSync(join(tmpdir(), "front-")) : undefined;
+  if (dir) stops.push(() => rmSync(dir, { recursive: true, force: true }));
+  const path = dir && join(dir, "engine.sock");
+  const upstream = await rawServer(reply, { idleCloseMs: opts.upstreamIdleMs, path });
   stops.push(() => upstream.close());
   const port = await new Promise<number>((r) => {
     const s = net.createServer().listen(0, "127.0.0.1", () => {
@@ -29,6 +36,7 @@ async function setUp(
   const front = await startFront({
     port,
     upstreamPort: upstream.port,
+    upstreamPath: path,
     idleCloseMs: opts.idleCloseMs,
   });
   stops.push(() => front.close());
@@ -85,7 +93,13 @@ async function connect(port: number): Promise<Client> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe("front door", () => {
+let transport: "tcp" | "unix" = "tcp";
+
+describe.each(["unix", "tcp"] as const)("front door to an upstream over %s", (over) => {
+  beforeEach(() => {
+    transport = over;
+  });
+
   it("keeps the client's connection when the upstream closes it as idle", async () => {
     const { upstream, client } = await setUp(() => "answer", { upstreamIdleMs: 100, idleCloseMs: 50 });
     expect(await client.get()).toBe("HTTP/1.1 200 OK");
