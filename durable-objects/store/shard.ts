@@ -22,6 +22,7 @@ import migrations from "../../migrations/migrations.js";
 import type { Env } from "../../workers/env";
 import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
+import { changesAfter, compactionPoint, compactLog } from "./changelog";
 import { decideDelete, readyToRemove } from "./deletion";
 import { fail, MAX_STORED_BYTES, ok, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
@@ -37,12 +38,11 @@ import type {
   PreparedUpdate,
   Reply,
   UpdateOptions,
-  WatchQuery,
   WriteOptions,
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
-import { openWatch } from "./watch";
-import { type Change, type Sink, socketSink, type WatchFilter, WatchHub } from "./watchers";
+import { serveWatch, watchSockets } from "./watch";
+import { type Change, type WatchFilter, WatchHub } from "./watchers";
 
 export class StoreShard extends DurableObject<Env> {
   readonly sql: SqlStorage;
@@ -68,7 +68,7 @@ export class StoreShard extends DurableObject<Env> {
     this.hub = new WatchHub(
       () => this.def,
       () => this.revision,
-      () => this.watchSockets(),
+      () => watchSockets(ctx),
     );
     ctx.blockConcurrencyWhile(async () => {
       await migrate(this.db, migrations);
@@ -224,12 +224,7 @@ export class StoreShard extends DurableObject<Env> {
     const cur = this.row(namespace, name);
     if (!cur) throw notFound(def, name);
     if (expectRV !== undefined && expectRV !== String(cur.rv)) throw staleResourceVersion(def, name);
-    if (uid && uid !== cur.uid)
-      throw conflict(
-        def,
-        name,
-        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.uid}`,
-      );
+    checkUid(def, name, uid, cur);
     return cur;
   }
 
@@ -242,12 +237,7 @@ export class StoreShard extends DurableObject<Env> {
     const cur = this.row(namespace, name);
     if (!cur) throw notFound(def, name);
     const pre = opts.preconditions;
-    if (pre?.uid && pre.uid !== cur.uid)
-      throw conflict(
-        def,
-        name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.uid}`,
-      );
+    checkUid(def, name, pre?.uid, cur);
     if (pre?.resourceVersion && pre.resourceVersion !== String(cur.rv))
       throw conflict(
         def,
@@ -311,39 +301,13 @@ export class StoreShard extends DurableObject<Env> {
    * JSON {res, query}; the response is the event stream, or the 101 of a hibernatable socket.
    */
   override async fetch(request: Request): Promise<Response> {
-    try {
-      if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
-        const { res, query } = JSON.parse(request.headers.get("x-watch") ?? "{}") as {
-          res: string;
-          query: WatchQuery;
-        };
-        const [client, server] = Object.values(new WebSocketPair());
-        this.flush();
-        return openWatch(this, this.use(res), query, { server, client });
-      }
-      const { res, query } = (await request.json()) as { res: string; query: WatchQuery };
-      this.flush();
-      return openWatch(this, this.use(res), query);
-    } catch (e) {
-      const r = fail(e) as { ok: false; status: { code: number } };
-      return new Response(JSON.stringify(r.status), {
-        status: r.status.code,
-        headers: { "content-type": "application/json" },
-      });
-    }
+    return serveWatch(this, request, (res) => this.use(res));
   }
 
   /** Accepts a watch's WebSocket with the hibernation API; its filter travels with it. */
   acceptWatchSocket(ws: WebSocket, filter: WatchFilter): void {
     this.ctx.acceptWebSocket(ws);
     ws.serializeAttachment({ filter });
-  }
-
-  private *watchSockets(): Iterable<{ filter: WatchFilter; sink: Sink }> {
-    for (const ws of this.ctx.getWebSockets()) {
-      const att = ws.deserializeAttachment() as { filter?: WatchFilter } | null;
-      if (att?.filter) yield { filter: att.filter, sink: socketSink(ws) };
-    }
   }
 
   /** Watch sockets carry nothing from the client; a close from the client ends the watch. */
@@ -484,49 +448,21 @@ export class StoreShard extends DurableObject<Env> {
     this.use(res);
     this.flush();
     if (rv < this.compacted) return { expired: true, head: this.revision, events: [] };
-    const tail = this.recent.since(rv, limit);
-    if (tail) return { expired: false, head: this.revision, events: tail };
-    const events = this.sql
-      .exec<RecentChange & Record<string, SqlStorageValue>>(
-        "SELECT type, data FROM changes WHERE rv > ? ORDER BY rv LIMIT ?",
-        rv,
-        limit,
-      )
-      .toArray();
-    return { expired: false, head: this.revision, events };
+    return {
+      expired: false,
+      head: this.revision,
+      events: this.recent.since(rv, limit) ?? changesAfter(this.sql, rv, limit),
+    };
   }
 
-  /**
-   * Drops change-log rows that fall out of the watch window. As etcd's compaction, the
-   * newest version of each key at the compaction point is kept, so a paged list over an
-   * older snapshot still reads every object as it was.
-   */
+  /** Compacts the change log to the watch window (changelog.ts). */
   compact(now = Date.now()): void {
-    const seconds = Number(this.env.EDGEPLANE_WATCH_WINDOW_SECONDS ?? 300);
-    const events = Number(this.env.EDGEPLANE_WATCH_WINDOW_EVENTS ?? 100000);
-    const byCount = this.revision - events;
-    const byTime =
-      this.sql
-        // through the time index: only rows past the window are visited (left to itself,
-        // SQLite walks rv downwards over the whole log looking for an old enough row)
-        .exec<{ rv: number | null }>(
-          "SELECT MAX(rv) AS rv FROM changes INDEXED BY changes_at WHERE at < ?",
-          now - seconds * 1000,
-        )
-        .one().rv ?? 0;
-    this.compactTo(Math.max(byCount, byTime));
+    this.compactTo(compactionPoint(this.sql, this.revision, this.settings, now));
   }
 
   private compactTo(point: number): void {
     if (point <= this.compacted) return;
-    this.ctx.storage.transactionSync(() => {
-      this.sql.exec(
-        `DELETE FROM changes WHERE rv <= ?1 AND (type = 'DELETED' OR rv < (
-           SELECT MAX(c2.rv) FROM changes c2 WHERE c2.namespace = changes.namespace AND c2.name = changes.name AND c2.rv <= ?1))`,
-        point,
-      );
-      this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('compacted', ?)", point);
-    });
+    this.ctx.storage.transactionSync(() => compactLog(this.sql, point));
     this.compacted = point;
   }
 
@@ -536,6 +472,16 @@ export class StoreShard extends DurableObject<Env> {
     this.compactTo(this.revision);
     return this.compacted;
   }
+}
+
+/** A uid precondition, when one is given: 409 unless the stored object has that uid. */
+function checkUid(def: ResourceDef, name: string, uid: string | undefined, cur: Row): void {
+  if (uid && uid !== cur.uid)
+    throw conflict(
+      def,
+      name,
+      `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.uid}`,
+    );
 }
 
 /** A prepared write's JSON at revision `rv`. */

@@ -1,12 +1,54 @@
-// Starting a watch on a shard: initial state or replay from a resourceVersion, then live
-// changes, all before the method yields, so nothing committed in between is missed or doubled.
+// Watches on a shard: the request, then initial state or replay from a resourceVersion and
+// live changes, all before the method yields, so nothing committed in between is missed or
+// doubled.
 import { badRequest, StatusError } from "../../api/errors";
 import type { ResourceDef } from "../../api/resource";
 import { checkFieldSelector, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
+import { fail } from "./encoding";
 import { supportedFields } from "./fields";
 import type { WatchQuery } from "./protocol";
 import type { StoreShard } from "./shard";
-import { type Change, socketSink, type Watcher } from "./watchers";
+import { type Change, type Sink, socketSink, type Watcher, type WatchFilter } from "./watchers";
+
+/**
+ * A shard's watch request. Watches arrive as HTTP: the body (or, for a WebSocket upgrade, the
+ * x-watch header) is a JSON {res, query}; the answer is the event stream, or the 101 of a
+ * hibernatable socket, or the Status of a watch refused.
+ */
+export async function serveWatch(
+  shard: StoreShard,
+  request: Request,
+  use: (res: string) => ResourceDef,
+): Promise<Response> {
+  try {
+    if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+      const { res, query } = JSON.parse(request.headers.get("x-watch") ?? "{}") as {
+        res: string;
+        query: WatchQuery;
+      };
+      const [client, server] = Object.values(new WebSocketPair());
+      shard.flush();
+      return openWatch(shard, use(res), query, { server, client });
+    }
+    const { res, query } = (await request.json()) as { res: string; query: WatchQuery };
+    shard.flush();
+    return openWatch(shard, use(res), query);
+  } catch (e) {
+    const r = fail(e) as { ok: false; status: { code: number } };
+    return new Response(JSON.stringify(r.status), {
+      status: r.status.code,
+      headers: { "content-type": "application/json" },
+    });
+  }
+}
+
+/** The shard's hibernatable watch sockets, each with the filter it was opened with. */
+export function* watchSockets(ctx: DurableObjectState): Iterable<{ filter: WatchFilter; sink: Sink }> {
+  for (const ws of ctx.getWebSockets()) {
+    const att = ws.deserializeAttachment() as { filter?: WatchFilter } | null;
+    if (att?.filter) yield { filter: att.filter, sink: socketSink(ws) };
+  }
+}
 
 /** Opens a watch as a chunked HTTP stream, or over `socket` (a hibernatable WebSocket) when given. */
 export function openWatch(
