@@ -27,9 +27,9 @@ import {
   encodeManagedFields,
   entryId,
   type ManagerEntry,
+  managedFieldsAside,
   stripIgnored,
   wireTime,
-  withoutManagedFields,
 } from "./managed-fields";
 import { type FieldDef, fieldDef, rootSchema, type Schema, schemaOf } from "./patch-meta";
 import { clone, deepEqual, isObject, type JsonObject } from "./util";
@@ -103,7 +103,8 @@ function applyOnce(
   const apiVersion = String(applied.apiVersion ?? live?.apiVersion ?? "");
   const now = wireTime(opts.now);
   let entries = decodeManagedFields(live?.metadata?.managedFields);
-  const before = live ? (withoutManagedFields(live) as JsonObject) : undefined;
+  // read only: merging copies what it changes, and the merged object is cloned
+  const before = live ? (managedFieldsAside(live) as JsonObject) : undefined;
   if (before && entries.length === 0) {
     // Upstream attributes an untracked object to "before-first-apply".
     const owned = stripIgnored(compareObjects(undefined, before, schema).changed, opts.subresource);

@@ -16,7 +16,7 @@ import {
   withoutSubtrees,
 } from "./fieldset";
 import { rootSchema } from "./patch-meta";
-import { clone, type JsonObject } from "./util";
+import type { JsonObject } from "./util";
 
 export { fieldsToSet, setToFields } from "./fieldset";
 
@@ -134,13 +134,6 @@ export function managedFieldsAside(obj: KubeObject): KubeObject {
   if (!obj.metadata || !("managedFields" in obj.metadata)) return obj;
   const { managedFields: _, ...metadata } = obj.metadata;
   return { ...obj, metadata };
-}
-
-/** A copy of an object without metadata.managedFields. */
-export function withoutManagedFields(obj: KubeObject): KubeObject {
-  const out = clone(obj);
-  if (out.metadata) delete out.metadata.managedFields;
-  return out;
 }
 
 /** Folds the oldest Update entries into "ancient-changes" once there are too many. */

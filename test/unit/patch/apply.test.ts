@@ -71,6 +71,22 @@ describe("server-side apply", () => {
     expect(second.metadata.managedFields?.[0].time).toBe(T1);
   });
 
+  it("leaves the live object as it was, whatever the apply changes, prunes or takes over", () => {
+    const live = applyPatch(undefined, config("nginx:1.25", { tier: "front" }), kubectl(T1));
+    const other = { manager: "editor", force: false, kind: "Deployment", now: T2 };
+    const shared = applyPatch(live, config("nginx:1.25", { team: "a" }), other);
+    const before = JSON.stringify(shared);
+    // kubectl drops its label, changes the image and forces the shared field over
+    const out = applyPatch(
+      shared,
+      { ...config("nginx:1.27"), spec: { ...config().spec, replicas: 5 } },
+      kubectl(T3, true),
+    );
+    expect(out.metadata.labels).toEqual({ app: "web", team: "a" });
+    expect(out.spec.replicas).toBe(5);
+    expect(JSON.stringify(shared)).toBe(before);
+  });
+
   it("applies a change and stamps the time", () => {
     const first = applyPatch(undefined, config(), kubectl(T1));
     const second = applyPatch(first, config("nginx:1.26"), kubectl(T2));
