@@ -9,7 +9,8 @@
 // Cron triggers run as on Cloudflare: "* * * * *" at the start of every minute (or every
 // cronSeconds), through the Worker's scheduled handler; other expressions are not run.
 // With `front`, this process also serves the front door (scripts/lib/front.mjs) on that port,
-// forwarding to workerd's port. Prints "ready <url>" once workerd answers; SIGTERM/SIGINT
+// forwarding to workerd over a Unix socket (EDGEPLANE_FRONT_UPSTREAM=tcp: over workerd's TCP
+// port instead, for comparison). Prints "ready <url>" once workerd answers; SIGTERM/SIGINT
 // dispose of workerd and exit.
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
