@@ -13,6 +13,14 @@ import type { ContainerInfo } from "./runtime-cache";
 import { containerConfig, podHostname } from "./specs";
 import { containerMounts, readOnlyVolumes, VolumeError } from "./volumes";
 
+/**
+ * How long a postStart hook may run. Upstream's kubelet sets it no limit (the container's
+ * start completes when the hook does, and deleting the pod cancels it); the pod's termination
+ * grace period bounds preStop only. This agent cannot cancel a hook, so a hung one is cut off
+ * after this long rather than holding its pod's worker for good.
+ */
+const POST_START_TIMEOUT_S = 120;
+
 export function podDir(ctx: NodeContext, uid: string): string {
   return join(ctx.root, "pods", uid);
 }
@@ -160,7 +168,7 @@ export async function startContainer(
     const r = await runHandler(
       c.lifecycle.postStart,
       { cri: ctx.cri, containerId: id, podIP: st.podIP, container: c },
-      Math.max(1, grace),
+      POST_START_TIMEOUT_S,
     );
     if (!r.ok) {
       const msg = `PostStartHook failed: ${r.output}`.trim();
