@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 // @ts-expect-error plain ESM helper shared with npm start
 import { startFront } from "../../../scripts/lib/front.mjs";
 import { shared } from "../../helpers/cluster";
@@ -18,6 +18,7 @@ afterEach(async () => {
 });
 
 async function setUp(
+  transport: "tcp" | "unix",
   reply: (n: number) => RawReply,
   opts: { upstreamIdleMs?: number; idleCloseMs?: number } = {},
 ): Promise<{ upstream: RawServer; client: Client }> {
@@ -93,15 +94,12 @@ async function connect(port: number): Promise<Client> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let transport: "tcp" | "unix" = "tcp";
-
-describe.each(["unix", "tcp"] as const)("front door to an upstream over %s", (over) => {
-  beforeEach(() => {
-    transport = over;
-  });
-
+describe.each(["unix", "tcp"] as const)("front door to an upstream over %s", (transport) => {
   it("keeps the client's connection when the upstream closes it as idle", async () => {
-    const { upstream, client } = await setUp(() => "answer", { upstreamIdleMs: 100, idleCloseMs: 50 });
+    const { upstream, client } = await setUp(transport, () => "answer", {
+      upstreamIdleMs: 100,
+      idleCloseMs: 50,
+    });
     expect(await client.get()).toBe("HTTP/1.1 200 OK");
     await sleep(300); // the upstream has closed its side by now
     expect(client.socket.readyState).toBe("open");
@@ -127,7 +125,7 @@ describe.each(["unix", "tcp"] as const)("front door to an upstream over %s", (ov
       second: "closed",
     },
   ])("a request $when: the client gets $second", async ({ cut, idleCloseMs, second }) => {
-    const { upstream, client } = await setUp((n) => (n === 1 ? "answer" : cut), { idleCloseMs });
+    const { upstream, client } = await setUp(transport, (n) => (n === 1 ? "answer" : cut), { idleCloseMs });
     expect(await client.get()).toBe("HTTP/1.1 200 OK");
     expect(await client.get()).toBe(second);
     const resent = second !== "closed";
@@ -135,7 +133,7 @@ describe.each(["unix", "tcp"] as const)("front door to an upstream over %s", (ov
   });
 
   it("keeps the client's connection after a chunked response and an idle close", async () => {
-    const { upstream, client } = await setUp(() => "answer-chunked", {
+    const { upstream, client } = await setUp(transport, () => "answer-chunked", {
       upstreamIdleMs: 100,
       idleCloseMs: 50,
     });
@@ -148,20 +146,25 @@ describe.each(["unix", "tcp"] as const)("front door to an upstream over %s", (ov
 
   it("passes on a close in the middle of a streamed response, however long it was quiet", async () => {
     // a watch that workerd cuts off: the client must see the close to watch again
-    const { upstream, client } = await setUp(() => ({ streamCutAfterMs: 300 }), { idleCloseMs: 50 });
+    const { upstream, client } = await setUp(transport, () => ({ streamCutAfterMs: 300 }), {
+      idleCloseMs: 50,
+    });
     expect(await client.get()).toBe("closed");
     expect(upstream.counts()).toEqual({ connections: 1, requests: 1 });
   });
 
   it("passes on a close right after a response", async () => {
-    const { upstream, client } = await setUp(() => "answer-and-close");
+    const { upstream, client } = await setUp(transport, () => "answer-and-close");
     expect(await client.get()).toBe("HTTP/1.1 200 OK");
     await client.closed;
     expect(upstream.counts()).toEqual({ connections: 1, requests: 1 });
   });
 
   it("passes on the close of an upgraded connection, whatever the timing", async () => {
-    const { upstream, client } = await setUp(() => "upgrade", { upstreamIdleMs: 100, idleCloseMs: 0 });
+    const { upstream, client } = await setUp(transport, () => "upgrade", {
+      upstreamIdleMs: 100,
+      idleCloseMs: 0,
+    });
     expect(await client.get()).toBe("HTTP/1.1 101 Switching Protocols");
     client.socket.write("frame bytes the server never answers");
     await client.closed;
