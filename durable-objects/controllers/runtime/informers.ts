@@ -20,6 +20,28 @@ function rvOf(obj: KubeObject | undefined): number {
   return obj ? Number(obj.metadata.resourceVersion ?? 0) : 0;
 }
 
+/**
+ * Drops, in place, what no component reads from the caches. Field ownership of every object
+ * (upstream's informers strip managedFields too): about half of a cached pod. And a pod's
+ * volumes and volume mounts (no controller nor the scheduler here reads them; each pod has
+ * at least its projected service-account token volume): over 40% of what is left. A cached
+ * pod then takes ~1.3 KB of heap instead of ~2.3 KB without managedFields alone and ~4.3 KB
+ * whole (measured in Node on a pod as the apiserver stores it), which shortens every full
+ * collection of the isolate holding the caches. The fields are set to undefined, not deleted: deleting a property that is not an
+ * object's last turns it into a slower and larger dictionary. A component that comes to read
+ * pod volumes (a scheduler volume plugin) must keep them here.
+ */
+export function lighten(res: string, obj: KubeObject): void {
+  if (obj.metadata.managedFields !== undefined) obj.metadata.managedFields = undefined;
+  if (res !== "/pods") return;
+  const spec = obj.spec as { volumes?: unknown; [list: string]: unknown } | undefined;
+  if (!spec) return;
+  if (spec.volumes !== undefined) spec.volumes = undefined;
+  for (const list of ["initContainers", "containers", "ephemeralContainers"])
+    for (const c of (spec[list] as { volumeMounts?: unknown }[] | undefined) ?? [])
+      if (c.volumeMounts !== undefined) c.volumeMounts = undefined;
+}
+
 class Cache {
   readonly byKey = new Map<string, KubeObject>();
   readonly byNamespace = new Map<string, Map<string, KubeObject>>();
@@ -198,9 +220,7 @@ export class Informers {
   }
 
   private apply(res: string, c: Cache, type: ChangeType, obj: KubeObject): void {
-    // no component reads field ownership: the cache does not keep it (as upstream's informers
-    // strip managedFields), which is about a third of a pod's memory
-    if (obj.metadata.managedFields) delete obj.metadata.managedFields;
+    lighten(res, obj);
     const key = keyOf(obj);
     const old = c.byKey.get(key);
     if (old && rvOf(old) > rvOf(obj)) return; // already newer (a write-through got ahead)
