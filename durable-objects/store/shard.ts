@@ -296,10 +296,7 @@ export class StoreShard extends DurableObject<Env> {
     return reply;
   }
 
-  /**
-   * Watches arrive as HTTP: the body (or, for a WebSocket upgrade, the x-watch header) is a
-   * JSON {res, query}; the response is the event stream, or the 101 of a hibernatable socket.
-   */
+  /** Watch requests, the only HTTP a shard serves (watch.ts: serveWatch). */
   override async fetch(request: Request): Promise<Response> {
     return serveWatch(this, request, (res) => this.use(res));
   }
