@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import { notFoundPath } from "../api/errors";
 import { allResources } from "../api/registry";
 import type { ResourceDef } from "../api/resource";
+import { RELAY_PATH } from "../durable-objects/store/relay";
 import type { AppEnv } from "./app-env";
 import { audit } from "./audit/index";
 import { exchangeBootstrapToken, NODE_CREDENTIAL_PATH } from "./authn/node-credentials";
@@ -13,6 +14,7 @@ import { bootstrap } from "./bootstrap";
 import { handleDiscovery } from "./discovery/routes";
 import { authentication, issuerDiscovery } from "./filters/authn";
 import { authorization } from "./filters/authz";
+import { handleRelay } from "./handlers/relay";
 import { handleResource } from "./handlers/resource";
 import { handleNodeTunnel } from "./handlers/streams";
 import { requestInfo } from "./request-info";
@@ -31,6 +33,8 @@ app.use("*", async (c, next) => {
   c.set("info", requestInfo(c.req.method, url));
   await next();
 });
+// the local front door's relays: its own secret, not a client's credential (handlers/relay.ts)
+app.all(RELAY_PATH, async (c, next) => (await handleRelay(c.req.raw, c.env)) ?? next());
 app.use("*", audit());
 app.use("*", authentication());
 // the cluster's system namespaces and bootstrap RBAC policy exist before anything is authorized

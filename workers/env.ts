@@ -41,4 +41,6 @@ export interface Env {
   EDGEPLANE_ADMISSION_PLUGINS?: string;
   /** Static tokens, one per line as upstream's token file: token,user,uid,"group1,group2" (a secret). */
   EDGEPLANE_TOKENS?: string;
+  /** Shared with the local front door, made afresh at each start: lets it relay watches (handlers/relay.ts). */
+  EDGEPLANE_RELAY_SECRET?: string;
 }

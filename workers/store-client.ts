@@ -20,6 +20,7 @@ import type {
   WatchQuery,
   WriteOptions,
 } from "../durable-objects/store/protocol";
+import { RELAY_NO_HEADER } from "../durable-objects/store/relay";
 import type { Env } from "./env";
 
 function unwrap(r: Reply): string {
@@ -208,6 +209,15 @@ export class Store {
         "x-watch": JSON.stringify({ res: this.key, query: this.watchQuery(query) }),
       },
     });
+  }
+
+  /** Opens the front door's relay to this shard (durable-objects/store/relay.ts): its stream. */
+  async openRelay(no: string): Promise<Response> {
+    return this.stub.fetch("https://store/relay", { headers: { [RELAY_NO_HEADER]: no } });
+  }
+
+  async cancelRelayed(no: string, ids: number[]): Promise<void> {
+    await this.stub.cancelRelayed(no, ids);
   }
 
   /** A watch in this resource's shape: the shard converts each event for it. */

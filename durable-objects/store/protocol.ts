@@ -25,6 +25,8 @@ export interface WatchQuery {
   table?: { include: IncludeObject };
   /** the resource key whose shape events are shown in, when it is stored in another's shard */
   view?: string;
+  /** the front door's id for this watch: its events may go out on the shard's relay (relay.ts) */
+  relay?: number;
 }
 
 export interface WriteOptions {

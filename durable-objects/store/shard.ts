@@ -41,6 +41,7 @@ import type {
   WriteOptions,
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
+import { Relays } from "./relay";
 import { serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
 
@@ -53,6 +54,8 @@ export class StoreShard extends DurableObject<Env> {
   compacted = 0;
   def?: ResourceDef;
   readonly hub: WatchHub;
+  /** the front door's relay to this shard, when it has one open (relay.ts) */
+  readonly relays: Relays;
   /** the newest changes in memory: informers catching up read them without a query */
   readonly recent = new RecentChanges();
   /** wakes the controllers and the scheduler after commits */
@@ -70,6 +73,7 @@ export class StoreShard extends DurableObject<Env> {
       () => this.revision,
       () => watchSockets(ctx),
     );
+    this.relays = new Relays(this.hub);
     ctx.blockConcurrencyWhile(async () => {
       await migrate(this.db, migrations);
       for (const r of this.sql.exec<{ key: string; value: number }>("SELECT key, value FROM meta")) {
@@ -299,6 +303,11 @@ export class StoreShard extends DurableObject<Env> {
   /** Watch requests, the only HTTP a shard serves (watch.ts: serveWatch). */
   override async fetch(request: Request): Promise<Response> {
     return serveWatch(this, request, (res) => this.use(res));
+  }
+
+  /** The front door's clients of these relayed watches went away. */
+  async cancelRelayed(no: string, ids: number[]): Promise<void> {
+    this.relays.cancel(no, ids);
   }
 
   /** Accepts a watch's WebSocket with the hibernation API; its filter travels with it. */

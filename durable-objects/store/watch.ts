@@ -2,18 +2,21 @@
 // live changes, all before the method yields, so nothing committed in between is missed or
 // doubled.
 import { badRequest, StatusError } from "../../api/errors";
+import { resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { checkFieldSelector, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
 import { fail } from "./encoding";
 import { supportedFields } from "./fields";
 import type { WatchQuery } from "./protocol";
+import { RELAY_NO_HEADER, RELAY_OFFER_HEADER, RELAYED_HEADER } from "./relay";
 import type { StoreShard } from "./shard";
 import { type Change, type Sink, socketSink, type Watcher, type WatchFilter } from "./watchers";
 
 /**
  * A shard's watch request. Watches arrive as HTTP: the body (or, for a WebSocket upgrade, the
  * x-watch header) is a JSON {res, query}; the answer is the event stream, or the 101 of a
- * hibernatable socket, or the Status of a watch refused.
+ * hibernatable socket, or the Status of a watch refused. A request to /relay opens the front
+ * door's relay (relay.ts); its answer is the relay's stream.
  */
 export async function serveWatch(
   shard: StoreShard,
@@ -21,6 +24,12 @@ export async function serveWatch(
   use: (res: string) => ResourceDef,
 ): Promise<Response> {
   try {
+    if (new URL(request.url).pathname === "/relay") {
+      const relay = shard.relays.open(request.headers.get(RELAY_NO_HEADER) ?? "");
+      return new Response(relay.readable, {
+        headers: { "content-type": "application/octet-stream", "content-encoding": "identity" },
+      });
+    }
     if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
       const { res, query } = JSON.parse(request.headers.get("x-watch") ?? "{}") as {
         res: string;
@@ -70,6 +79,7 @@ export function openWatch(
   const filter = { namespace: q.namespace, labels, fields, view: q.view };
   let readable: ReadableStream<Uint8Array> | undefined;
   let watcher: Watcher;
+  const relay = !socket && q.relay !== undefined ? shard.relays.current : undefined;
   if (socket) {
     shard.acceptWatchSocket(socket.server, filter);
     watcher = shard.hub.transient(filter, socketSink(socket.server));
@@ -78,6 +88,7 @@ export function openWatch(
       table: q.table,
       bookmarks: !!q.allowWatchBookmarks,
       timeoutSeconds: q.timeoutSeconds,
+      relayed: relay && { relay, id: q.relay! },
     }));
   }
 
@@ -157,14 +168,16 @@ export function openWatch(
   }
   if (socket) return new Response(null, { status: 101, webSocket: socket.client });
   const contentType = q.table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
-  return new Response(readable, {
-    // the apiserver hands this response to the client as it is: these are the client's headers
-    headers: {
-      "content-type": contentType,
-      "transfer-encoding": "chunked",
-      "cache-control": "no-cache, private",
-      // a compressed stream would sit in the compressor's buffer: events must go out as committed
-      "content-encoding": "identity",
-    },
-  });
+  // the apiserver hands this response to the client as it is: these are the client's headers
+  const headers: Record<string, string> = {
+    "content-type": contentType,
+    "cache-control": "no-cache, private",
+    // a compressed stream would sit in the compressor's buffer: events must go out as committed
+    "content-encoding": "identity",
+  };
+  // a relayed watch's events are on the relay already: the front door writes them after this head
+  if (relay) return new Response(null, { headers: { ...headers, [RELAYED_HEADER]: relay.no } });
+  headers["transfer-encoding"] = "chunked";
+  if (q.relay !== undefined) headers[RELAY_OFFER_HEADER] = resourceKey(def);
+  return new Response(readable, { headers });
 }

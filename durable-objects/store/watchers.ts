@@ -10,6 +10,7 @@ import { apiVersionOf } from "../../api/resource";
 import { matches, type Selector } from "../../api/selectors";
 import { columnDefinitions, type IncludeObject, tableRow } from "../../api/table";
 import type { KubeObject } from "../../api/types";
+import { DATA, type Relay } from "./relay";
 import { WatcherIndex } from "./watch-index";
 
 export interface Change {
@@ -47,6 +48,8 @@ export interface Watcher {
   bookmarks: boolean;
   timer?: ReturnType<typeof setTimeout>;
   closed: boolean;
+  /** set when the front door holds this watch: its events go out on that relay (relay.ts) */
+  relayed?: { relay: Relay; id: number };
 }
 
 const encoder = new TextEncoder();
@@ -126,25 +129,43 @@ export class WatchHub {
     return this.watchers.size;
   }
 
-  /** Opens a stream; `replay` events are written first, then live changes follow. */
+  /**
+   * Opens a watcher: a stream of its own (`readable`), or one carried by `relayed`'s relay.
+   * Replay events are written first, then live changes follow.
+   */
   open(
     filter: WatchFilter,
-    opts: { table?: { include: IncludeObject }; bookmarks: boolean; timeoutSeconds?: number },
-  ): { readable: ReadableStream<Uint8Array>; watcher: Watcher } {
-    // the runtime's own byte pipe: the response is pumped natively, with no JS per chunk
-    const { readable, writable } = new IdentityTransformStream({ highWaterMark: 1 << 20 });
-    const writer = writable.getWriter();
+    opts: {
+      table?: { include: IncludeObject };
+      bookmarks: boolean;
+      timeoutSeconds?: number;
+      relayed?: { relay: Relay; id: number };
+    },
+  ): { readable?: ReadableStream<Uint8Array>; watcher: Watcher } {
+    let readable: ReadableStream<Uint8Array> | undefined;
+    let sink: Sink;
+    let writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
+    if (opts.relayed) sink = opts.relayed.relay.sink(opts.relayed.id);
+    else {
+      // the runtime's own byte pipe: the response is pumped natively, with no JS per chunk
+      const pipe = new IdentityTransformStream({ highWaterMark: 1 << 20 });
+      readable = pipe.readable;
+      writer = pipe.writable.getWriter();
+      sink = streamSink(writer);
+    }
     const w: Watcher = {
       filter,
-      sink: streamSink(writer),
+      sink,
       table: opts.table ? { include: opts.table.include, headersSent: false } : undefined,
       bookmarks: opts.bookmarks,
       closed: false,
+      relayed: opts.relayed,
     };
     if (opts.timeoutSeconds && opts.timeoutSeconds > 0) {
       w.timer = setTimeout(() => this.close(w), opts.timeoutSeconds * 1000);
     }
-    writer.closed.catch(() => this.drop(w));
+    writer?.closed.catch(() => this.drop(w));
+    opts.relayed?.relay.watchers.set(opts.relayed.id, w);
     this.watchers.add(w);
     if (opts.bookmarks) this.ensureBookmarks();
     return { readable, watcher: w };
@@ -178,7 +199,8 @@ export class WatchHub {
   /**
    * Fan-out of the changes of one commit, in revision order. A stream watcher gets all it
    * sees of them in one write (a write costs the runtime far more than its bytes), a
-   * WebSocket watcher one message per event.
+   * WebSocket watcher one message per event. Relayed watchers that see the same bytes share
+   * one relay message.
    */
   publish(changes: readonly Change[]): void {
     const queued = new Map<Watcher, Uint8Array[]>();
@@ -212,7 +234,23 @@ export class WatchHub {
       }
     }
     const joined = joinedFrames();
-    for (const [w, q] of queued) this.write(w, q.length === 1 ? q[0]! : joined(q));
+    let relayed: Map<Relay, Map<Uint8Array, number[]>> | undefined;
+    for (const [w, q] of queued) {
+      const bytes = q.length === 1 ? q[0]! : joined(q);
+      if (!w.relayed) {
+        this.write(w, bytes);
+        continue;
+      }
+      relayed ??= new Map();
+      let byBytes = relayed.get(w.relayed.relay);
+      if (!byBytes) relayed.set(w.relayed.relay, (byBytes = new Map()));
+      const ids = byBytes.get(bytes);
+      if (ids) ids.push(w.relayed.id);
+      else byBytes.set(bytes, [w.relayed.id]);
+    }
+    if (relayed)
+      for (const [relay, byBytes] of relayed)
+        for (const [bytes, ids] of byBytes) relay.send(DATA, ids, bytes);
   }
 
   close(w: Watcher): void {
@@ -228,6 +266,7 @@ export class WatchHub {
   private drop(w: Watcher): void {
     w.closed = true;
     if (w.timer) clearTimeout(w.timer);
+    w.relayed?.relay.watchers.delete(w.relayed.id);
     this.watchers.delete(w);
     if (this.bookmarkTimer && ![...this.watchers].some((x) => x.bookmarks)) {
       clearInterval(this.bookmarkTimer);

@@ -10,6 +10,8 @@ import type { Target } from "./cluster";
 export interface OwnServer extends Target {
   httpsUrl: string;
   port: number;
+  /** workerd's own port, behind the front door */
+  internalPort: number;
   stateDir: string;
   caCert: string;
   stop(): Promise<void>;

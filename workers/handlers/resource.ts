@@ -35,6 +35,7 @@ import {
   prepareUpdate,
   validateObject,
 } from "./prepare";
+import { relayWatchId } from "./relay";
 import { subresourceHandler } from "./subresources";
 
 type C = Context<AppEnv>;
@@ -237,6 +238,7 @@ async function watch(
     sendInitialEvents: q.has("sendInitialEvents") ? isTrue(q.get("sendInitialEvents")) : undefined,
     timeoutSeconds: intParam(q, "timeoutSeconds"),
     table: out.kind === "table" ? { include: out.include } : undefined,
+    relay: relayWatchId(c.env, c.req.raw),
   };
   if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
     // watch over a WebSocket: one JSON event per message; tables are for chunked watches only

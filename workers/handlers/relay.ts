@@ -1,0 +1,46 @@
+// The local front door's side door into the store shards' relays (durable-objects/store/
+// relay.ts). The front door proves itself with the secret it shares with this Worker (the
+// EDGEPLANE_RELAY_SECRET binding, made afresh by the local engine at each start; unset on
+// Cloudflare, where there is no front door and these requests are ordinary, unauthenticated
+// ones). A relay carries the events of watches each client opened and was authorized for as
+// usual; the secret only lets the front door choose how they travel.
+import { lookupKey } from "../../api/registry";
+import { RELAY_NO_HEADER, RELAY_SHARD_HEADER, RELAY_WATCH_HEADER } from "../../durable-objects/store/relay";
+import { safeEqual } from "../authn/types";
+import type { Env } from "../env";
+import { Store } from "../store-client";
+
+/** Whether `value` opens with the relay secret: `value` is "<secret>" or "<secret> <rest>". */
+function fromFrontDoor(env: Env, value: string | null | undefined): string | undefined {
+  const secret = env.EDGEPLANE_RELAY_SECRET;
+  if (!secret || !value) return undefined;
+  const space = value.indexOf(" ");
+  const given = space < 0 ? value : value.slice(0, space);
+  return safeEqual(given, secret) ? value.slice(given.length + 1) : undefined;
+}
+
+/** The front door's id for a watch it can carry on a relay, when the request is the front door's. */
+export function relayWatchId(env: Env, req: Request): number | undefined {
+  const id = fromFrontDoor(env, req.headers.get(RELAY_WATCH_HEADER));
+  return id && /^\d{1,9}$/.test(id) ? Number(id) : undefined;
+}
+
+/**
+ * A relay request from the front door (GET opens the shard's relay, POST {no, ids} ends
+ * watches whose clients left), or undefined when the request is not the front door's.
+ */
+export async function handleRelay(req: Request, env: Env): Promise<Response | undefined> {
+  if (fromFrontDoor(env, req.headers.get(RELAY_WATCH_HEADER)) === undefined) return undefined;
+  const key = req.headers.get(RELAY_SHARD_HEADER) ?? "";
+  let store: Store;
+  try {
+    store = new Store(env, lookupKey(key));
+  } catch {
+    return new Response(null, { status: 404 });
+  }
+  if (req.method === "GET") return store.openRelay(req.headers.get(RELAY_NO_HEADER) ?? "");
+  if (req.method !== "POST") return new Response(null, { status: 405 });
+  const { no, ids } = (await req.json()) as { no: string; ids: number[] };
+  await store.cancelRelayed(String(no), (ids ?? []).map(Number));
+  return new Response(null, { status: 204 });
+}
