@@ -7,6 +7,7 @@ import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
 import { admissionQueue, longRunning, requestHead } from "./admission.mjs";
+import { relayableWatch, watchRelay } from "./relay.mjs";
 
 /**
  * The client's byte stream again from its first chunk: TLS cannot wrap a socket that was
@@ -109,8 +110,13 @@ function responseFraming() {
  * client as it is. Bytes are forwarded as they come, pausing the reader while the writer is
  * full (leaner per chunk than stream.pipe: one watch event goes out to a thousand watchers).
  */
-function carry(down, { upstream: target, idleCloseMs, queue }, sockets) {
+function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
   let upstream;
+  /** a watch sent with the relay's offer (relay.mjs), until its answer comes */
+  let offered;
+  /** a watch the relay writes to the client; the client's next bytes wait for its end */
+  let relayed;
+  let afterWatch;
   /** no request in progress: the client's next bytes start one */
   let between = true;
   /** the request's place in the admission queue: give it back, or stop waiting for one */
@@ -134,7 +140,8 @@ function carry(down, { upstream: target, idleCloseMs, queue }, sockets) {
     const resumeUp = () => up.resume();
     up.on("data", (chunk) => {
       lastUpstreamAt = Date.now();
-      framing.see(chunk, unansweredBytes > 0);
+      const starts = unansweredBytes > 0;
+      framing.see(chunk, starts);
       if (framing.isComplete() && !framing.isTunnel()) {
         between = true;
         leave?.();
@@ -145,6 +152,15 @@ function carry(down, { upstream: target, idleCloseMs, queue }, sockets) {
         unansweredBytes = 0;
         resends = 0;
       }
+      if (offered && starts) {
+        const w = offered;
+        offered = undefined;
+        relayed = w; // the relay may end it at once (an ERROR event): watchEnded clears this
+        chunk = relay.answer(w, chunk);
+        if (!chunk) return;
+        relayed = undefined;
+      }
+      if (relayed) return; // the rest of an answer the relay took over (an empty body)
       if (!down.write(chunk)) {
         up.pause();
         down.once("drain", resumeUp);
@@ -159,6 +175,7 @@ function carry(down, { upstream: target, idleCloseMs, queue }, sockets) {
       down.off("drain", resumeUp);
       if (upstream !== up) return;
       upstream = undefined;
+      if (relayed) return; // the relay goes on writing; the client's next request connects again
       const idle = Date.now() - lastUpstreamAt >= idleCloseMs;
       // a close in the middle of a response (a watch cut off) reaches the client as it is
       if (framing.isTunnel() || clientEnded || !idle || !framing.isComplete())
@@ -190,13 +207,39 @@ function carry(down, { upstream: target, idleCloseMs, queue }, sockets) {
     return true;
   };
 
-  down.on("data", (chunk) => {
+  const watchEnded = () => {
+    relayed = undefined;
+    const chunks = afterWatch;
+    afterWatch = undefined;
+    if (chunks) {
+      for (const c of chunks) onData(c);
+      if (!held) down.resume();
+    }
+  };
+
+  const onData = (chunk) => {
     if (held) return void held.push(chunk);
+    if (relayed) {
+      // HTTP/1.1 lets a client send its next request before this answer ends
+      (afterWatch ??= []).push(chunk);
+      return void down.pause();
+    }
     if (between && !framing.isTunnel()) {
       const head = requestHead(chunk);
       if (head) {
         between = false;
         framing.request(head.method);
+        // a request head alone in its chunk (a client's next request waits, see onData)
+        if (relay && relayableWatch(head) && chunk.indexOf("\r\n\r\n") === chunk.length - 4) {
+          const { watch, header } = relay.begin(down, watchEnded);
+          offered = watch;
+          const line = chunk.indexOf("\r\n") + 2;
+          chunk = Buffer.concat([
+            chunk.subarray(0, line),
+            Buffer.from(header, "latin1"),
+            chunk.subarray(line),
+          ]);
+        }
         if (!longRunning(head)) {
           // wait for a turn; bytes that still arrive meanwhile wait with it
           held = [chunk];
@@ -214,7 +257,8 @@ function carry(down, { upstream: target, idleCloseMs, queue }, sockets) {
       }
     }
     send(chunk);
-  });
+  };
+  down.on("data", onData);
   down.on("end", () => {
     clientEnded = true;
     if (held) return; // the request still waiting goes in first
@@ -224,6 +268,7 @@ function carry(down, { upstream: target, idleCloseMs, queue }, sockets) {
   down.on("close", () => {
     leave?.();
     upstream?.destroy();
+    for (const w of [offered, relayed]) if (w) relay.left(w);
   });
   upstream = connect();
 }
@@ -241,9 +286,11 @@ export function startFront({
   key,
   idleCloseMs = IDLE_CLOSE_MS,
   admission = {},
+  relaySecret,
 }) {
   const queue = admissionQueue(admission);
   const upstream = upstreamPath ? { path: upstreamPath } : { port: upstreamPort, host: "127.0.0.1" };
+  const relay = relaySecret ? watchRelay({ upstream, secret: relaySecret }) : undefined;
   const secureContext = tls.createSecureContext({ cert, key });
   const sockets = new Set();
   const server = net.createServer((client) => {
@@ -262,7 +309,7 @@ export function startFront({
         down.on("error", () => client.destroy());
       } else client.unshift(first);
       down.setNoDelay?.(true);
-      carry(down, { upstream, idleCloseMs, queue }, sockets);
+      carry(down, { upstream, idleCloseMs, queue, relay }, sockets);
       client.resume();
     });
   });
@@ -273,6 +320,7 @@ export function startFront({
       resolve({
         close: () =>
           new Promise((r) => {
+            relay?.close();
             for (const s of sockets) s.destroy();
             server.close(() => r());
           }),

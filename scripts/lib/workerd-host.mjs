@@ -10,7 +10,7 @@
 // cronSeconds), through the Worker's scheduled handler; other expressions are not run.
 // With `front`, this process also serves the front door (scripts/lib/front.mjs) on that port,
 // forwarding to workerd over a Unix socket (EDGEPLANE_FRONT_UPSTREAM=tcp: over workerd's TCP
-// port instead, for comparison). Prints "ready <url>" once workerd answers; SIGTERM/SIGINT
+// port instead, for comparison) and relaying watches (relay.mjs). Prints "ready <url>" once workerd answers; SIGTERM/SIGINT
 // dispose of workerd and exit.
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
@@ -41,13 +41,25 @@ const { workerOptions, modules } = JSON.parse(readFileSync(join(config.bundleDir
 const frontSocket =
   config.front && process.env.EDGEPLANE_FRONT_UPSTREAM !== "tcp" ? unixSocketPath(config) : undefined;
 
+// The front door relays watches (relay.mjs) with a secret it shares with the Worker, made
+// afresh at each start unless the bindings bring one (tests that speak to the engine port do);
+// EDGEPLANE_RELAY=off serves each watch as a stream of its own, for comparison.
+const relaySecret =
+  config.front && process.env.EDGEPLANE_RELAY !== "off"
+    ? (config.bindings?.EDGEPLANE_RELAY_SECRET ?? randomBytes(32).toString("hex"))
+    : undefined;
+
 const levels = { error: LogLevel.ERROR, warn: LogLevel.WARN, info: LogLevel.INFO, debug: LogLevel.DEBUG };
 const mf = new Miniflare({
   ...workerOptions,
   name: config.name ?? "edgeplane",
   modules: modules.map((m) => ({ type: m.type, path: join(config.bundleDir, m.path) })),
   modulesRoot: config.bundleDir,
-  bindings: { ...workerOptions.bindings, ...config.bindings },
+  bindings: {
+    ...workerOptions.bindings,
+    ...config.bindings,
+    ...(relaySecret ? { EDGEPLANE_RELAY_SECRET: relaySecret } : {}),
+  },
   defaultPersistRoot: config.persistDir,
   // Clients reach our Worker on a direct workerd socket, not through Miniflare's entry
   // Worker (a Worker-to-Worker hop on every request and every chunk of every watch stream:
@@ -97,6 +109,7 @@ if (config.front)
     upstreamPath: frontSocket?.path,
     cert: config.front.cert,
     key: config.front.key,
+    relaySecret,
   });
 console.log(`ready ${url.href}`);
 

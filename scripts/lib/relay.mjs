@@ -1,0 +1,263 @@
+// The front door's watch relay. A store shard writes the events of every HTTP watch the
+// front door holds on it into one stream to the front door (durable-objects/store/relay.ts),
+// each event once with the ids of the watches it is for, and the front door writes it to
+// each client. One event to a thousand watchers is then one write inside workerd instead of
+// a thousand (measured: most of workerd's CPU for such an event). The shard keeps every
+// watch semantic (filters, replay, bookmarks, timeouts, errors); this copies bytes.
+//
+// A watch goes out with `x-edgeplane-relay: <secret> <id>` (the secret is shared with the
+// Worker, made afresh at each start, so no client can ask for it). The shard answers either
+// with an empty response marked `x-edgeplane-relayed: <relay no>` (its events come on that
+// relay: this writes the head, as chunked, then each event as a chunk, then the last chunk),
+// or, having no relay yet, with an ordinary stream marked `x-edgeplane-relay-offer: <shard>`
+// (forwarded without the mark; a relay to that shard is opened for the watches after it).
+import http from "node:http";
+
+const WATCH_HEADER = "x-edgeplane-relay";
+const RELAY_PATH = "/__edgeplane/relay";
+const DATA = 1;
+const END = 2;
+/** a client whose unread bytes pass this is cut off, as a shard cuts off a slow watcher */
+const MAX_BACKLOG = 64 << 20;
+/** a relay that failed to open is not tried again sooner */
+const RETRY_MS = 1000;
+const LAST_CHUNK = Buffer.from("0\r\n\r\n");
+const CRLF = Buffer.from("\r\n");
+
+/** Whether `head` (admission.mjs: requestHead) is an HTTP watch that a relay may carry. */
+export function relayableWatch({ method, target, headers }) {
+  if (method !== "GET" || /(^|\n)upgrade:/.test(headers)) return false;
+  const [path, query = ""] = target.split("?", 2);
+  const segs = path.split("/").slice(1);
+  let rest = segs[0] === "api" ? segs.slice(2) : segs[0] === "apis" ? segs.slice(3) : undefined;
+  if (!rest) return false;
+  if (rest[0] === "watch") return true;
+  if (rest[0] === "namespaces" && rest.length > 2) rest = rest.slice(2);
+  // a subresource (log, proxy, ...) is never a watch of a shard
+  return rest.length <= 2 && /(^|&)watch=(1|true|True)(&|$)/.test(query);
+}
+
+/**
+ * The relay side of one front door. `upstream` is where workerd listens ({path} or
+ * {host, port}); `secret` is the Worker's EDGEPLANE_RELAY_SECRET.
+ */
+export function watchRelay({ upstream, secret }) {
+  const target = upstream.path ? { socketPath: upstream.path } : { host: upstream.host, port: upstream.port };
+  let lastId = 0;
+  let lastNo = 0;
+  /** watches sent upstream with an id and not yet over, by id */
+  const watches = new Map();
+  /** relays by shard key, and by number */
+  const relays = new Map();
+  const byNo = new Map();
+  /** ids to give up, by relay number, sent together */
+  let cancels;
+  /** requests to workerd in flight (relays stay in flight while open) */
+  const requests = new Set();
+
+  const request = (method, headers) => {
+    const req = http.request({
+      ...target,
+      method,
+      path: RELAY_PATH,
+      agent: false,
+      headers: { [WATCH_HEADER]: secret, ...headers },
+    });
+    requests.add(req);
+    req.on("close", () => requests.delete(req));
+    return req;
+  };
+
+  function cancel(no, id) {
+    if (!cancels) {
+      cancels = new Map();
+      setImmediate(() => {
+        const all = cancels;
+        cancels = undefined;
+        for (const [no, ids] of all) {
+          const r = byNo.get(no);
+          if (!r?.open) continue; // a closed relay's watches are over on the shard too
+          const req = request("POST", {
+            "x-edgeplane-relay-shard": r.key,
+            "content-type": "application/json",
+          });
+          req.on("response", (res) => res.resume());
+          req.on("error", () => {});
+          req.end(JSON.stringify({ no, ids }));
+        }
+      });
+    }
+    let ids = cancels.get(no);
+    if (!ids) cancels.set(no, (ids = []));
+    ids.push(id);
+  }
+
+  function write(w, bytes) {
+    if (w.done) return;
+    if (w.down.writableLength > MAX_BACKLOG) return void w.down.destroy();
+    w.down.write(bytes);
+  }
+
+  function end(w) {
+    if (w.done) return;
+    if (!w.headSent) return void w.pending.push(null);
+    write(w, LAST_CHUNK);
+    w.done = true;
+    watches.delete(w.id);
+    w.ended();
+  }
+
+  /** One message of relay `r` (see durable-objects/store/relay.ts). */
+  function message(r, buf, start, stop) {
+    const kind = buf[start];
+    const n = buf.readUInt32LE(start + 1);
+    const dataAt = start + 5 + 4 * n;
+    const frame =
+      kind === DATA
+        ? Buffer.concat([
+            Buffer.from(`${(stop - dataAt).toString(16)}\r\n`),
+            buf.subarray(dataAt, stop),
+            CRLF,
+          ])
+        : undefined;
+    for (let i = 0; i < n; i++) {
+      const id = buf.readUInt32LE(start + 5 + 4 * i);
+      const w = watches.get(id);
+      if (!w) {
+        // its client left before its answer came: the shard still has it
+        if (kind === DATA && !r.cancelled.has(id)) {
+          r.cancelled.add(id);
+          cancel(r.no, id);
+        }
+        continue;
+      }
+      if (kind === END) end(w);
+      else if (w.headSent) write(w, frame);
+      else w.pending.push(frame);
+    }
+  }
+
+  function open(key) {
+    const no = String(++lastNo);
+    const r = { key, no, open: true, failedAt: 0, cancelled: new Set() };
+    relays.set(key, r);
+    byNo.set(no, r);
+    let parts = [];
+    let have = 0;
+    let need = 4;
+    const receive = (chunk) => {
+      parts.push(chunk);
+      have += chunk.length;
+      if (have < need) return;
+      const buf = parts.length === 1 ? parts[0] : Buffer.concat(parts, have);
+      parts = [];
+      have = 0;
+      let at = 0;
+      need = 4;
+      while (buf.length - at >= 4) {
+        const len = buf.readUInt32LE(at);
+        if (buf.length - at - 4 < len) {
+          need = len + 4;
+          break;
+        }
+        message(r, buf, at + 4, at + 4 + len);
+        at += 4 + len;
+      }
+      if (at < buf.length) {
+        parts.push(buf.subarray(at));
+        have = buf.length - at;
+      }
+    };
+    const lost = (failed) => {
+      if (!r.open) return;
+      r.open = false;
+      byNo.delete(no);
+      if (failed) r.failedAt = Date.now();
+      else if (relays.get(key) === r) relays.delete(key);
+      // the shard ends this relay's watches; their clients see a clean end and watch again
+      for (const w of [...watches.values()]) if (w.no === no) end(w);
+    };
+    const req = request("GET", { "x-edgeplane-relay-shard": key, "x-edgeplane-relay-no": no });
+    req.on("response", (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        return lost(true);
+      }
+      r.answered = true;
+      res.on("data", receive);
+      for (const e of ["end", "close", "error"]) res.on(e, () => lost(false));
+    });
+    req.on("error", () => lost(!r.answered));
+    req.end();
+    return r;
+  }
+
+  /** Opens a relay to shard `key` unless one is open (or failed to open a moment ago). */
+  function offered(key) {
+    const r = relays.get(key);
+    if (r && (r.open || Date.now() - r.failedAt < RETRY_MS)) return;
+    open(key);
+  }
+
+  return {
+    /**
+     * A watch about to go upstream from client `down`: the header that offers it to the
+     * shard's relay, and the watch. `ended` is called when a relayed stream is over.
+     */
+    begin(down, ended) {
+      lastId = (lastId % 0xffffffff) + 1;
+      const w = { id: lastId, down, ended, headSent: false, pending: [], no: undefined, done: false };
+      watches.set(w.id, w);
+      return { watch: w, header: `${WATCH_HEADER}: ${secret} ${w.id}\r\n` };
+    },
+
+    /**
+     * The first chunk of the answer to watch `w`. Returns undefined when the relay carries
+     * the watch (its head is written here), else the chunk to forward, without the relay's marks.
+     */
+    answer(w, chunk) {
+      const headEnd = chunk.indexOf("\r\n\r\n");
+      const head = chunk.toString("latin1", 0, Math.max(headEnd, 0)).split("\r\n");
+      let relayedOn;
+      let offer;
+      const kept = head.filter((line) => {
+        const m = /^x-edgeplane-relay(ed|-offer): *(.*)$/i.exec(line);
+        if (m?.[1]?.toLowerCase() === "ed") relayedOn = m[2].trim();
+        else if (m) offer = m[2].trim();
+        return !m;
+      });
+      if (relayedOn === undefined) {
+        watches.delete(w.id);
+        w.done = true;
+        if (offer) offered(offer);
+        if (offer === undefined) return chunk;
+        return Buffer.concat([Buffer.from(kept.join("\r\n"), "latin1"), chunk.subarray(headEnd)]);
+      }
+      w.no = relayedOn;
+      const client = kept.filter((line) => !/^(content-length|transfer-encoding):/i.test(line));
+      client.push("Transfer-Encoding: chunked", "", "");
+      w.down.write(client.join("\r\n"));
+      w.headSent = true;
+      for (const frame of w.pending.splice(0)) {
+        if (frame === null) end(w);
+        else write(w, frame);
+      }
+      if (!byNo.get(w.no)?.open) end(w); // its relay closed before this answer came
+      return undefined;
+    },
+
+    /** Watch `w`'s client went away. */
+    left(w) {
+      if (w.done) return;
+      w.done = true;
+      watches.delete(w.id);
+      if (w.no !== undefined) cancel(w.no, w.id);
+    },
+
+    close() {
+      for (const w of [...watches.values()]) w.done = true;
+      watches.clear();
+      for (const req of requests) req.destroy();
+    },
+  };
+}

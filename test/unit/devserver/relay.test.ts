@@ -1,0 +1,288 @@
+// The front door's side of the watch relay (scripts/lib/relay.mjs), against a stand-in for
+// workerd that speaks the relay's protocol (durable-objects/store/relay.ts; the shard's side
+// runs in real workerd in test/workers/relay.test.ts). Clients are raw sockets, so what
+// reaches them is checked byte for byte.
+import http from "node:http";
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+// @ts-expect-error plain ESM helper shared with npm start
+import { startFront } from "../../../scripts/lib/front.mjs";
+
+const SECRET = "front-door-relay-secret";
+const stops: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0)) await s();
+});
+
+/** A relay message: kind 1 (data) or 2 (end), the watch ids, the bytes. */
+function message(kind: 1 | 2, ids: number[], data = ""): Buffer {
+  const body = Buffer.from(data);
+  const b = Buffer.alloc(9 + 4 * ids.length + body.length);
+  b.writeUInt32LE(b.length - 4, 0);
+  b[4] = kind;
+  b.writeUInt32LE(ids.length, 5);
+  for (const [i, id] of ids.entries()) b.writeUInt32LE(id, 9 + 4 * i);
+  body.copy(b, 9 + 4 * ids.length);
+  return b;
+}
+
+const event = (name: string, pad = 0) =>
+  `${JSON.stringify({ type: "ADDED", object: { metadata: { name }, pad: "x".repeat(pad) } })}\n`;
+
+async function until<T>(get: () => T | undefined, what: string): Promise<T> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const v = get();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A stand-in for workerd: relays watches once the front door opened its relay. */
+async function fakeEngine() {
+  const requests: { method: string; url: string; relay?: string }[] = [];
+  const cancels: { no: string; ids: number[] }[] = [];
+  /** watch ids the engine took over, in order */
+  const relayed: number[] = [];
+  const engine = {
+    requests,
+    cancels,
+    relayed,
+    relay: undefined as undefined | { res: http.ServerResponse; headers: http.IncomingHttpHeaders },
+    /** bytes to put on the relay for a watch before answering it (its replay) */
+    replay: (_id: number): Buffer[] => [],
+    port: 0,
+  };
+  const server = http.createServer((req, res) => {
+    const relayHeader = req.headers["x-edgeplane-relay"] as string | undefined;
+    requests.push({ method: req.method!, url: req.url!, relay: relayHeader });
+    if (req.url === "/__edgeplane/relay") {
+      if (req.method === "GET") {
+        res.writeHead(200, { "content-type": "application/octet-stream" });
+        res.flushHeaders();
+        engine.relay = { res, headers: req.headers };
+        return;
+      }
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        cancels.push(JSON.parse(body));
+        res.writeHead(204).end();
+      });
+      return;
+    }
+    const [secret, id] = (relayHeader ?? "").split(" ");
+    if (secret === SECRET && req.url!.includes("watch=1")) {
+      if (!engine.relay) {
+        res.writeHead(200, {
+          "content-type": "application/json",
+          "x-edgeplane-relay-offer": "/configmaps",
+        });
+        res.write(event("streamed"));
+        return; // an ordinary watch stream, left open
+      }
+      for (const m of engine.replay(Number(id))) engine.relay.res.write(m);
+      relayed.push(Number(id));
+      const no = engine.relay.headers["x-edgeplane-relay-no"] as string;
+      // after the replay, as the shard answers: the relay's bytes may come first
+      setTimeout(() => {
+        res.writeHead(200, {
+          "content-type": "application/json",
+          "x-edgeplane-relayed": no,
+          "content-length": "0",
+        });
+        res.end();
+      }, 20);
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/plain", "content-length": String(`plain ${req.url}`.length) });
+    res.end(`plain ${req.url}`);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  engine.port = (server.address() as net.AddressInfo).port;
+  stops.push(
+    () =>
+      new Promise<void>((r) => {
+        engine.relay?.res.destroy();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return engine;
+}
+
+async function frontDoor(upstreamPort: number): Promise<number> {
+  const port = await new Promise<number>((r) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => r(p));
+    });
+  });
+  const front = await startFront({ port, upstreamPort, relaySecret: SECRET });
+  stops.push(() => front.close());
+  return port;
+}
+
+/** A raw client: what it sent and everything it received, as text. */
+async function client(port: number) {
+  const socket = net.connect(port, "127.0.0.1");
+  await new Promise((r) => socket.once("connect", r));
+  stops.push(() => socket.destroy());
+  const c = { socket, got: "", closed: false };
+  socket.on("data", (d) => (c.got += d.toString("latin1")));
+  socket.on("close", () => (c.closed = true));
+  return c;
+}
+
+const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n`;
+const WATCH = "/api/v1/namespaces/n/configmaps?watch=1&resourceVersion=5";
+
+/** A relay open, and one watch it carries: the client and its id. */
+async function relayedWatch(engine: Awaited<ReturnType<typeof fakeEngine>>, port: number) {
+  if (!engine.relay) {
+    const first = await client(port);
+    first.socket.write(get(WATCH));
+    await until(() => engine.relay, "the relay to open");
+  }
+  const c = await client(port);
+  const before = engine.relayed.length;
+  c.socket.write(get(WATCH));
+  const id = await until(() => engine.relayed[before], "the watch to be relayed");
+  await until(() => c.got.includes("\r\n\r\n"), "the head");
+  return { c, id };
+}
+
+describe("front door watch relay", () => {
+  it("passes on an offered watch as it is, minus the offer, and opens the relay it offers", async () => {
+    const engine = await fakeEngine();
+    const port = await frontDoor(engine.port);
+    const c = await client(port);
+    c.socket.write(get(WATCH));
+    await until(() => c.got.includes("streamed"), "the streamed event");
+    expect(c.got).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(c.got.toLowerCase()).not.toContain("x-edgeplane");
+    const relay = await until(() => engine.relay, "the relay to open");
+    expect(relay.headers["x-edgeplane-relay"]).toBe(SECRET);
+    expect(relay.headers["x-edgeplane-relay-shard"]).toBe("/configmaps");
+    expect(engine.requests[0]!.relay).toMatch(new RegExp(`^${SECRET} \\d+$`));
+  });
+
+  it("writes a relayed watch as a chunked stream: replay, its own events in order, then its end; the connection goes on", async () => {
+    const engine = await fakeEngine();
+    const port = await frontDoor(engine.port);
+    engine.replay = (id) => [message(1, [id], event("replayed"))];
+    const { c, id } = await relayedWatch(engine, port);
+    const relay = engine.relay!.res;
+    relay.write(message(1, [id + 100, id], event("one")));
+    relay.write(message(1, [id + 100], event("not-mine")));
+    // one message split across writes, and one larger than a socket read
+    const two = message(1, [id], event("two", 200_000));
+    relay.write(two.subarray(0, 3));
+    relay.write(two.subarray(3, 5000));
+    relay.write(two.subarray(5000));
+    relay.write(message(2, [id]));
+    await until(() => c.got.endsWith("0\r\n\r\n"), "the last chunk");
+
+    const [head, body] = [
+      c.got.slice(0, c.got.indexOf("\r\n\r\n")),
+      c.got.slice(c.got.indexOf("\r\n\r\n") + 4),
+    ];
+    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(head.toLowerCase()).not.toContain("x-edgeplane");
+    expect(head.toLowerCase()).not.toContain("content-length");
+    expect(head).toContain("Transfer-Encoding: chunked");
+    // de-chunk the body: each event a chunk of its own, in order
+    const chunks: string[] = [];
+    let rest = body;
+    for (;;) {
+      const size = Number.parseInt(rest.slice(0, rest.indexOf("\r\n")), 16);
+      rest = rest.slice(rest.indexOf("\r\n") + 2);
+      if (size === 0) break;
+      chunks.push(rest.slice(0, size));
+      expect(rest.slice(size, size + 2)).toBe("\r\n");
+      rest = rest.slice(size + 2);
+    }
+    expect(rest).toBe("\r\n");
+    expect(chunks.map((x) => JSON.parse(x).object.metadata.name)).toEqual(["replayed", "one", "two"]);
+
+    c.got = "";
+    c.socket.write(get("/api/v1/namespaces"));
+    await until(() => c.got.includes("plain /api/v1/namespaces"), "the next answer on the same connection");
+    expect(c.closed).toBe(false);
+    // only watches carry the secret
+    expect(engine.requests.find((r) => r.url === "/api/v1/namespaces")!.relay).toBeUndefined();
+  });
+
+  it("ends a watch whose end came before its answer (a refused resourceVersion: ERROR, then the end)", async () => {
+    const engine = await fakeEngine();
+    const port = await frontDoor(engine.port);
+    engine.replay = (id) => [message(1, [id], '{"type":"ERROR","object":{"code":410}}\n'), message(2, [id])];
+    const { c } = await relayedWatch(engine, port);
+    await until(() => c.got.endsWith("0\r\n\r\n"), "the last chunk");
+    expect(c.got).toContain('"code":410');
+    c.got = "";
+    c.socket.write(get("/healthz"));
+    await until(() => c.got.includes("plain /healthz"), "the next answer");
+  });
+
+  it("holds a client's next request until its relayed watch ends", async () => {
+    const engine = await fakeEngine();
+    const port = await frontDoor(engine.port);
+    const { c, id } = await relayedWatch(engine, port);
+    c.socket.write(get("/next"));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(engine.requests.some((r) => r.url === "/next")).toBe(false);
+    engine.relay!.res.write(message(1, [id], event("last")));
+    engine.relay!.res.write(message(2, [id]));
+    await until(() => c.got.includes("plain /next"), "the held request's answer");
+    expect(c.got.indexOf("0\r\n\r\n")).toBeLessThan(c.got.indexOf("plain /next"));
+  });
+
+  it("gives up the watch of a client that left, on the relay that carried it", async () => {
+    const engine = await fakeEngine();
+    const port = await frontDoor(engine.port);
+    const { c, id } = await relayedWatch(engine, port);
+    c.socket.destroy();
+    const cancel = await until(() => engine.cancels[0], "the cancel");
+    expect(cancel).toEqual({ no: engine.relay!.headers["x-edgeplane-relay-no"], ids: [id] });
+    const post = engine.requests.find((r) => r.method === "POST")!;
+    expect(post.relay).toBe(SECRET);
+  });
+
+  it("ends its watches cleanly when the relay closes, and opens a new one on the next offer", async () => {
+    const engine = await fakeEngine();
+    const port = await frontDoor(engine.port);
+    const a = await relayedWatch(engine, port);
+    const b = await relayedWatch(engine, port);
+    const first = engine.relay!;
+    engine.relay = undefined;
+    first.res.end();
+    for (const { c } of [a, b]) await until(() => c.got.endsWith("0\r\n\r\n"), "the last chunk");
+    expect(a.c.closed || b.c.closed).toBe(false);
+    await relayedWatch(engine, port); // offered again, then relayed on a new relay
+    expect(engine.relay!.headers["x-edgeplane-relay-no"]).not.toBe(first.headers["x-edgeplane-relay-no"]);
+  });
+
+  it("adds the secret to nothing but a plain watch", async () => {
+    const engine = await fakeEngine();
+    const port = await frontDoor(engine.port);
+    const paths = [
+      "/api/v1/namespaces/n/configmaps",
+      "/api/v1/namespaces/n/pods/p/log?follow=true",
+      "/api/v1/namespaces/n/pods/p/proxy/x?watch=1",
+      "/apis/apps/v1/namespaces/n/deployments/d/scale?watch=1",
+      "/other?watch=1",
+    ];
+    for (const path of paths) {
+      const c = await client(port);
+      c.socket.write(get(path));
+      await until(() => c.got.includes(`plain ${path}`), path);
+    }
+    expect(engine.requests.map((r) => [r.url, r.relay])).toEqual(paths.map((p) => [p, undefined]));
+    const w = await client(port);
+    w.socket.write(get("/apis/apps/v1/watch/namespaces/n/deployments"));
+    await until(() => engine.requests.length > paths.length, "the watch");
+    expect(engine.requests.at(-1)!.relay).toMatch(new RegExp(`^${SECRET} \\d+$`));
+  });
+});
