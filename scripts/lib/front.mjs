@@ -7,7 +7,7 @@ import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
 import { admissionQueue, longRunning, requestHead } from "./admission.mjs";
-import { relayableWatch, watchRelay } from "./relay.mjs";
+import { watchedResource, watchRelay } from "./relay.mjs";
 
 /**
  * The client's byte stream again from its first chunk: TLS cannot wrap a socket that was
@@ -207,6 +207,17 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
     return true;
   };
 
+  /** Sends the request held for its turn, and what the client sent after it meanwhile. */
+  const release = () => {
+    if (down.destroyed) return;
+    const chunks = held;
+    held = undefined;
+    let flowing = true;
+    for (const c of chunks) flowing = send(c);
+    if (clientEnded) upstream?.end();
+    else if (flowing) down.resume();
+  };
+
   const watchEnded = () => {
     relayed = undefined;
     const chunks = afterWatch;
@@ -229,29 +240,25 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
       if (head) {
         between = false;
         framing.request(head.method);
+        const resource = relay && watchedResource(head);
         // a request head alone in its chunk (a client's next request waits, see onData)
-        if (relay && relayableWatch(head) && chunk.indexOf("\r\n\r\n") === chunk.length - 4) {
-          const { watch, header } = relay.begin(down, watchEnded);
+        if (resource && chunk.indexOf("\r\n\r\n") === chunk.length - 4) {
+          const { watch, header } = relay.begin(down, watchEnded, resource);
           offered = watch;
           const line = chunk.indexOf("\r\n") + 2;
-          chunk = Buffer.concat([
-            chunk.subarray(0, line),
-            Buffer.from(header, "latin1"),
-            chunk.subarray(line),
-          ]);
+          // it may wait for the first watch of its resource to open a relay
+          held = [
+            Buffer.concat([chunk.subarray(0, line), Buffer.from(header, "latin1"), chunk.subarray(line)]),
+          ];
+          down.pause();
+          relay.whenReady(watch, release);
+          return;
         }
         if (!longRunning(head)) {
           // wait for a turn; bytes that still arrive meanwhile wait with it
           held = [chunk];
           down.pause();
-          leave = queue.enter(() => {
-            const chunks = held;
-            held = undefined;
-            let flowing = true;
-            for (const c of chunks) flowing = send(c);
-            if (clientEnded) upstream?.end();
-            else if (flowing) down.resume();
-          });
+          leave = queue.enter(release);
           return;
         }
       }

@@ -24,17 +24,23 @@ const RETRY_MS = 1000;
 const LAST_CHUNK = Buffer.from("0\r\n\r\n");
 const CRLF = Buffer.from("\r\n");
 
-/** Whether `head` (admission.mjs: requestHead) is an HTTP watch that a relay may carry. */
-export function relayableWatch({ method, target, headers }) {
-  if (method !== "GET" || /(^|\n)upgrade:/.test(headers)) return false;
+/**
+ * The resource ("<group>/<resource>") that `head` (admission.mjs: requestHead) watches, when
+ * it is an HTTP watch that a relay may carry.
+ */
+export function watchedResource({ method, target, headers }) {
+  if (method !== "GET" || /(^|\n)upgrade:/.test(headers)) return undefined;
   const [path, query = ""] = target.split("?", 2);
   const segs = path.split("/").slice(1);
-  let rest = segs[0] === "api" ? segs.slice(2) : segs[0] === "apis" ? segs.slice(3) : undefined;
-  if (!rest) return false;
-  if (rest[0] === "watch") return true;
+  const group = segs[0] === "api" ? "" : segs[0] === "apis" ? segs[1] : undefined;
+  if (group === undefined) return undefined;
+  let rest = segs.slice(group ? 3 : 2);
+  const prefixed = rest[0] === "watch"; // the old /watch/ prefix
+  if (prefixed) rest = rest.slice(1);
   if (rest[0] === "namespaces" && rest.length > 2) rest = rest.slice(2);
   // a subresource (log, proxy, ...) is never a watch of a shard
-  return rest.length <= 2 && /(^|&)watch=(1|true|True)(&|$)/.test(query);
+  if (!rest[0] || rest.length > 2) return undefined;
+  return prefixed || /(^|&)watch=(1|true|True)(&|$)/.test(query) ? `${group}/${rest[0]}` : undefined;
 }
 
 /**
@@ -52,6 +58,14 @@ export function watchRelay({ upstream, secret }) {
   const byNo = new Map();
   /** ids to give up, by relay number, sent together */
   let cancels;
+  /**
+   * Resources whose first watch is out: the watches after it wait for its answer and, when
+   * that offers a relay, for the relay (so that a crowd of watches opened at once, as at a
+   * start, is carried on it rather than each given a stream of its own).
+   */
+  const firsts = new Map();
+  /** resources whose first watch was answered (while their relays stay open) */
+  const known = new Set();
   /** requests to workerd in flight (relays stay in flight while open) */
   const requests = new Set();
 
@@ -139,7 +153,10 @@ export function watchRelay({ upstream, secret }) {
 
   function open(key) {
     const no = String(++lastNo);
-    const r = { key, no, open: true, failedAt: 0, cancelled: new Set() };
+    const r = { key, no, open: true, failedAt: 0, cancelled: new Set(), onAnswer: [] };
+    const answered = () => {
+      for (const f of r.onAnswer.splice(0)) f();
+    };
     relays.set(key, r);
     byNo.set(no, r);
     let parts = [];
@@ -169,9 +186,11 @@ export function watchRelay({ upstream, secret }) {
       }
     };
     const lost = (failed) => {
+      answered();
       if (!r.open) return;
       r.open = false;
       byNo.delete(no);
+      known.clear(); // the next watches find out again
       if (failed) r.failedAt = Date.now();
       else if (relays.get(key) === r) relays.delete(key);
       // the shard ends this relay's watches; their clients see a clean end and watch again
@@ -184,6 +203,7 @@ export function watchRelay({ upstream, secret }) {
         return lost(true);
       }
       r.answered = true;
+      answered();
       res.on("data", receive);
       for (const e of ["end", "close", "error"]) res.on(e, () => lost(false));
     });
@@ -195,8 +215,18 @@ export function watchRelay({ upstream, secret }) {
   /** Opens a relay to shard `key` unless one is open (or failed to open a moment ago). */
   function offered(key) {
     const r = relays.get(key);
-    if (r && (r.open || Date.now() - r.failedAt < RETRY_MS)) return;
-    open(key);
+    if (r && (r.open || Date.now() - r.failedAt < RETRY_MS)) return r;
+    return open(key);
+  }
+
+  /** The first watch of `resource` was answered (and its relay, if offered, is open or failed). */
+  function settle(resource, w) {
+    const first = firsts.get(resource);
+    if (first?.watch !== w) return;
+    firsts.delete(resource);
+    clearTimeout(first.timer);
+    known.add(resource);
+    for (const go of first.waiting) go();
   }
 
   return {
@@ -204,11 +234,32 @@ export function watchRelay({ upstream, secret }) {
      * A watch about to go upstream from client `down`: the header that offers it to the
      * shard's relay, and the watch. `ended` is called when a relayed stream is over.
      */
-    begin(down, ended) {
+    begin(down, ended, resource) {
       lastId = (lastId % 0xffffffff) + 1;
-      const w = { id: lastId, down, ended, headSent: false, pending: [], no: undefined, done: false };
+      const w = {
+        id: lastId,
+        down,
+        ended,
+        resource,
+        headSent: false,
+        pending: [],
+        no: undefined,
+        done: false,
+      };
       watches.set(w.id, w);
+      if (!known.has(resource) && !firsts.has(resource)) {
+        const timer = setTimeout(() => settle(resource, w), RETRY_MS);
+        timer.unref?.();
+        firsts.set(resource, { watch: w, waiting: [], timer });
+      }
       return { watch: w, header: `${WATCH_HEADER}: ${secret} ${w.id}\r\n` };
+    },
+
+    /** Calls `go` when watch `w` may go upstream: now, or once its resource's first watch settled. */
+    whenReady(w, go) {
+      const first = firsts.get(w.resource);
+      if (!first || first.watch === w) return go();
+      first.waiting.push(go);
     },
 
     /**
@@ -229,11 +280,16 @@ export function watchRelay({ upstream, secret }) {
       if (relayedOn === undefined) {
         watches.delete(w.id);
         w.done = true;
-        if (offer) offered(offer);
+        if (offer) {
+          const r = offered(offer);
+          if (r.open && !r.answered) r.onAnswer.push(() => settle(w.resource, w));
+          else settle(w.resource, w);
+        } else settle(w.resource, w);
         if (offer === undefined) return chunk;
         return Buffer.concat([Buffer.from(kept.join("\r\n"), "latin1"), chunk.subarray(headEnd)]);
       }
       w.no = relayedOn;
+      settle(w.resource, w);
       const client = kept.filter((line) => !/^(content-length|transfer-encoding):/i.test(line));
       client.push("Transfer-Encoding: chunked", "", "");
       w.down.write(client.join("\r\n"));
@@ -248,6 +304,7 @@ export function watchRelay({ upstream, secret }) {
 
     /** Watch `w`'s client went away. */
     left(w) {
+      settle(w.resource, w);
       if (w.done) return;
       w.done = true;
       watches.delete(w.id);

@@ -52,6 +52,7 @@ async function fakeEngine() {
     relay: undefined as undefined | { res: http.ServerResponse; headers: http.IncomingHttpHeaders },
     /** bytes to put on the relay for a watch before answering it (its replay) */
     replay: (_id: number): Buffer[] => [],
+    offerDelayMs: 0,
     port: 0,
   };
   const server = http.createServer((req, res) => {
@@ -75,12 +76,15 @@ async function fakeEngine() {
     const [secret, id] = (relayHeader ?? "").split(" ");
     if (secret === SECRET && req.url!.includes("watch=1")) {
       if (!engine.relay) {
-        res.writeHead(200, {
-          "content-type": "application/json",
-          "x-edgeplane-relay-offer": "/configmaps",
-        });
-        res.write(event("streamed"));
-        return; // an ordinary watch stream, left open
+        // an ordinary watch stream, left open; its answer comes after `offerDelayMs`
+        setTimeout(() => {
+          res.writeHead(200, {
+            "content-type": "application/json",
+            "x-edgeplane-relay-offer": "/configmaps",
+          });
+          res.write(event("streamed"));
+        }, engine.offerDelayMs);
+        return;
       }
       for (const m of engine.replay(Number(id))) engine.relay.res.write(m);
       relayed.push(Number(id));
@@ -262,6 +266,23 @@ describe("front door watch relay", () => {
     expect(a.c.closed || b.c.closed).toBe(false);
     await relayedWatch(engine, port); // offered again, then relayed on a new relay
     expect(engine.relay!.headers["x-edgeplane-relay-no"]).not.toBe(first.headers["x-edgeplane-relay-no"]);
+  });
+
+  it("holds the watches of a resource opened at once until the first one's relay is open", async () => {
+    const engine = await fakeEngine();
+    engine.offerDelayMs = 150;
+    const port = await frontDoor(engine.port);
+    const clients = await Promise.all(Array.from({ length: 5 }, () => client(port)));
+    for (const c of clients) c.socket.write(get(WATCH));
+    const other = await client(port);
+    other.socket.write(get("/api/v1/pods"));
+    await until(() => engine.requests.some((r) => r.url === "/api/v1/pods"), "another resource's request");
+    await new Promise((r) => setTimeout(r, 100));
+    // only the first configmaps watch is out while its answer is awaited
+    expect(engine.requests.filter((r) => r.url === WATCH)).toHaveLength(1);
+    await until(() => engine.relayed.length === 4, "the other four relayed");
+    for (const c of clients) await until(() => c.got.includes("\r\n\r\n"), "each head");
+    expect(clients.filter((c) => c.got.includes("streamed"))).toHaveLength(1);
   });
 
   it("adds the secret to nothing but a plain watch", async () => {
