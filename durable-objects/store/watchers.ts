@@ -234,13 +234,12 @@ export class WatchHub {
       }
     }
     const joined = joinedFrames();
+    const bytesOf = (q: Uint8Array[]) => (q.length === 1 ? q[0]! : joined(q));
+    // relayed watchers first: one message carries many, and streams of their own are slow to write
     let relayed: Map<Relay, Map<Uint8Array, number[]>> | undefined;
     for (const [w, q] of queued) {
-      const bytes = q.length === 1 ? q[0]! : joined(q);
-      if (!w.relayed) {
-        this.write(w, bytes);
-        continue;
-      }
+      if (!w.relayed) continue;
+      const bytes = bytesOf(q);
       relayed ??= new Map();
       let byBytes = relayed.get(w.relayed.relay);
       if (!byBytes) relayed.set(w.relayed.relay, (byBytes = new Map()));
@@ -251,6 +250,7 @@ export class WatchHub {
     if (relayed)
       for (const [relay, byBytes] of relayed)
         for (const [bytes, ids] of byBytes) relay.send(DATA, ids, bytes);
+    for (const [w, q] of queued) if (!w.relayed) this.write(w, bytesOf(q));
   }
 
   close(w: Watcher): void {
