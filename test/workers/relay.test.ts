@@ -208,5 +208,21 @@ describe("watch relay (store shard side)", () => {
       headers: { authorization: `Bearer ${s.token}`, "x-edgeplane-relay": "guess" },
     });
     expect(withToken.status).toBe(404);
+    // the front door's own requests, malformed: refused with the status that says why
+    const front = { "x-edgeplane-relay": SECRET, "x-edgeplane-relay-shard": "/configmaps" };
+    const junk = await fetch(`${engine}/__edgeplane/relay`, {
+      method: "POST",
+      headers: front,
+      body: "{not json",
+    });
+    expect(junk.status).toBe(400);
+    const noIds = await fetch(`${engine}/__edgeplane/relay`, {
+      method: "POST",
+      headers: front,
+      body: '{"no":"r1"}',
+    });
+    expect(noIds.status).toBe(400);
+    const unknown = await openRelay("/no-such-resource", "r8");
+    expect(unknown.res.status).toBe(404);
   });
 });

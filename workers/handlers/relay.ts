@@ -22,7 +22,7 @@ function fromFrontDoor(env: Env, value: string | null | undefined): string | und
 /** The front door's id for a watch it can carry on a relay, when the request is the front door's. */
 export function relayWatchId(env: Env, req: Request): number | undefined {
   const id = fromFrontDoor(env, req.headers.get(RELAY_WATCH_HEADER));
-  return id && /^\d{1,9}$/.test(id) ? Number(id) : undefined;
+  return id && /^\d{1,10}$/.test(id) && Number(id) <= 0xffffffff ? Number(id) : undefined;
 }
 
 /**
@@ -40,7 +40,13 @@ export async function handleRelay(req: Request, env: Env): Promise<Response | un
   }
   if (req.method === "GET") return store.openRelay(req.headers.get(RELAY_NO_HEADER) ?? "");
   if (req.method !== "POST") return new Response(null, { status: 405 });
-  const { no, ids } = (await req.json()) as { no: string; ids: number[] };
-  await store.cancelRelayed(String(no), (ids ?? []).map(Number));
+  let body: { no?: unknown; ids?: unknown };
+  try {
+    body = await req.json();
+  } catch {
+    return new Response(null, { status: 400 });
+  }
+  if (typeof body?.no !== "string" || !Array.isArray(body.ids)) return new Response(null, { status: 400 });
+  await store.cancelRelayed(body.no, body.ids.map(Number));
   return new Response(null, { status: 204 });
 }
