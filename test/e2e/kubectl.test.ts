@@ -237,32 +237,47 @@ spec:
     expect(sorted.stdout.trim().split("\n")).toEqual(["configmap/aa", "configmap/zz"]);
   });
 
-  it("get -w prints each change", async () => {
+  it("get -w prints each change, in two watches at once (one carried on the front door's relay)", async () => {
     const ns = await freshNamespace(t);
     const { spawn } = await import("node:child_process");
-    const p = spawn("/usr/bin/kubectl", [
-      "--kubeconfig",
-      t.kubeconfigPath,
-      "get",
-      "cm",
-      "-n",
-      ns,
-      "-w",
-      "-o",
-      "name",
-    ]);
-    let out = "";
-    p.stdout.on("data", (d) => (out += d));
+    // opened together: the second waits for the first one's relay and is carried on it
+    const watch = (...args: string[]) => {
+      const p = spawn("/usr/bin/kubectl", [
+        "--kubeconfig",
+        t.kubeconfigPath,
+        "get",
+        "cm",
+        "-n",
+        ns,
+        "-w",
+        ...args,
+      ]);
+      const w = { p, out: "" };
+      p.stdout.on("data", (d) => (w.out += d));
+      return w;
+    };
+    const names = watch("-o", "name");
+    const table = watch();
     await new Promise((r) => setTimeout(r, 1500));
     await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: "w1" } });
     await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: "w2" } });
     await api(t, "PATCH", `/api/v1/namespaces/${ns}/configmaps/w1`, JSON.stringify({ data: { a: "b" } }), {
       "content-type": "application/merge-patch+json",
     });
+    const lines = (s: string) => s.trim().split("\n");
     const deadline = Date.now() + 5000;
-    while (out.trim().split("\n").length < 3 && Date.now() < deadline)
+    while ((lines(names.out).length < 3 || lines(table.out).length < 4) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
-    p.kill();
+    names.p.kill();
+    table.p.kill();
+    // the table: its header once, then a row per change (NAME DATA AGE)
+    expect(lines(table.out).map((l) => l.split(/\s+/).slice(0, 2).join(" "))).toEqual([
+      "NAME DATA",
+      "w1 0",
+      "w2 0",
+      "w1 1",
+    ]);
+    const out = names.out;
     expect(out.trim().split("\n")).toEqual(["configmap/w1", "configmap/w2", "configmap/w1"]);
   });
 });
