@@ -7,7 +7,8 @@
 // Knobs: BENCH_PODS (pods stored for reads, default 10000), BENCH_FILL_SECONDS (cap on the
 // fill, default 90), BENCH_SCHEDULE=1 (pods go to default-scheduler), BENCH_ETCD_CLIENT=gateway,
 // BENCH_WORKER_PORT=1 (extra figures straight to the Worker's workerd), BENCH_LIVE_TREE=1
-// (run the live source tree instead of a snapshot). Server CPU per operation is read from
+// (run the live source tree instead of a snapshot), EDGEPLANE_RELAY=off (each watch a stream of
+// its own from workerd, not relayed by the front door). Server CPU per operation is read from
 // /proc, so the figures say where time goes even on a busy machine.
 import { cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -219,6 +220,11 @@ export async function runApiStore(): Promise<Record<string, number>> {
   metrics.machine_cpus = cpus().length;
   metrics.pods_to_default_scheduler = SCHEDULER_NAME === "default-scheduler" ? 1 : 0;
   console.log(`pods: spec.schedulerName=${SCHEDULER_NAME} (BENCH_SCHEDULE=1 for default-scheduler)`);
+  // the front door relays watches unless told not to (scripts/lib/relay.mjs)
+  metrics.watch_relay = process.env.EDGEPLANE_RELAY === "off" ? 0 : 1;
+  console.log(
+    `watches: ${metrics.watch_relay ? "relayed by the front door (EDGEPLANE_RELAY=off for a stream each)" : "a stream each from workerd (EDGEPLANE_RELAY=off)"}`,
+  );
   console.log(
     `\nmachine: ${cpus().length} CPUs, load average ${loadBefore.toFixed(1)} before, ${metrics.machine_load1_after.toFixed(1)} after`,
   );
