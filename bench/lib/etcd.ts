@@ -31,8 +31,22 @@ export interface Etcd {
   stop(): Promise<void>;
 }
 
-/** Starts etcd in its own process group; resolves once /health answers. */
+/**
+ * Starts etcd in its own process group; resolves once /health answers. A free port can be
+ * taken between our probe and etcd's bind (by an outgoing connection's ephemeral port, after
+ * the benchmark's thousand watch connections): etcd then exits, and is started again on others.
+ */
 export async function startEtcd(): Promise<Etcd> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEtcdOnce();
+    } catch (e) {
+      if (attempt >= 3 || !/address already in use/.test(String(e))) throw e;
+    }
+  }
+}
+
+async function startEtcdOnce(): Promise<Etcd> {
   ensureEtcdInstalled();
   const dataDir = mkdtempSync(join(tmpdir(), "edgeplane-bench-etcd-"));
   const clientPort: number = await freePort();
@@ -60,7 +74,10 @@ export async function startEtcd(): Promise<Etcd> {
   const target: Target = { host: "127.0.0.1", port: clientPort };
   const deadline = Date.now() + 20000;
   for (;;) {
-    if (exited) throw new Error(`etcd exited early:\n${output}`);
+    if (exited) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw new Error(`etcd exited early:\n${output}`);
+    }
     try {
       const r = await fetch(`${client}/health`);
       if (r.ok && ((await r.json()) as { health?: string }).health === "true") break;
