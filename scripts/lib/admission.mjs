@@ -11,9 +11,14 @@
 export function requestHead(chunk) {
   const end = chunk.indexOf("\r\n\r\n");
   const head = chunk.toString("latin1", 0, end < 0 ? Math.min(chunk.length, 4096) : end);
-  const line = /^([A-Z]+) (\S+) HTTP\/1\.[01]\r?(?:\n|$)/.exec(head);
+  const line = /^([A-Z]+) (\S+) HTTP\/1\.([01])\r?(?:\n|$)/.exec(head);
   if (!line) return undefined;
-  return { method: line[1], target: line[2], headers: head.slice(line[0].length).toLowerCase() };
+  return {
+    method: line[1],
+    target: line[2],
+    version: `1.${line[3]}`,
+    headers: head.slice(line[0].length).toLowerCase(),
+  };
 }
 
 const STREAMING = new Set(["exec", "attach", "portforward", "proxy"]);

@@ -28,8 +28,9 @@ const CRLF = Buffer.from("\r\n");
  * The resource ("<group>/<resource>") that `head` (admission.mjs: requestHead) watches, when
  * it is an HTTP watch that a relay may carry.
  */
-export function watchedResource({ method, target, headers }) {
-  if (method !== "GET" || /(^|\n)upgrade:/.test(headers)) return undefined;
+export function watchedResource({ method, target, version, headers }) {
+  // HTTP/1.0 has no chunked answers: its watches stay streams of their own
+  if (method !== "GET" || version !== "1.1" || /(^|\n)upgrade:/.test(headers)) return undefined;
   const [path, query = ""] = target.split("?", 2);
   const segs = path.split("/").slice(1);
   const group = segs[0] === "api" ? "" : segs[0] === "apis" ? segs[1] : undefined;

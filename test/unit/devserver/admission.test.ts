@@ -21,8 +21,10 @@ describe("which requests wait their turn", () => {
     expect(head("GET /api/v1/pods HTTP/1.1\r\nHost: x\r\n\r\n")).toEqual({
       method: "GET",
       target: "/api/v1/pods",
+      version: "1.1",
       headers: "host: x",
     });
+    expect(head("GET /a HTTP/1.0\r\n\r\n")?.version).toBe("1.0");
     expect(head('{"kind":"Pod"}')).toBeUndefined(); // a body chunk
     expect(head("GET /a HTTP/1.1\r\nHost: x\r\n")?.target).toBe("/a"); // head split across chunks
   });

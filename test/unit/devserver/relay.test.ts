@@ -301,9 +301,14 @@ describe("front door watch relay", () => {
       await until(() => c.got.includes(`plain ${path}`), path);
     }
     expect(engine.requests.map((r) => [r.url, r.relay])).toEqual(paths.map((p) => [p, undefined]));
+    // HTTP/1.0 has no chunked encoding: its watch is not offered to a relay
+    const old = await client(port);
+    old.socket.write(get(WATCH).replace("HTTP/1.1", "HTTP/1.0"));
+    await until(() => engine.requests.length > paths.length, "the HTTP/1.0 watch");
+    expect(engine.requests.at(-1)!.relay).toBeUndefined();
     const w = await client(port);
     w.socket.write(get("/apis/apps/v1/watch/namespaces/n/deployments"));
-    await until(() => engine.requests.length > paths.length, "the watch");
+    await until(() => engine.requests.length > paths.length + 1, "the watch");
     expect(engine.requests.at(-1)!.relay).toMatch(new RegExp(`^${SECRET} \\d+$`));
   });
 });
