@@ -1,11 +1,13 @@
 // The store shards' side of the front door's watch relay, through real workerd at the engine
 // port (where only the front door speaks): a watch sent with the relay secret and an id is
 // carried on the shard's relay once the front door has opened one; without the secret
-// nothing changes. The front door's side is test/unit/devserver/relay.test.ts; every watch
-// suite through the front door runs on relayed watches too.
+// nothing changes. One case goes through the real front door and checks that it does relay.
+// The front door's side alone is test/unit/devserver/relay.test.ts; every watch suite
+// through the front door runs on relayed watches too.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, freshNamespace } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
+import { openWatch } from "../helpers/watch-stream";
 
 const SECRET = "relay-test-secret-0123456789abcdef";
 let s: OwnServer;
@@ -88,7 +90,7 @@ const names = (m: Message[], id: number) =>
     .filter((x) => x.kind === "DATA" && x.ids.includes(id))
     .flatMap((x) => x.events.map((e) => `${e.type} ${e.object.metadata.name}`));
 
-describe("watch relay (store shard side)", () => {
+describe("watch relay through real workerd", () => {
   it("offers a relay, then carries watches on it: one message per event for all the watches it concerns", async () => {
     const t = { url: s.url, token: s.token, kubeconfigPath: s.kubeconfigPath };
     const ns = await freshNamespace(t, "relay");
@@ -180,6 +182,42 @@ describe("watch relay (store shard side)", () => {
     expect(mine.map((m) => m.kind)).toEqual(["DATA", "END"]);
     expect(mine[0]!.events[0]).toMatchObject({ type: "ERROR", object: { code: 410, reason: "Expired" } });
     relay.close();
+  });
+
+  it("through the front door: the first watch opens the relay, the next is carried on it", async () => {
+    const t = { url: s.url, token: s.token, kubeconfigPath: s.kubeconfigPath };
+    const ns = await freshNamespace(t, "relay-front");
+    const path = `/api/v1/namespaces/${ns}/limitranges`;
+    const lr = (name: string) => ({ metadata: { name }, spec: { limits: [{ type: "Container" }] } });
+    const first = await openWatch(t, `${path}?watch=1`);
+    // the front door opened the shard's relay: a watch sent with the secret is relayed now
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const probe = await watch(`${path}?watch=1`, `${SECRET} 999999`);
+      const relayed = probe.res.headers.get("x-edgeplane-relayed");
+      await probe.res.body?.cancel();
+      if (relayed) break;
+      if (Date.now() > deadline) throw new Error("the front door did not open the limitranges relay");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const second = await openWatch(t, `${path}?watch=1`);
+    await api(t, "POST", path, lr("one"));
+    await first.waitFor(1);
+    await second.waitFor(1);
+    expect(second.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(["ADDED one"]);
+    // a relay opened here replaces the front door's: the watch it carried ends cleanly, the
+    // other (a stream of its own) goes on
+    const mine = await openRelay("/limitranges", "taken-over");
+    await second.ended;
+    await api(t, "POST", path, lr("two"));
+    await first.waitFor(2);
+    expect(first.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual([
+      "ADDED one",
+      "ADDED two",
+    ]);
+    expect(second.events).toHaveLength(1);
+    mine.close();
+    first.close();
   });
 
   it("does nothing for a request without the secret: no relay, no offer, and no way to open one", async () => {
