@@ -123,11 +123,16 @@ export class Store {
     return this.shown(unwrap(await this.stub.get(this.key, namespace, name)));
   }
 
+  /** A stored object read: in this resource's shape, and noted as stored (readAs) for its update. */
+  private read(stored: string): KubeObject {
+    const o = JSON.parse(stored) as KubeObject;
+    if (this.view) return this.view.fromStorage(o);
+    readAs.set(o, storedBase(stored, o));
+    return o;
+  }
+
   async get(namespace: string, name: string): Promise<KubeObject> {
-    const text = await this.getText(namespace, name);
-    const obj = JSON.parse(text);
-    if (!this.view) readAs.set(obj, storedBase(text, obj));
-    return obj;
+    return this.read(unwrap(await this.stub.get(this.key, namespace, name)));
   }
 
   /** The object, or undefined when it does not exist. */
@@ -137,10 +142,7 @@ export class Store {
       if (r.status.code === 404) return undefined;
       throw StatusError.fromStatus(r.status);
     }
-    const o = JSON.parse(r.body);
-    if (this.view) return this.view.fromStorage(o);
-    readAs.set(o, storedBase(r.body, o));
-    return o;
+    return this.read(r.body);
   }
 
   async listText(q: ListQuery): Promise<string> {
