@@ -21,6 +21,8 @@ const END = 2;
 const MAX_BACKLOG = 64 << 20;
 /** a relay that failed to open is not tried again sooner */
 const RETRY_MS = 1000;
+/** the longest the watches of a resource wait for its first watch's answer and relay */
+const HOLD_MS = 1000;
 const LAST_CHUNK = Buffer.from("0\r\n\r\n");
 const CRLF = Buffer.from("\r\n");
 
@@ -249,7 +251,7 @@ export function watchRelay({ upstream, secret }) {
       };
       watches.set(w.id, w);
       if (!known.has(resource) && !firsts.has(resource)) {
-        const timer = setTimeout(() => settle(resource, w), RETRY_MS);
+        const timer = setTimeout(() => settle(resource, w), HOLD_MS);
         timer.unref?.();
         firsts.set(resource, { watch: w, waiting: [], timer });
       }

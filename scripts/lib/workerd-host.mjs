@@ -10,8 +10,8 @@
 // cronSeconds), through the Worker's scheduled handler; other expressions are not run.
 // With `front`, this process also serves the front door (scripts/lib/front.mjs) on that port,
 // forwarding to workerd over a Unix socket (EDGEPLANE_FRONT_UPSTREAM=tcp: over workerd's TCP
-// port instead, for comparison) and relaying watches (relay.mjs). Prints "ready <url>" once workerd answers; SIGTERM/SIGINT
-// dispose of workerd and exit.
+// port instead, for comparison) and relaying watches (relay.mjs). Prints "ready <url>" once
+// workerd answers; SIGTERM/SIGINT dispose of workerd and exit.
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
