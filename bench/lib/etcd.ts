@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import type http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../../scripts/lib/devserver.mjs";
+import { freePort, onFreePorts } from "../../scripts/lib/devserver.mjs";
 import { expectStatus, type LineStream, openLineStream, request, type Target } from "./http";
 import { sleep } from "./stats";
 
@@ -32,18 +32,11 @@ export interface Etcd {
 }
 
 /**
- * Starts etcd in its own process group; resolves once /health answers. A free port can be
- * taken between our probe and etcd's bind (by an outgoing connection's ephemeral port, after
- * the benchmark's thousand watch connections): etcd then exits, and is started again on others.
+ * Starts etcd in its own process group; resolves once /health answers. When a port probed
+ * free was taken before etcd bound it, etcd exits and is started again on others.
  */
-export async function startEtcd(): Promise<Etcd> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startEtcdOnce();
-    } catch (e) {
-      if (attempt >= 3 || !/address already in use/.test(String(e))) throw e;
-    }
-  }
+export function startEtcd(): Promise<Etcd> {
+  return onFreePorts(startEtcdOnce);
 }
 
 async function startEtcdOnce(): Promise<Etcd> {

@@ -52,6 +52,22 @@ export function freePort() {
   });
 }
 
+/**
+ * Runs `start` (which listens on ports from freePort) again, up to `attempts` times, when it
+ * fails because an address was in use: a port probed free can be taken before the server binds
+ * it, by another process or by an outgoing connection's ephemeral port.
+ */
+export async function onFreePorts(start, attempts = 3) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (e) {
+      const inUse = /EADDRINUSE|ERR_ADDRESS_IN_USE|address already in use/i.test(String(e?.message ?? e));
+      if (!inUse || attempt >= attempts) throw e;
+    }
+  }
+}
+
 /** The admin token of a state dir, made on first use and kept (mode 0600). */
 export function adminToken(stateDir) {
   const file = join(stateDir, "admin-token");
@@ -167,7 +183,11 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
  * opts: { stateDir, port, vars: {NAME: value}, tokens: extra token-file lines, quiet, engine,
  *   inspectorPort (DevTools for profiling; off by default) }
  */
-export async function startDevServer(opts) {
+export function startDevServer(opts) {
+  return onFreePorts(() => startDevServerOnce(opts));
+}
+
+async function startDevServerOnce(opts) {
   const stateDir = resolve(opts.stateDir);
   mkdirSync(stateDir, { recursive: true });
   const port = opts.port ?? (await freePort());
@@ -198,7 +218,10 @@ export async function startDevServer(opts) {
     engine === "wrangler" ? await startFront({ ...frontOpts, upstreamPort: internalPort }) : undefined;
   const deadline = Date.now() + (opts.timeoutMs ?? 60000);
   for (;;) {
-    if (exited) throw new Error(`the engine exited early:\n${output}`);
+    if (exited) {
+      await front?.close();
+      throw new Error(`the engine exited early:\n${output}`);
+    }
     try {
       const r = await fetch(`${url}/readyz`);
       if (r.ok) break;
