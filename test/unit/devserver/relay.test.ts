@@ -2,131 +2,24 @@
 // workerd that speaks the relay's protocol (durable-objects/store/relay.ts; the shard's side
 // runs in real workerd in test/workers/relay.test.ts). Clients are raw sockets, so what
 // reaches them is checked byte for byte.
-import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startFront } from "../../../scripts/lib/front.mjs";
+import {
+  event,
+  type FakeEngine,
+  message,
+  SECRET,
+  fakeEngine as startEngine,
+  frontDoor as startFrontDoor,
+  until,
+} from "../../helpers/relay-engine";
 
-const SECRET = "front-door-relay-secret";
 const stops: (() => unknown)[] = [];
 afterEach(async () => {
   for (const s of stops.splice(0)) await s();
 });
-
-/** A relay message: kind 1 (data) or 2 (end), the watch ids, the bytes. */
-function message(kind: 1 | 2, ids: number[], data = ""): Buffer {
-  const body = Buffer.from(data);
-  const b = Buffer.alloc(9 + 4 * ids.length + body.length);
-  b.writeUInt32LE(b.length - 4, 0);
-  b[4] = kind;
-  b.writeUInt32LE(ids.length, 5);
-  for (const [i, id] of ids.entries()) b.writeUInt32LE(id, 9 + 4 * i);
-  body.copy(b, 9 + 4 * ids.length);
-  return b;
-}
-
-const event = (name: string, pad = 0) =>
-  `${JSON.stringify({ type: "ADDED", object: { metadata: { name }, pad: "x".repeat(pad) } })}\n`;
-
-async function until<T>(get: () => T | undefined, what: string): Promise<T> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** A stand-in for workerd: relays watches once the front door opened its relay. */
-async function fakeEngine() {
-  const requests: { method: string; url: string; relay?: string }[] = [];
-  const cancels: { no: string; ids: number[] }[] = [];
-  /** watch ids the engine took over, in order */
-  const relayed: number[] = [];
-  const engine = {
-    requests,
-    cancels,
-    relayed,
-    relay: undefined as undefined | { res: http.ServerResponse; headers: http.IncomingHttpHeaders },
-    /** bytes to put on the relay for a watch before answering it (its replay) */
-    replay: (_id: number): Buffer[] => [],
-    offerDelayMs: 0,
-    port: 0,
-  };
-  const server = http.createServer((req, res) => {
-    const relayHeader = req.headers["x-edgeplane-relay"] as string | undefined;
-    requests.push({ method: req.method!, url: req.url!, relay: relayHeader });
-    if (req.url === "/__edgeplane/relay") {
-      if (req.method === "GET") {
-        res.writeHead(200, { "content-type": "application/octet-stream" });
-        res.flushHeaders();
-        engine.relay = { res, headers: req.headers };
-        return;
-      }
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        cancels.push(JSON.parse(body));
-        res.writeHead(204).end();
-      });
-      return;
-    }
-    const [secret, id] = (relayHeader ?? "").split(" ");
-    if (secret === SECRET && req.url!.includes("watch=1")) {
-      if (!engine.relay) {
-        // an ordinary watch stream, left open; its answer comes after `offerDelayMs`
-        setTimeout(() => {
-          res.writeHead(200, {
-            "content-type": "application/json",
-            "x-edgeplane-relay-offer": "/configmaps",
-          });
-          res.write(event("streamed"));
-        }, engine.offerDelayMs);
-        return;
-      }
-      for (const m of engine.replay(Number(id))) engine.relay.res.write(m);
-      relayed.push(Number(id));
-      const no = engine.relay.headers["x-edgeplane-relay-no"] as string;
-      // after the replay, as the shard answers: the relay's bytes may come first
-      setTimeout(() => {
-        res.writeHead(200, {
-          "content-type": "application/json",
-          "x-edgeplane-relayed": no,
-          "content-length": "0",
-        });
-        res.end();
-      }, 20);
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/plain", "content-length": String(`plain ${req.url}`.length) });
-    res.end(`plain ${req.url}`);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  engine.port = (server.address() as net.AddressInfo).port;
-  stops.push(
-    () =>
-      new Promise<void>((r) => {
-        engine.relay?.res.destroy();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return engine;
-}
-
-async function frontDoor(upstreamPort: number): Promise<number> {
-  const port = await new Promise<number>((r) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => r(p));
-    });
-  });
-  const front = await startFront({ port, upstreamPort, relaySecret: SECRET });
-  stops.push(() => front.close());
-  return port;
-}
+const fakeEngine = () => startEngine(stops);
+const frontDoor = (upstreamPort: number) => startFrontDoor(stops, upstreamPort);
 
 /** A raw client: what it sent and everything it received, as text. */
 async function client(port: number) {
@@ -143,7 +36,7 @@ const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization:
 const WATCH = "/api/v1/namespaces/n/configmaps?watch=1&resourceVersion=5";
 
 /** A relay open, and one watch it carries: the client and its id. */
-async function relayedWatch(engine: Awaited<ReturnType<typeof fakeEngine>>, port: number) {
+async function relayedWatch(engine: FakeEngine, port: number) {
   if (!engine.relay) {
     const first = await client(port);
     first.socket.write(get(WATCH));
