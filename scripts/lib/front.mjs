@@ -1,12 +1,14 @@
 // The local front door: one port that speaks HTTPS (for kubectl, which sends credentials
 // only over TLS) and plain HTTP (for curl and scripts), told apart by the first byte of
-// each connection, both forwarded byte for byte to workerd (keeping a client's connection
-// across workerd's idle close, see carry). On Cloudflare the edge does this job; locally this
-// is the only thing between a client and workerd.
+// each connection. HTTP/1.1 is forwarded byte for byte to workerd (keeping a client's
+// connection across workerd's idle close, see carry); HTTP/2 (chosen by ALPN over TLS, or
+// with prior knowledge over plain HTTP) is served by front-h2.mjs. On Cloudflare the edge
+// does this job; locally this is the only thing between a client and workerd.
 import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
 import { admissionQueue, longRunning, requestHead } from "./admission.mjs";
+import { h2Door } from "./front-h2.mjs";
 import { watchedResource, watchRelay } from "./relay.mjs";
 
 /**
@@ -40,6 +42,8 @@ function replaying(client, first) {
 }
 
 const TLS_HANDSHAKE = 0x16;
+/** how an HTTP/2 connection with prior knowledge begins (its preface, RFC 9113 3.4) */
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
 /** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
 const RESEND_LIMIT = 4 << 20;
 
@@ -298,25 +302,37 @@ export function startFront({
   const queue = admissionQueue(admission);
   const upstream = upstreamPath ? { path: upstreamPath } : { port: upstreamPort, host: "127.0.0.1" };
   const relay = relaySecret ? watchRelay({ upstream, secret: relaySecret }) : undefined;
-  const secureContext = tls.createSecureContext({ cert, key });
+  const h2 = h2Door({ upstream, queue, relay, idleCloseMs });
   const sockets = new Set();
+  const serve = (down, alpn) => {
+    if (alpn === "h2") return h2.accept(down);
+    down.setNoDelay?.(true);
+    carry(down, { upstream, idleCloseMs, queue, relay }, sockets);
+  };
+  // TLS over the replayed bytes, by a server that listens nowhere; it says which protocol
+  // the client chose (ALPN) once the handshake is done
+  const tlsServer = tls.createServer({ cert, key, ALPNProtocols: ["h2", "http/1.1"] }, (down) => {
+    down.on("error", () => down.destroy());
+    serve(down, down.alpnProtocol);
+  });
+  tlsServer.on("tlsClientError", (_err, down) => down.destroy());
   const server = net.createServer((client) => {
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
     client.once("data", (first) => {
       client.pause();
-      let down = client;
       if (first[0] === TLS_HANDSHAKE) {
-        down = new tls.TLSSocket(replaying(client, first), {
-          isServer: true,
-          secureContext,
-          ALPNProtocols: ["http/1.1"],
-        });
-        down.on("error", () => client.destroy());
-      } else client.unshift(first);
-      down.setNoDelay?.(true);
-      carry(down, { upstream, idleCloseMs, queue, relay }, sockets);
+        tlsServer.emit("connection", replaying(client, first));
+        return void client.resume();
+      }
+      client.unshift(first);
+      // "PRI " already tells it from every HTTP/1.x method
+      const preface = first.subarray(0, H2_PREFACE.length);
+      // an HTTP/2 session reads the socket itself (the unshifted bytes first)
+      if (preface.length >= 4 && preface.equals(H2_PREFACE.subarray(0, preface.length)))
+        return h2.accept(client);
+      serve(client);
       client.resume();
     });
   });
@@ -328,6 +344,7 @@ export function startFront({
         close: () =>
           new Promise((r) => {
             relay?.close();
+            h2.close();
             for (const s of sockets) s.destroy();
             server.close(() => r());
           }),

@@ -24,6 +24,15 @@ const RETRY_MS = 1000;
 /** the longest the watches of a resource wait for its first watch's answer and relay */
 const HOLD_MS = 1000;
 const LAST_CHUNK = Buffer.from("0\r\n\r\n");
+/** response headers that belong to one HTTP/1.1 connection, never sent over HTTP/2 */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
+
+/** An HTTP/1.1 answer's headers (as node:http has them) as an HTTP/2 response's. */
+export function responseHeaders(headers) {
+  const out = {};
+  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
+  return out;
+}
 const CRLF = Buffer.from("\r\n");
 
 /**
@@ -109,16 +118,18 @@ export function watchRelay({ upstream, secret }) {
     ids.push(id);
   }
 
-  function write(w, bytes) {
+  /** Writes an event to watch `w`'s client: as a chunk over HTTP/1.1, as it is over HTTP/2. */
+  function write(w, event) {
     if (w.done) return;
     if (w.down.writableLength > MAX_BACKLOG) return void w.down.destroy();
-    w.down.write(bytes);
+    w.down.write(w.h2 ? event.bytes : event.chunk);
   }
 
   function end(w) {
     if (w.done) return;
     if (!w.headSent) return void w.pending.push(null);
-    write(w, LAST_CHUNK);
+    if (w.h2) w.down.end();
+    else w.down.write(LAST_CHUNK);
     w.done = true;
     watches.delete(w.id);
     w.ended();
@@ -129,14 +140,23 @@ export function watchRelay({ upstream, secret }) {
     const kind = buf[start];
     const n = buf.readUInt32LE(start + 1);
     const dataAt = start + 5 + 4 * n;
-    const frame =
-      kind === DATA
-        ? Buffer.concat([
-            Buffer.from(`${(stop - dataAt).toString(16)}\r\n`),
-            buf.subarray(dataAt, stop),
-            CRLF,
-          ])
-        : undefined;
+    // made once for all the watches it is for: the bytes, and those as an HTTP/1.1 chunk
+    let bytes;
+    let chunk;
+    const event = {
+      get bytes() {
+        bytes ??= Buffer.from(buf.subarray(dataAt, stop));
+        return bytes;
+      },
+      get chunk() {
+        chunk ??= Buffer.concat([
+          Buffer.from(`${(stop - dataAt).toString(16)}\r\n`),
+          buf.subarray(dataAt, stop),
+          CRLF,
+        ]);
+        return chunk;
+      },
+    };
     for (let i = 0; i < n; i++) {
       const id = buf.readUInt32LE(start + 5 + 4 * i);
       const w = watches.get(id);
@@ -149,8 +169,8 @@ export function watchRelay({ upstream, secret }) {
         continue;
       }
       if (kind === END) end(w);
-      else if (w.headSent) write(w, frame);
-      else w.pending.push(frame);
+      else if (w.headSent) write(w, event);
+      else w.pending.push(event);
     }
   }
 
@@ -215,6 +235,36 @@ export function watchRelay({ upstream, secret }) {
     return r;
   }
 
+  /**
+   * Settles watch `w` with its answer's marks: whether the shard relays it (on relay
+   * `relayedOn`), else whether it offered a relay (to open for the watches after it).
+   */
+  function answered(w, relayedOn, offer) {
+    if (relayedOn === undefined) {
+      watches.delete(w.id);
+      w.done = true;
+      if (offer) {
+        const r = offered(offer);
+        if (r.open && !r.answered) r.onAnswer.push(() => settle(w.resource, w));
+        else settle(w.resource, w);
+      } else settle(w.resource, w);
+      return false;
+    }
+    w.no = relayedOn;
+    settle(w.resource, w);
+    return true;
+  }
+
+  /** Watch `w`'s head was sent: what came for it meanwhile goes out. */
+  function flush(w) {
+    w.headSent = true;
+    for (const event of w.pending.splice(0)) {
+      if (event === null) end(w);
+      else write(w, event);
+    }
+    if (!byNo.get(w.no)?.open) end(w); // its relay closed before this answer came
+  }
+
   /** Opens a relay to shard `key` unless one is open (or failed to open a moment ago). */
   function offered(key) {
     const r = relays.get(key);
@@ -234,14 +284,16 @@ export function watchRelay({ upstream, secret }) {
 
   return {
     /**
-     * A watch about to go upstream from client `down`: the header that offers it to the
-     * shard's relay, and the watch. `ended` is called when a relayed stream is over.
+     * A watch about to go upstream from client `down` (an HTTP/1.1 connection, or with `h2`
+     * an HTTP/2 stream): the header that offers it to the shard's relay, as a line and as a
+     * name and value, and the watch. `ended` is called when a relayed stream is over.
      */
-    begin(down, ended, resource) {
+    begin(down, ended, resource, h2 = false) {
       lastId = (lastId % 0xffffffff) + 1;
       const w = {
         id: lastId,
         down,
+        h2,
         ended,
         resource,
         headSent: false,
@@ -255,7 +307,8 @@ export function watchRelay({ upstream, secret }) {
         timer.unref?.();
         firsts.set(resource, { watch: w, waiting: [], timer });
       }
-      return { watch: w, header: `${WATCH_HEADER}: ${secret} ${w.id}\r\n` };
+      const value = `${secret} ${w.id}`;
+      return { watch: w, header: `${WATCH_HEADER}: ${value}\r\n`, name: WATCH_HEADER, value };
     },
 
     /** Calls `go` when watch `w` may go upstream: now, or once its resource's first watch settled. */
@@ -280,29 +333,32 @@ export function watchRelay({ upstream, secret }) {
         else if (m) offer = m[2].trim();
         return !m;
       });
-      if (relayedOn === undefined) {
-        watches.delete(w.id);
-        w.done = true;
-        if (offer) {
-          const r = offered(offer);
-          if (r.open && !r.answered) r.onAnswer.push(() => settle(w.resource, w));
-          else settle(w.resource, w);
-        } else settle(w.resource, w);
+      if (!answered(w, relayedOn, offer)) {
         if (offer === undefined) return chunk;
         return Buffer.concat([Buffer.from(kept.join("\r\n"), "latin1"), chunk.subarray(headEnd)]);
       }
-      w.no = relayedOn;
-      settle(w.resource, w);
       const client = kept.filter((line) => !/^(content-length|transfer-encoding):/i.test(line));
       client.push("Transfer-Encoding: chunked", "", "");
       w.down.write(client.join("\r\n"));
-      w.headSent = true;
-      for (const frame of w.pending.splice(0)) {
-        if (frame === null) end(w);
-        else write(w, frame);
-      }
-      if (!byNo.get(w.no)?.open) end(w); // its relay closed before this answer came
+      flush(w);
       return undefined;
+    },
+
+    /**
+     * The answer to HTTP/2 watch `w`, as `res` (an http.IncomingMessage) has it: true when
+     * the relay carries the watch (its head is then sent here, and `res` has no body).
+     * The relay's marks are taken out of res.headers either way.
+     */
+    answerHeaders(w, res) {
+      const relayedOn = res.headers["x-edgeplane-relayed"];
+      const offer = res.headers["x-edgeplane-relay-offer"];
+      delete res.headers["x-edgeplane-relayed"];
+      delete res.headers["x-edgeplane-relay-offer"];
+      if (!answered(w, relayedOn?.trim(), offer?.trim())) return false;
+      delete res.headers["content-length"];
+      w.down.respond({ ...responseHeaders(res.headers), ":status": res.statusCode });
+      flush(w);
+      return true;
     },
 
     /** Watch `w`'s client went away. */

@@ -1,0 +1,179 @@
+// HTTP/2 at the front door. client-go and kubectl speak HTTP/2 to an apiserver whenever TLS
+// lets them choose it (ALPN "h2"), and then carry all of a process's requests and watches
+// on one connection; kube-apiserver allows 1,000 streams on one. The front door offers "h2"
+// on its TLS side and takes HTTP/2 with prior knowledge on its plain side, and sends each
+// stream to workerd as an HTTP/1.1 request over kept-alive connections. Ordinary requests
+// wait for their turn in the same fair queue as HTTP/1.1 ones (admission.mjs); watches go
+// with the relay's offer, and a relayed watch's events are written to its stream by the
+// relay (relay.mjs), so a thousand watches on one connection cost one socket write per event.
+import http from "node:http";
+import http2 from "node:http2";
+import { longRunning } from "./admission.mjs";
+import { responseHeaders, watchedResource } from "./relay.mjs";
+
+/** the streams one client may have open at once, as kube-apiserver allows */
+const MAX_STREAMS = 1000;
+/** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
+const RESEND_LIMIT = 4 << 20;
+/** request headers that belong to one connection, or that HTTP/1.1 spells differently */
+const NOT_FORWARDED = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "host",
+]);
+
+/** What an HTTP/2 request's headers say, in the shape admission.mjs's requestHead gives. */
+function headOf(headers, forwarded) {
+  const lines = Object.entries(forwarded).map(([name, value]) => `${name}: ${value}`);
+  return {
+    method: headers[":method"],
+    target: headers[":path"] ?? "/",
+    version: "1.1",
+    headers: lines.join("\n"),
+  };
+}
+
+/** A metav1.Status answer from the front door itself, when workerd could not be reached. */
+function unavailable(stream) {
+  if (stream.destroyed || stream.closed) return;
+  if (stream.headersSent) return void stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  stream.respond({ ":status": 503, "content-type": "application/json" });
+  stream.end(
+    JSON.stringify({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: "the control plane did not answer",
+      reason: "ServiceUnavailable",
+      code: 503,
+    }),
+  );
+}
+
+/**
+ * The HTTP/2 side of one front door: accept(socket) serves a connection (a TLS socket that
+ * chose "h2", or a plain one that began with the HTTP/2 preface). `upstream`, `queue`,
+ * `relay` and `idleCloseMs` are the front door's (front.mjs).
+ */
+export function h2Door({ upstream, queue, relay, idleCloseMs }) {
+  const target = upstream.path ? { socketPath: upstream.path } : { host: upstream.host, port: upstream.port };
+  // free connections are dropped before workerd's own idle close could meet a request
+  const agent = new http.Agent({ keepAlive: true, timeout: idleCloseMs, scheduling: "lifo" });
+  const server = http2.createServer({ settings: { maxConcurrentStreams: MAX_STREAMS } });
+  const sessions = new Set();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+    s.on("error", () => s.destroy());
+  });
+  server.on("stream", (stream, headers) => serve(stream, headers));
+
+  function serve(stream, headers) {
+    stream.on("error", () => stream.destroy());
+    const method = headers[":method"];
+    if (method === "CONNECT") {
+      // no extended CONNECT (RFC 8441): exec and port-forward go over HTTP/1.1 upgrades
+      stream.respond({ ":status": 405 });
+      return void stream.end();
+    }
+    const forwarded = {};
+    for (const [name, value] of Object.entries(headers))
+      if (name[0] !== ":" && !NOT_FORWARDED.has(name)) forwarded[name] = value;
+    forwarded.host = headers[":authority"] ?? "localhost";
+    const head = headOf(headers, forwarded);
+    const resource = relay && watchedResource(head);
+    if (resource) return watch(stream, head, forwarded, resource);
+    if (longRunning(head)) return send(stream, head, forwarded, () => {});
+    const leave = queue.enter((release) => send(stream, head, forwarded, release));
+    stream.on("close", leave);
+  }
+
+  /** A watch a relay may carry: offered to it, sent once its resource's first watch settled. */
+  function watch(stream, head, forwarded, resource) {
+    const { watch: w, name, value } = relay.begin(stream, () => {}, resource, true);
+    stream.on("close", () => relay.left(w));
+    relay.whenReady(w, () => {
+      if (!stream.closed) send(stream, head, { ...forwarded, [name]: value }, () => {}, w);
+    });
+  }
+
+  /**
+   * Sends the request on `stream` to workerd and its answer back; `done` when it is over.
+   * A request that meets a kept-alive connection just closed by workerd is sent again once.
+   */
+  function send(stream, head, headers, done, w) {
+    const body = [];
+    let bodyBytes = 0;
+    let ended = false;
+    let req;
+    let retried = false;
+    const finish = () => {
+      done();
+      done = () => {};
+    };
+    const go = () => {
+      req = http.request({ ...target, agent, method: head.method, path: head.target, headers });
+      req.on("response", (res) => answer(stream, res, finish, w));
+      req.on("error", (err) => {
+        // once answered (a 413 before the whole body was read), the answer goes on as it is
+        if (req.res) return;
+        const resend = !retried && req.reusedSocket && err.code === "ECONNRESET" && bodyBytes <= RESEND_LIMIT;
+        if (resend && !stream.closed) {
+          retried = true;
+          go();
+          for (const c of body) req.write(c);
+          if (ended) req.end();
+          return;
+        }
+        finish();
+        unavailable(stream);
+      });
+    };
+    go();
+    stream.on("data", (c) => {
+      bodyBytes += c.length;
+      if (bodyBytes <= RESEND_LIMIT) body.push(c);
+      else body.length = 0;
+      if (!req.write(c)) {
+        stream.pause();
+        req.once("drain", () => stream.resume());
+      }
+    });
+    stream.on("end", () => {
+      ended = true;
+      req.end();
+    });
+    stream.on("close", () => {
+      finish();
+      if (!req.writableFinished || !req.res?.complete) req.destroy();
+    });
+  }
+
+  /** workerd's answer on `stream`; a watch's answer may say that the relay carries it. */
+  function answer(stream, res, finish, w) {
+    if (stream.closed) return void res.destroy();
+    if (w && relay.answerHeaders(w, res)) {
+      res.resume(); // an empty body: the events come on the relay
+      return finish();
+    }
+    stream.respond({ ...responseHeaders(res.headers), ":status": res.statusCode });
+    res.pipe(stream);
+    res.on("end", finish);
+    res.on("error", () => stream.destroy());
+  }
+
+  return {
+    accept(socket) {
+      server.emit("connection", socket);
+    },
+    close() {
+      for (const s of sessions) s.destroy();
+      agent.destroy();
+    },
+  };
+}
