@@ -159,6 +159,12 @@ async function measureOurs(podCount: number): Promise<Ours> {
       const n = result.events + 1;
       cpuUse.push({ label: `watch w${w.watchers}`, cpu: perOp(cpu, clientMs, n) });
     }
+    // as client-go watches (and as the etcd rows' gRPC watches share one channel)
+    log("watch: 1000 watchers as streams of one HTTP/2 connection x 20 creates");
+    const h2 = await withGroupCpu(api.pgid, () =>
+      apiWatchLatency(d, WATCH_NS, 1000, 20, 30, "bwh1000", "h2"),
+    );
+    cpuUse.push({ label: "watch h2 w1000", cpu: perOp(h2.cpu, h2.clientMs, h2.result.events + 1) });
     // Opt-in (BENCH_WORKER_PORT=1 with EDGEPLANE_DEV_ENGINE=wrangler): the same again straight
     // to the workerd running the Worker, skipping wrangler's proxy workerd. The default engine
     // has no proxy: its port is the Worker's workerd already.
@@ -179,6 +185,7 @@ async function measureOurs(podCount: number): Promise<Ours> {
     return {
       workerCreates,
       workerWatch,
+      h2Watch: h2.result,
       profile,
       creates,
       engineCreates,

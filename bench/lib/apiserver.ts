@@ -6,7 +6,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as DevServer from "../../scripts/lib/devserver.mjs";
-import { expectStatus, keepAliveAgent, openLineStream, request, type Target } from "./http";
+import {
+  expectStatus,
+  h2Session,
+  keepAliveAgent,
+  openH2LineStream,
+  openLineStream,
+  request,
+  type Target,
+} from "./http";
 import { nameWithPrefix, podBody } from "./pods";
 import { REPO_ROOT } from "./report";
 import { closedLoop, type LoadResult, type Summary, summarize } from "./stats";
@@ -248,8 +256,10 @@ async function listRv(t: Target, ns: string): Promise<string> {
 }
 
 /**
- * N HTTP watches on the pods of `ns` (one socket each, from the current resourceVersion);
- * each event is a pod create sent by a separate keep-alive client.
+ * N HTTP watches on the pods of `ns` (from the current resourceVersion), over an HTTP/1.1
+ * connection each, or with "h2" as streams of one HTTP/2 connection (as client-go watches,
+ * and as the etcd side's gRPC watches share one channel); each event is a pod create sent
+ * by a separate keep-alive client.
  */
 export async function apiWatchLatency(
   t: Target,
@@ -258,18 +268,25 @@ export async function apiWatchLatency(
   events: number,
   maxSeconds?: number,
   prefix = `bw${watchers}`,
+  transport: "h1" | "h2" = "h1",
 ): Promise<WatchResult> {
   const rv = await listRv(t, ns);
   const writer = keepAliveAgent(1);
+  const session = transport === "h2" ? h2Session(t) : undefined;
+  const path = `${podsPath(ns)}?watch=1&resourceVersion=${rv}`;
   let seq = 0;
   try {
     return await measureWatchLatency(
       {
-        open: (_i, deliver) =>
-          openLineStream(t, "GET", `${podsPath(ns)}?watch=1&resourceVersion=${rv}`, undefined, (line, at) => {
+        open: (_i, deliver) => {
+          const onLine = (line: string, at: number) => {
             const name = nameWithPrefix(line, prefix);
             if (name) deliver(name, at);
-          }),
+          };
+          return session
+            ? openH2LineStream(session, t, path, onLine)
+            : openLineStream(t, "GET", path, undefined, onLine);
+        },
         fire: async (id) => {
           await expectStatus(
             201,
@@ -282,5 +299,6 @@ export async function apiWatchLatency(
     );
   } finally {
     writer.destroy();
+    session?.destroy();
   }
 }

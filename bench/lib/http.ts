@@ -1,6 +1,8 @@
-// Minimal HTTP/1.1 client pieces for the benchmarks: one request over a keep-alive agent,
-// and a long-lived streaming response read line by line (watches).
+// Minimal HTTP client pieces for the benchmarks: one request over a keep-alive agent, and a
+// long-lived streaming response read line by line (watches), over HTTP/1.1 (a connection
+// each) or as streams of one HTTP/2 connection.
 import http from "node:http";
+import http2 from "node:http2";
 
 export interface Target {
   host: string;
@@ -109,18 +111,7 @@ export function openLineStream(
           return;
         }
         res.setEncoding("utf8");
-        let pending = "";
-        res.on("data", (chunk: string) => {
-          const t = performance.now();
-          pending += chunk;
-          let nl = pending.indexOf("\n");
-          while (nl >= 0) {
-            const line = pending.slice(0, nl);
-            pending = pending.slice(nl + 1);
-            if (line.trim() !== "") onLine(line, t);
-            nl = pending.indexOf("\n");
-          }
-        });
+        res.on("data", lineReader(onLine));
         res.on("error", () => undefined);
         resolve({ close: () => req.destroy() });
       },
@@ -131,5 +122,59 @@ export function openLineStream(
       req.setHeader("content-length", Buffer.byteLength(body));
       req.end(body);
     } else req.end();
+  });
+}
+
+/** A 'data' listener (utf8 chunks) that calls onLine with each complete non-empty line. */
+function lineReader(onLine: (line: string, arrivedAt: number) => void): (chunk: string) => void {
+  let pending = "";
+  return (chunk) => {
+    const t = performance.now();
+    pending += chunk;
+    let nl = pending.indexOf("\n");
+    while (nl >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (line.trim() !== "") onLine(line, t);
+      nl = pending.indexOf("\n");
+    }
+  };
+}
+
+/**
+ * One plain HTTP/2 connection (prior knowledge) to `target`, for many streams at once: how
+ * client-go carries all of a process's watches, and how gRPC carries etcd's.
+ */
+export function h2Session(target: Target): http2.ClientHttp2Session {
+  const session = http2.connect(`http://${target.host}:${target.port}`, {
+    // a watcher reads every event at once: no stream waits for a window update
+    settings: { initialWindowSize: 16 << 20 },
+  });
+  session.on("error", () => undefined);
+  return session;
+}
+
+/** A GET on `path` as a stream of `session`, read line by line (see openLineStream). */
+export function openH2LineStream(
+  session: http2.ClientHttp2Session,
+  target: Target,
+  path: string,
+  onLine: (line: string, arrivedAt: number) => void,
+): Promise<LineStream> {
+  return new Promise((resolve, reject) => {
+    const req = session.request({ ":method": "GET", ":path": path, ...target.headers });
+    req.setEncoding("utf8");
+    req.on("error", reject);
+    req.on("response", (headers) => {
+      const status = Number(headers[":status"]);
+      if (status !== 200) {
+        let text = "";
+        req.on("data", (c) => (text += c));
+        req.on("end", () => reject(new Error(`stream ${path}: HTTP ${status} ${text.slice(0, 300)}`)));
+        return;
+      }
+      req.on("data", lineReader(onLine));
+      resolve({ close: () => req.close() });
+    });
   });
 }
