@@ -26,14 +26,28 @@ const NOT_FORWARDED = new Set([
   "host",
 ]);
 
+/**
+ * The headers to send on as HTTP/1.1, as a flat [name, value, ...] list (the client's raw
+ * headers, so a header sent twice, as impersonate-group may be, stays two), with the
+ * :authority as Host.
+ */
+function forwardedHeaders(headers, raw) {
+  const out = [];
+  for (let i = 0; i + 1 < raw.length; i += 2)
+    if (raw[i][0] !== ":" && !NOT_FORWARDED.has(raw[i].toLowerCase())) out.push(raw[i], raw[i + 1]);
+  out.push("host", headers[":authority"] ?? "localhost");
+  return out;
+}
+
 /** What an HTTP/2 request's headers say, in the shape admission.mjs's requestHead gives. */
 function headOf(headers, forwarded) {
-  const lines = Object.entries(forwarded).map(([name, value]) => `${name}: ${value}`);
+  const lines = [];
+  for (let i = 0; i < forwarded.length; i += 2) lines.push(`${forwarded[i]}: ${forwarded[i + 1]}`);
   return {
     method: headers[":method"],
     target: headers[":path"] ?? "/",
     version: "1.1",
-    headers: lines.join("\n"),
+    headers: lines.join("\n").toLowerCase(),
   };
 }
 
@@ -71,9 +85,9 @@ export function h2Door({ upstream, queue, relay, idleCloseMs }) {
     s.on("close", () => sessions.delete(s));
     s.on("error", () => s.destroy());
   });
-  server.on("stream", (stream, headers) => serve(stream, headers));
+  server.on("stream", (stream, headers, _flags, raw) => serve(stream, headers, raw));
 
-  function serve(stream, headers) {
+  function serve(stream, headers, raw) {
     stream.on("error", () => stream.destroy());
     const method = headers[":method"];
     if (method === "CONNECT") {
@@ -81,10 +95,7 @@ export function h2Door({ upstream, queue, relay, idleCloseMs }) {
       stream.respond({ ":status": 405 });
       return void stream.end();
     }
-    const forwarded = {};
-    for (const [name, value] of Object.entries(headers))
-      if (name[0] !== ":" && !NOT_FORWARDED.has(name)) forwarded[name] = value;
-    forwarded.host = headers[":authority"] ?? "localhost";
+    const forwarded = forwardedHeaders(headers, raw);
     const head = headOf(headers, forwarded);
     const resource = relay && watchedResource(head);
     if (resource) return watch(stream, head, forwarded, resource);
@@ -98,7 +109,7 @@ export function h2Door({ upstream, queue, relay, idleCloseMs }) {
     const { watch: w, name, value } = relay.begin(stream, () => {}, resource, true);
     stream.on("close", () => relay.left(w));
     relay.whenReady(w, () => {
-      if (!stream.closed) send(stream, head, { ...forwarded, [name]: value }, () => {}, w);
+      if (!stream.closed) send(stream, head, [...forwarded, name, value], () => {}, w);
     });
   }
 

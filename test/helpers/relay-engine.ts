@@ -37,7 +37,7 @@ export async function until<T>(get: () => T | undefined, what: string): Promise<
 
 /** A stand-in for workerd: relays watches once the front door opened its relay. */
 export async function fakeEngine(stops: Stops) {
-  const requests: { method: string; url: string; relay?: string }[] = [];
+  const requests: { method: string; url: string; relay?: string; raw: string[] }[] = [];
   const cancels: { no: string; ids: number[] }[] = [];
   /** watch ids the engine took over, in order */
   const relayed: number[] = [];
@@ -53,7 +53,7 @@ export async function fakeEngine(stops: Stops) {
   };
   const server = http.createServer((req, res) => {
     const relayHeader = req.headers["x-edgeplane-relay"] as string | undefined;
-    requests.push({ method: req.method!, url: req.url!, relay: relayHeader });
+    requests.push({ method: req.method!, url: req.url!, relay: relayHeader, raw: req.rawHeaders });
     if (req.url === "/__edgeplane/relay") {
       if (req.method === "GET") {
         res.writeHead(200, { "content-type": "application/octet-stream" });

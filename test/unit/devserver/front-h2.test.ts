@@ -81,6 +81,18 @@ describe("front door over HTTP/2", () => {
     }
     const posts = engine.requests.filter((r) => r.method === "POST" && r.url.startsWith("/api/v1/x"));
     expect(posts).toHaveLength(25);
+
+    // a header sent twice arrives twice, as it would over HTTP/1.1
+    const req = s.request({
+      ":path": "/api/v1/twice",
+      authorization: "Bearer t",
+      "impersonate-group": ["a", "b"],
+    });
+    req.resume();
+    await new Promise((r) => req.on("end", r));
+    const raw = engine.requests.find((r) => r.url === "/api/v1/twice")!.raw;
+    const groups = raw.filter((_, i) => i % 2 === 1 && raw[i - 1]!.toLowerCase() === "impersonate-group");
+    expect(groups).toEqual(["a", "b"]);
   });
 
   it("offers h2 over TLS by ALPN, and still serves HTTP/1.1 clients there", async () => {
