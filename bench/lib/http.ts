@@ -146,10 +146,12 @@ function lineReader(onLine: (line: string, arrivedAt: number) => void): (chunk: 
  * client-go carries all of a process's watches, and how gRPC carries etcd's.
  */
 export function h2Session(target: Target): http2.ClientHttp2Session {
+  // windows as Go's HTTP/2 client (client-go) opens them: 4 MiB per stream, 1 GiB for the
+  // connection (Node's default 64 KiB would hold a 1,000-watcher event at window updates)
   const session = http2.connect(`http://${target.host}:${target.port}`, {
-    // a watcher reads every event at once: no stream waits for a window update
-    settings: { initialWindowSize: 16 << 20 },
+    settings: { initialWindowSize: 4 << 20 },
   });
+  session.once("connect", () => session.setLocalWindowSize(1 << 30));
   session.on("error", () => undefined);
   return session;
 }

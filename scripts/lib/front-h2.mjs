@@ -13,6 +13,7 @@ import { responseHeaders, watchedResource } from "./relay.mjs";
 
 /** the streams one client may have open at once, as kube-apiserver allows */
 const MAX_STREAMS = 1000;
+const UPLOAD_WINDOW = 1 << 20;
 /** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
 const RESEND_LIMIT = 4 << 20;
 /** request headers that belong to one connection, or that HTTP/1.1 spells differently */
@@ -78,9 +79,14 @@ export function h2Door({ upstream, queue, relay, idleCloseMs }) {
   const target = upstream.path ? { socketPath: upstream.path } : { host: upstream.host, port: upstream.port };
   // free connections are dropped before workerd's own idle close could meet a request
   const agent = new http.Agent({ keepAlive: true, timeout: idleCloseMs, scheduling: "lifo" });
-  const server = http2.createServer({ settings: { maxConcurrentStreams: MAX_STREAMS } });
+  const server = http2.createServer({
+    settings: { maxConcurrentStreams: MAX_STREAMS, initialWindowSize: UPLOAD_WINDOW },
+  });
   const sessions = new Set();
   server.on("session", (s) => {
+    // what a client may send before it waits for a window update, as Go's HTTP/2 server
+    // (kube-apiserver's) allows (Node's default for a connection is 64 KiB)
+    s.setLocalWindowSize(UPLOAD_WINDOW);
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
     s.on("error", () => s.destroy());
