@@ -14,6 +14,7 @@ import { responseHeaders, watchedResource } from "./relay.mjs";
 /** the streams one client may have open at once, as kube-apiserver allows */
 const MAX_STREAMS = 1000;
 const UPLOAD_WINDOW = 1 << 20;
+const SESSION_MEMORY_MB = 256;
 /** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
 const RESEND_LIMIT = 4 << 20;
 /** request headers that belong to one connection, or that HTTP/1.1 spells differently */
@@ -81,6 +82,9 @@ export function h2Door({ upstream, queue, relay, idleCloseMs }) {
   const agent = new http.Agent({ keepAlive: true, timeout: idleCloseMs, scheduling: "lifo" });
   const server = http2.createServer({
     settings: { maxConcurrentStreams: MAX_STREAMS, initialWindowSize: UPLOAD_WINDOW },
+    // events queued for a connection's watches count here; past it, new streams are refused
+    // (a watch's own backlog is bounded by the relay, 64 MiB); Node's default is 10 MB
+    maxSessionMemory: SESSION_MEMORY_MB,
   });
   const sessions = new Set();
   server.on("session", (s) => {
