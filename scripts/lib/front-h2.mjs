@@ -16,7 +16,7 @@ const MAX_STREAMS = 1000;
 const UPLOAD_WINDOW = 1 << 20;
 const SESSION_MEMORY_MB = 256;
 /** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
-const RESEND_LIMIT = 4 << 20;
+export const RESEND_LIMIT = 4 << 20;
 /** request headers that belong to one connection, or that HTTP/1.1 spells differently */
 const NOT_FORWARDED = new Set([
   "connection",

@@ -8,7 +8,7 @@ import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
 import { admissionQueue, longRunning, requestHead } from "./admission.mjs";
-import { h2Door } from "./front-h2.mjs";
+import { h2Door, RESEND_LIMIT } from "./front-h2.mjs";
 import { watchedResource, watchRelay } from "./relay.mjs";
 
 /**
@@ -44,8 +44,6 @@ function replaying(client, first) {
 const TLS_HANDSHAKE = 0x16;
 /** how an HTTP/2 connection with prior knowledge begins (its preface, RFC 9113 3.4) */
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
-/** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
-const RESEND_LIMIT = 4 << 20;
 
 /** workerd closes a connection kept alive with no request 5 s after its last response */
 const IDLE_CLOSE_MS = 4000;
