@@ -247,7 +247,10 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
   const c50 = ours.creates[50] as LoadResult;
   const e50 = etcd.puts[50] as LoadResult;
   m.target_create_c50_p99_le_50ms = c50.latency.p99 <= 50 ? 1 : 0;
-  m.target_watch_w1000_p99_le_50ms = w1000 && w1000.latency.p99 <= 50 && w1000.missed === 0 ? 1 : 0;
+  const within50 = (w: WatchResult | undefined) => (w && w.latency.p99 <= 50 && w.missed === 0 ? 1 : 0);
+  m.target_watch_w1000_p99_le_50ms = within50(w1000);
+  const h2 = ours.h2Watch;
+  if (h2) m.target_watch_h2_w1000_p99_le_50ms = within50(h2);
   m.target_create_c50_per_s_ge_etcd_put = c50.perSecond >= e50.perSecond ? 1 : 0;
   const yes = (x: number | undefined) => (x === 1 ? "met" : "NOT met");
   console.log(
@@ -262,6 +265,17 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
           "<= 50",
           yes(m.target_watch_w1000_p99_le_50ms),
         ],
+        // as etcd's 1,000 watchers share one gRPC channel
+        ...(h2
+          ? [
+              [
+                "  the same on one HTTP/2 connection",
+                h2.latency.p99,
+                "<= 50",
+                yes(m.target_watch_h2_w1000_p99_le_50ms),
+              ] as Row,
+            ]
+          : []),
         [
           "creates/s at 50 clients",
           c50.perSecond,
