@@ -8,7 +8,8 @@
 // A watch goes out with `x-edgeplane-relay: <secret> <id>` (the secret is shared with the
 // Worker, made afresh at each start, so no client can ask for it). The shard answers either
 // with an empty response marked `x-edgeplane-relayed: <relay no>` (its events come on that
-// relay: this writes the head, as chunked, then each event as a chunk, then the last chunk),
+// relay: this writes the head, as chunked, then each event as a chunk, then the last chunk;
+// to an HTTP/2 stream (front-h2.mjs), the head, then each event as it is, then the stream's end),
 // or, having no relay yet, with an ordinary stream marked `x-edgeplane-relay-offer: <shard>`
 // (forwarded without the mark; a relay to that shard is opened for the watches after it).
 import http from "node:http";
@@ -24,6 +25,7 @@ const RETRY_MS = 1000;
 /** the longest the watches of a resource wait for its first watch's answer and relay */
 const HOLD_MS = 1000;
 const LAST_CHUNK = Buffer.from("0\r\n\r\n");
+const CRLF = Buffer.from("\r\n");
 /** response headers that belong to one HTTP/1.1 connection, never sent over HTTP/2 */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
 
@@ -33,7 +35,6 @@ export function responseHeaders(headers) {
   for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
   return out;
 }
-const CRLF = Buffer.from("\r\n");
 
 /**
  * The resource ("<group>/<resource>") that `head` (admission.mjs: requestHead) watches, when
