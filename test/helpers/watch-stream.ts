@@ -1,4 +1,5 @@
 // A raw watch connection read line by line: events as the server framed them.
+import type { ClientHttp2Session } from "node:http2";
 import type { Target } from "./cluster";
 
 export interface WatchEvent {
@@ -22,19 +23,37 @@ export async function openWatch(t: Target, path: string): Promise<WatchStream> {
     signal: ctrl.signal,
   });
   if (res.status !== 200) throw new Error(`watch ${path}: HTTP ${res.status} ${await res.text()}`);
+  return readWatch(res.body as unknown as AsyncIterable<Uint8Array>, () => ctrl.abort());
+}
+
+/** The same as a stream of `session`, an HTTP/2 connection to the front door. */
+export async function openH2Watch(
+  session: ClientHttp2Session,
+  t: Target,
+  path: string,
+): Promise<WatchStream> {
+  const req = session.request({ ":path": path, authorization: `Bearer ${t.token}` });
+  const status = await new Promise<number>((resolve, reject) => {
+    req.once("response", (h) => resolve(Number(h[":status"])));
+    req.once("error", reject);
+  });
+  if (status !== 200) throw new Error(`watch ${path}: HTTP/2 ${status}`);
+  return readWatch(req, () => req.close());
+}
+
+/** Events of a watch's body, read line by line as they come. */
+function readWatch(body: AsyncIterable<Uint8Array>, close: () => void): WatchStream {
+  let cancelled = false;
   const events: WatchEvent[] = [];
   const waiters: Array<() => void> = [];
   const notify = () => {
     for (const w of waiters.splice(0)) w();
   };
   const ended = (async () => {
-    const reader = res.body!.getReader();
     const dec = new TextDecoder();
     let buf = "";
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
+      for await (const value of body) {
         buf += dec.decode(value, { stream: true });
         let i: number;
         while ((i = buf.indexOf("\n")) >= 0) {
@@ -45,7 +64,7 @@ export async function openWatch(t: Target, path: string): Promise<WatchStream> {
         notify();
       }
     } catch (e) {
-      if (!ctrl.signal.aborted) throw e;
+      if (!cancelled) throw e;
     } finally {
       notify();
     }
@@ -71,7 +90,15 @@ export async function openWatch(t: Target, path: string): Promise<WatchStream> {
     }
     return events;
   };
-  return { events, waitFor, ended, close: () => ctrl.abort() };
+  return {
+    events,
+    waitFor,
+    ended,
+    close: () => {
+      cancelled = true;
+      close();
+    },
+  };
 }
 
 /** The (type, name, resourceVersion) triple of an event: enough to compare sequences. */

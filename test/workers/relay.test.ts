@@ -1,13 +1,15 @@
 // The store shards' side of the front door's watch relay, through real workerd at the engine
 // port (where only the front door speaks): a watch sent with the relay secret and an id is
 // carried on the shard's relay once the front door has opened one; without the secret
-// nothing changes. One case goes through the real front door and checks that it does relay.
+// nothing changes. Two cases go through the real front door and check that it does relay,
+// over HTTP/1.1 and over HTTP/2.
 // The front door's side alone is test/unit/devserver/relay.test.ts; every watch suite
 // through the front door runs on relayed watches too.
+import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, freshNamespace } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
-import { openWatch } from "../helpers/watch-stream";
+import { openH2Watch, openWatch } from "../helpers/watch-stream";
 
 const SECRET = "relay-test-secret-0123456789abcdef";
 let s: OwnServer;
@@ -72,6 +74,19 @@ async function openRelay(shard: string, no: string, secret = SECRET) {
     }
   };
   return { res, messages, waitFor, ended, close: () => ctrl.abort() };
+}
+
+/** Resolves once the front door opened the relay of `path`'s shard (a watch with the secret is relayed). */
+async function relayOpened(path: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const probe = await watch(`${path}?watch=1`, `${SECRET} 999999`);
+    const relayed = probe.res.headers.get("x-edgeplane-relayed");
+    await probe.res.body?.cancel();
+    if (relayed) return;
+    if (Date.now() > deadline) throw new Error(`the front door did not open the relay of ${path}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 function watch(path: string, relayHeader?: string) {
@@ -190,16 +205,7 @@ describe("watch relay through real workerd", () => {
     const path = `/api/v1/namespaces/${ns}/limitranges`;
     const lr = (name: string) => ({ metadata: { name }, spec: { limits: [{ type: "Container" }] } });
     const first = await openWatch(t, `${path}?watch=1`);
-    // the front door opened the shard's relay: a watch sent with the secret is relayed now
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const probe = await watch(`${path}?watch=1`, `${SECRET} 999999`);
-      const relayed = probe.res.headers.get("x-edgeplane-relayed");
-      await probe.res.body?.cancel();
-      if (relayed) break;
-      if (Date.now() > deadline) throw new Error("the front door did not open the limitranges relay");
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await relayOpened(path);
     const second = await openWatch(t, `${path}?watch=1`);
     await api(t, "POST", path, lr("one"));
     await first.waitFor(1);
@@ -218,6 +224,49 @@ describe("watch relay through real workerd", () => {
     expect(second.events).toHaveLength(1);
     mine.close();
     first.close();
+  });
+
+  it("through the front door over HTTP/2: watches on one connection are carried on the relay", async () => {
+    const t = { url: s.url, token: s.token, kubeconfigPath: s.kubeconfigPath };
+    const ns = await freshNamespace(t, "relay-h2");
+    const path = `/api/v1/namespaces/${ns}/resourcequotas`;
+    const rq = (name: string) => ({ metadata: { name }, spec: { hard: { pods: "10" } } });
+    const first = await openWatch(t, `${path}?watch=1`);
+    await relayOpened(path);
+    const session = http2.connect(s.url);
+    session.on("error", () => undefined);
+    const [a, b] = await Promise.all([
+      openH2Watch(session, t, `${path}?watch=1`),
+      openH2Watch(session, t, `${path}?watch=1`),
+    ]);
+    await api(t, "POST", path, rq("one"));
+    for (const w of [first, a, b]) await w.waitFor(1);
+    // a relay opened here replaces the front door's: both HTTP/2 watches were carried on it
+    // and end, each as its own stream; the connection and the first watch go on
+    const mine = await openRelay("/resourcequotas", "taken-over-h2");
+    await Promise.race([
+      Promise.all([a.ended, b.ended]),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error("the HTTP/2 watches were not relayed")), 10_000),
+      ),
+    ]);
+    await api(t, "POST", path, rq("two"));
+    await first.waitFor(2);
+    for (const w of [a, b])
+      expect(w.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(["ADDED one"]);
+    // and the connection serves the next request as ever
+    const list = session.request({ ":path": path, authorization: `Bearer ${s.token}` });
+    list.setEncoding("utf8");
+    let text = "";
+    list.on("data", (c) => (text += c));
+    await new Promise((r) => list.on("end", r));
+    expect(JSON.parse(text).items.map((o: { metadata: { name: string } }) => o.metadata.name)).toEqual([
+      "one",
+      "two",
+    ]);
+    mine.close();
+    first.close();
+    session.close();
   });
 
   it("does nothing for a request without the secret: no relay, no offer, and no way to open one", async () => {
