@@ -14,6 +14,7 @@ import { bootstrap } from "./bootstrap";
 import { handleDiscovery } from "./discovery/routes";
 import { authentication, issuerDiscovery } from "./filters/authn";
 import { authorization } from "./filters/authz";
+import { healthCheckResponse, healthResponse } from "./handlers/health";
 import { handleRelay } from "./handlers/relay";
 import { handleResource } from "./handlers/resource";
 import { handleNodeTunnel } from "./handlers/streams";
@@ -57,13 +58,10 @@ app.post(NODE_CREDENTIAL_PATH, async (c) => {
 app.use("*", authorization());
 app.use("*", issuerDiscovery());
 
-const ok = () => new Response("ok", { headers: { "content-type": "text/plain; charset=utf-8" } });
-app.get("/healthz", ok);
-app.get("/livez", ok);
-app.get("/readyz", ok);
-app.get("/healthz/*", ok);
-app.get("/livez/*", ok);
-app.get("/readyz/*", ok);
+for (const endpoint of ["healthz", "livez", "readyz"]) {
+  app.get(`/${endpoint}`, (c) => healthResponse(endpoint, c.get("url"), c.env));
+  app.get(`/${endpoint}/:check{.+}`, (c) => healthCheckResponse(c.req.param("check"), c.env));
+}
 
 // a node agent's outbound connection for streams (authorized as the node's own tunnel)
 app.get("/edgeplane/tunnel/:node", (c) => handleNodeTunnel(c.req.raw, c.env));
