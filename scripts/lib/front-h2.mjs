@@ -31,13 +31,13 @@ const NOT_FORWARDED = new Set([
 /**
  * The headers to send on as HTTP/1.1, as a flat [name, value, ...] list (the client's raw
  * headers, so a header sent twice, as impersonate-group may be, stays two), with the
- * :authority as Host.
+ * :authority as Host (or a Host header, which HTTP/2 allows in its place).
  */
 function forwardedHeaders(headers, raw) {
   const out = [];
   for (let i = 0; i + 1 < raw.length; i += 2)
     if (raw[i][0] !== ":" && !NOT_FORWARDED.has(raw[i].toLowerCase())) out.push(raw[i], raw[i + 1]);
-  out.push("host", headers[":authority"] ?? "localhost");
+  out.push("host", headers[":authority"] ?? headers.host ?? "localhost");
   return out;
 }
 
