@@ -2,7 +2,11 @@
 // Durable Object, and it does not serve its connections in turn when saturated: measured, a
 // request could wait seconds while requests on other connections were served again and
 // again. The front door therefore lets at most `limit` ordinary requests into workerd at a
-// time and admits the others in arrival order as answers complete. Long-running requests
+// time and admits the others as answers complete: clients in turn (a client is its
+// credential, or its connection when it sends none; as upstream's priority and fairness
+// queues flows by user), each client's requests in arrival order, so that one client with
+// many requests at once (an HTTP/2 connection carries up to 1,000) does not hold up the
+// rest. Long-running requests
 // (watches, upgrades to WebSocket or SPDY, log follows, proxies) are never held or counted,
 // and a request that holds its place longer than `holdMs` gives it up, so a slow request
 // (or one waiting on another through this door, as a webhook may) never stalls the rest.
@@ -37,25 +41,45 @@ export function longRunning({ target, headers }) {
   return STREAMING.has(rest[2]);
 }
 
+/** The Authorization header of a request head (requestHead: lowercased), if any. */
+export function credentialOf(head) {
+  return /(?:^|\n)authorization: *([^\r\n]*)/.exec(head.headers)?.[1];
+}
+
+/** The client a request comes from, for the queue: its credential, else its connection. */
+export function flowOf(authorization, connection) {
+  return authorization ? `credential ${authorization}` : connection;
+}
+
 export function admissionQueue({ limit = 32, holdMs = 2000 } = {}) {
   let running = 0;
-  /** admit callbacks of requests waiting, oldest first */
-  const waiting = [];
+  let waiting = 0;
+  /** admit callbacks of each client's requests waiting, oldest first */
+  const flows = new Map();
+  /** the clients with requests waiting, the next one to be admitted first */
+  const turns = [];
 
   const next = () => {
-    while (running < limit && waiting.length) {
+    while (running < limit && turns.length) {
+      const flow = turns.shift();
+      const queue = flows.get(flow);
+      const go = queue.shift();
+      if (queue.length) turns.push(flow);
+      else flows.delete(flow);
+      waiting--;
       running++;
-      waiting.shift()();
+      go();
     }
   };
 
   return {
     /**
-     * Calls `admit(release)` once the request may go in; `release` (idempotent) gives its
-     * place back and is due when its answer completes. Returns a cancel for a request whose
-     * client went away while waiting.
+     * Calls `admit(release)` once the request from client `flow` (flowOf; one client for
+     * all when undefined) may go in; `release` (idempotent) gives its place back and is due
+     * when its answer completes. Returns a cancel for a request whose client went away while
+     * waiting.
      */
-    enter(admit) {
+    enter(admit, flow) {
       let state = "waiting";
       let timer;
       const release = () => {
@@ -71,16 +95,25 @@ export function admissionQueue({ limit = 32, holdMs = 2000 } = {}) {
         timer.unref?.();
         admit(release);
       };
-      waiting.push(go);
+      let queue = flows.get(flow);
+      if (!queue) {
+        flows.set(flow, (queue = []));
+        turns.push(flow);
+      }
+      queue.push(go);
+      waiting++;
       next();
       return () => {
-        if (state === "waiting") {
-          state = "done";
-          const i = waiting.indexOf(go);
-          if (i >= 0) waiting.splice(i, 1);
-        } else release();
+        if (state !== "waiting") return release();
+        state = "done";
+        const q = flows.get(flow);
+        q.splice(q.indexOf(go), 1);
+        waiting--;
+        if (q.length) return;
+        flows.delete(flow);
+        turns.splice(turns.indexOf(flow), 1);
       };
     },
-    stats: () => ({ running, waiting: waiting.length }),
+    stats: () => ({ running, waiting }),
   };
 }

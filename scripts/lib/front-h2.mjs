@@ -8,7 +8,7 @@
 // relay (relay.mjs), so a thousand watches on one connection cost one socket write per event.
 import http from "node:http";
 import http2 from "node:http2";
-import { longRunning } from "./admission.mjs";
+import { flowOf, longRunning } from "./admission.mjs";
 import { responseHeaders, watchedResource } from "./relay.mjs";
 
 /** the streams one client may have open at once, as kube-apiserver allows */
@@ -110,7 +110,8 @@ export function h2Door({ upstream, queue, relay, idleCloseMs }) {
     const resource = relay && watchedResource(head);
     if (resource) return watch(stream, head, forwarded, resource);
     if (longRunning(head)) return send(stream, head, forwarded, () => {});
-    const leave = queue.enter((release) => send(stream, head, forwarded, release));
+    const flow = flowOf(headers.authorization, stream.session);
+    const leave = queue.enter((release) => send(stream, head, forwarded, release), flow);
     stream.on("close", leave);
   }
 

@@ -7,7 +7,7 @@
 import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
-import { admissionQueue, longRunning, requestHead } from "./admission.mjs";
+import { admissionQueue, credentialOf, flowOf, longRunning, requestHead } from "./admission.mjs";
 import { h2Door, RESEND_LIMIT } from "./front-h2.mjs";
 import { watchedResource, watchRelay } from "./relay.mjs";
 
@@ -260,7 +260,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
           // wait for a turn; bytes that still arrive meanwhile wait with it
           held = [chunk];
           down.pause();
-          leave = queue.enter(release);
+          leave = queue.enter(release, flowOf(credentialOf(head), down));
           return;
         }
       }

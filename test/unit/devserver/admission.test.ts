@@ -1,11 +1,19 @@
 // The front door's fair queue: at most `limit` ordinary requests in workerd at a time, the
-// rest admitted in arrival order; watches and other long-running requests never wait or
-// count; a request that holds its place too long gives it up.
+// rest admitted clients in turn and each client's in arrival order; watches and other
+// long-running requests never wait or count; a request that holds its place too long gives
+// it up.
 import http from "node:http";
+import http2 from "node:http2";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 // @ts-expect-error plain ESM helper shared with npm start
-import { admissionQueue, longRunning, requestHead } from "../../../scripts/lib/admission.mjs";
+import {
+  admissionQueue,
+  credentialOf,
+  flowOf,
+  longRunning,
+  requestHead,
+} from "../../../scripts/lib/admission.mjs";
 // @ts-expect-error plain ESM helper shared with npm start
 import { startFront } from "../../../scripts/lib/front.mjs";
 
@@ -63,6 +71,42 @@ describe("the queue", () => {
     expect(admitted).toEqual([0, 1, 3, 4]);
   });
 
+  it("admits clients in turn, each client's requests in arrival order", () => {
+    const q = admissionQueue({ limit: 1, holdMs: 60_000 });
+    const admitted: string[] = [];
+    const leave = new Map<string, () => void>();
+    for (const [id, flow] of [
+      ["a1", "a"],
+      ["a2", "a"],
+      ["a3", "a"],
+      ["a4", "a"],
+      ["b1", "b"],
+      ["c1", "c"],
+      ["c2", "c"],
+    ])
+      leave.set(
+        id,
+        q.enter(() => admitted.push(id), flow),
+      );
+    leave.get("c2")!(); // a client's last waiting request gone: the client leaves the turns
+    leave.get("a3")!();
+    for (const id of ["a1", "a2", "b1", "c1", "a4"]) {
+      expect(admitted.at(-1)).toBe(id);
+      leave.get(id)!();
+    }
+    expect(admitted).toEqual(["a1", "a2", "b1", "c1", "a4"]);
+    expect(q.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it("tells clients apart by credential, else by connection", () => {
+    const h = head("GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer abc\r\n\r\n")!;
+    expect(credentialOf(h)).toBe("bearer abc");
+    expect(credentialOf(head("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")!)).toBeUndefined();
+    const conn = {};
+    expect(flowOf(credentialOf(h), conn)).toBe(flowOf("bearer abc", {}));
+    expect(flowOf(undefined, conn)).toBe(conn);
+  });
+
   it("takes the place back from a request that holds it past holdMs", async () => {
     const q = admissionQueue({ limit: 1, holdMs: 50 });
     const admitted: number[] = [];
@@ -112,10 +156,11 @@ async function frontDoor(upstreamPort: number, admission: { limit: number; holdM
   return port;
 }
 
-/** One request on its own connection; resolves with the body. */
-function get(port: number, path: string): Promise<string> {
+/** One request on its own connection (with `token`, as that client); resolves with the body. */
+function get(port: number, path: string, token?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ port, host: "127.0.0.1", path, agent: false }, (res) => {
+    const headers = token ? { authorization: `Bearer ${token}` } : {};
+    const req = http.get({ port, host: "127.0.0.1", path, agent: false, headers }, (res) => {
       let body = "";
       res.on("data", (d) => (body += d));
       res.on("end", () => resolve(body));
@@ -154,6 +199,63 @@ describe("through the front door", () => {
     expect(up.arrived).toEqual(["a", "w", "b", "c"]);
     up.answer("w");
     expect(await watch).toBe("ok");
+  });
+
+  it("lets another client in between one client's requests", async () => {
+    const up = await heldUpstream();
+    const port = await frontDoor(up.port, { limit: 1, holdMs: 60_000 });
+    const answers: Promise<string>[] = [];
+    // x sends three at once (each on a connection of its own), then y one
+    for (const [id, token] of [
+      ["x1", "x"],
+      ["x2", "x"],
+      ["x3", "x"],
+      ["y1", "y"],
+    ] as const) {
+      answers.push(get(port, `/api/v1/pods?id=${id}`, token));
+      await new Promise((r) => setTimeout(r, 50)); // a known arrival order
+    }
+    for (const id of ["x1", "x2", "y1", "x3"]) {
+      await until(() => up.arrived.includes(id));
+      up.answer(id);
+    }
+    expect(await Promise.all(answers)).toEqual(["ok", "ok", "ok", "ok"]);
+    expect(up.arrived).toEqual(["x1", "x2", "y1", "x3"]);
+  });
+
+  it("takes an HTTP/2 connection's requests as one client's", async () => {
+    const up = await heldUpstream();
+    const port = await frontDoor(up.port, { limit: 1, holdMs: 60_000 });
+    const connect = () => {
+      const session = http2.connect(`http://127.0.0.1:${port}`);
+      stops.push(() => session.destroy());
+      return (id: string) =>
+        new Promise<string>((resolve, reject) => {
+          const req = session.request({ ":path": `/api/v1/pods?id=${id}` });
+          let body = "";
+          req.setEncoding("utf8");
+          req.on("data", (d) => (body += d));
+          req.on("end", () => resolve(body));
+          req.on("error", reject);
+        });
+    };
+    const [a, b] = [connect(), connect()];
+    const answers: Promise<string>[] = [];
+    for (const [ask, id] of [
+      [a, "a1"],
+      [a, "a2"],
+      [a, "a3"],
+      [b, "b1"],
+    ] as const) {
+      answers.push(ask(id));
+      await new Promise((r) => setTimeout(r, 50)); // a known arrival order
+    }
+    for (const id of ["a1", "a2", "b1", "a3"]) {
+      await until(() => up.arrived.includes(id));
+      up.answer(id);
+    }
+    expect(await Promise.all(answers)).toEqual(["ok", "ok", "ok", "ok"]);
+    expect(up.arrived).toEqual(["a1", "a2", "b1", "a3"]);
   });
 
   it("gives a HEAD request's place back when its answer (a length, no body) arrives", async () => {
