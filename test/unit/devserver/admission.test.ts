@@ -177,6 +177,24 @@ const until = async (cond: () => boolean, ms = 3000) => {
   }
 };
 
+/** Starts each request 50 ms after the one before (a known arrival order); their answers. */
+async function oneByOne(sends: (() => Promise<string>)[]): Promise<Promise<string>[]> {
+  const answers: Promise<string>[] = [];
+  for (const send of sends) {
+    answers.push(send());
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return answers;
+}
+
+/** Answers each request once it reached the upstream, in this order. */
+async function answerInOrder(up: Awaited<ReturnType<typeof heldUpstream>>, ids: string[]) {
+  for (const id of ids) {
+    await until(() => up.arrived.includes(id));
+    up.answer(id);
+  }
+}
+
 describe("through the front door", () => {
   it("keeps one request in the upstream at a time, in arrival order; a watch goes straight in", async () => {
     const up = await heldUpstream();
@@ -204,21 +222,10 @@ describe("through the front door", () => {
   it("lets another client in between one client's requests", async () => {
     const up = await heldUpstream();
     const port = await frontDoor(up.port, { limit: 1, holdMs: 60_000 });
-    const answers: Promise<string>[] = [];
     // x sends three at once (each on a connection of its own), then y one
-    for (const [id, token] of [
-      ["x1", "x"],
-      ["x2", "x"],
-      ["x3", "x"],
-      ["y1", "y"],
-    ] as const) {
-      answers.push(get(port, `/api/v1/pods?id=${id}`, token));
-      await new Promise((r) => setTimeout(r, 50)); // a known arrival order
-    }
-    for (const id of ["x1", "x2", "y1", "x3"]) {
-      await until(() => up.arrived.includes(id));
-      up.answer(id);
-    }
+    const ask = (id: string, token: string) => () => get(port, `/api/v1/pods?id=${id}`, token);
+    const answers = await oneByOne([ask("x1", "x"), ask("x2", "x"), ask("x3", "x"), ask("y1", "y")]);
+    await answerInOrder(up, ["x1", "x2", "y1", "x3"]);
     expect(await Promise.all(answers)).toEqual(["ok", "ok", "ok", "ok"]);
     expect(up.arrived).toEqual(["x1", "x2", "y1", "x3"]);
   });
@@ -240,20 +247,8 @@ describe("through the front door", () => {
         });
     };
     const [a, b] = [connect(), connect()];
-    const answers: Promise<string>[] = [];
-    for (const [ask, id] of [
-      [a, "a1"],
-      [a, "a2"],
-      [a, "a3"],
-      [b, "b1"],
-    ] as const) {
-      answers.push(ask(id));
-      await new Promise((r) => setTimeout(r, 50)); // a known arrival order
-    }
-    for (const id of ["a1", "a2", "b1", "a3"]) {
-      await until(() => up.arrived.includes(id));
-      up.answer(id);
-    }
+    const answers = await oneByOne([() => a("a1"), () => a("a2"), () => a("a3"), () => b("b1")]);
+    await answerInOrder(up, ["a1", "a2", "b1", "a3"]);
     expect(await Promise.all(answers)).toEqual(["ok", "ok", "ok", "ok"]);
     expect(up.arrived).toEqual(["a1", "a2", "b1", "a3"]);
   });
