@@ -126,7 +126,7 @@ export function openLineStream(
 }
 
 /** A 'data' listener (utf8 chunks) that calls onLine with each complete non-empty line. */
-function lineReader(onLine: (line: string, arrivedAt: number) => void): (chunk: string) => void {
+export function lineReader(onLine: (line: string, arrivedAt: number) => void): (chunk: string) => void {
   let pending = "";
   return (chunk) => {
     const t = performance.now();

@@ -2,7 +2,7 @@
 // or one), reopened from the last resourceVersion if the server ends it, that records for
 // each pod when it was first seen bound (spec.nodeName) and first seen Running.
 import http from "node:http";
-import { expectStatus, oneShot, request, type Target } from "./http";
+import { expectStatus, lineReader, oneShot, request, type Target } from "./http";
 
 export interface PodSeen {
   /** performance.now() of the first event about the pod (its creation, normally) */
@@ -70,18 +70,10 @@ export class PodTracker {
             return;
           }
           res.setEncoding("utf8");
-          let pending = "";
-          res.on("data", (chunk: string) => {
-            const at = performance.now();
-            pending += chunk;
-            let nl = pending.indexOf("\n");
-            while (nl >= 0) {
-              const line = pending.slice(0, nl);
-              pending = pending.slice(nl + 1);
-              if (line.trim() !== "") this.onLine(line, at);
-              nl = pending.indexOf("\n");
-            }
-          });
+          res.on(
+            "data",
+            lineReader((line, at) => this.onLine(line, at)),
+          );
           res.on("end", () => this.reopen());
           res.on("error", () => undefined);
           resolve();
