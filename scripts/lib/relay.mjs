@@ -14,7 +14,13 @@
 // (forwarded without the mark; a relay to that shard is opened for the watches after it).
 import http from "node:http";
 
+// the names durable-objects/store/relay.ts gives them (the front door cannot import the
+// Worker's TypeScript; test/workers/relay.test.ts fails through the real front door if they drift)
 const WATCH_HEADER = "x-edgeplane-relay";
+const RELAYED_HEADER = "x-edgeplane-relayed";
+const OFFER_HEADER = "x-edgeplane-relay-offer";
+const NO_HEADER = "x-edgeplane-relay-no";
+const SHARD_HEADER = "x-edgeplane-relay-shard";
 const RELAY_PATH = "/__edgeplane/relay";
 const DATA = 1;
 const END = 2;
@@ -105,7 +111,7 @@ export function watchRelay({ upstream, secret }) {
           const r = byNo.get(no);
           if (!r?.open) continue; // a closed relay's watches are over on the shard too
           const req = request("POST", {
-            "x-edgeplane-relay-shard": r.key,
+            [SHARD_HEADER]: r.key,
             "content-type": "application/json",
           });
           req.on("response", (res) => res.resume());
@@ -178,7 +184,8 @@ export function watchRelay({ upstream, secret }) {
   function open(key) {
     const no = String(++lastNo);
     const r = { key, no, open: true, failedAt: 0, cancelled: new Set(), onAnswer: [] };
-    const answered = () => {
+    /** the relay's answer came (or its request failed): the watches waiting on it go on */
+    const wakeWaiting = () => {
       for (const f of r.onAnswer.splice(0)) f();
     };
     relays.set(key, r);
@@ -210,7 +217,7 @@ export function watchRelay({ upstream, secret }) {
       }
     };
     const lost = (failed) => {
-      answered();
+      wakeWaiting();
       if (!r.open) return;
       r.open = false;
       byNo.delete(no);
@@ -220,14 +227,14 @@ export function watchRelay({ upstream, secret }) {
       // the shard ends this relay's watches; their clients see a clean end and watch again
       for (const w of [...watches.values()]) if (w.no === no) end(w);
     };
-    const req = request("GET", { "x-edgeplane-relay-shard": key, "x-edgeplane-relay-no": no });
+    const req = request("GET", { [SHARD_HEADER]: key, [NO_HEADER]: no });
     req.on("response", (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         return lost(true);
       }
       r.answered = true;
-      answered();
+      wakeWaiting();
       res.on("data", receive);
       for (const e of ["end", "close", "error"]) res.on(e, () => lost(false));
     });
@@ -329,10 +336,12 @@ export function watchRelay({ upstream, secret }) {
       let relayedOn;
       let offer;
       const kept = head.filter((line) => {
-        const m = /^x-edgeplane-relay(ed|-offer): *(.*)$/i.exec(line);
-        if (m?.[1]?.toLowerCase() === "ed") relayedOn = m[2].trim();
-        else if (m) offer = m[2].trim();
-        return !m;
+        const colon = line.indexOf(":");
+        const name = line.slice(0, colon).toLowerCase();
+        if (name === RELAYED_HEADER) relayedOn = line.slice(colon + 1).trim();
+        else if (name === OFFER_HEADER) offer = line.slice(colon + 1).trim();
+        else return true;
+        return false;
       });
       if (!answered(w, relayedOn, offer)) {
         if (offer === undefined) return chunk;
@@ -351,10 +360,10 @@ export function watchRelay({ upstream, secret }) {
      * The relay's marks are taken out of res.headers either way.
      */
     answerHeaders(w, res) {
-      const relayedOn = res.headers["x-edgeplane-relayed"];
-      const offer = res.headers["x-edgeplane-relay-offer"];
-      delete res.headers["x-edgeplane-relayed"];
-      delete res.headers["x-edgeplane-relay-offer"];
+      const relayedOn = res.headers[RELAYED_HEADER];
+      const offer = res.headers[OFFER_HEADER];
+      delete res.headers[RELAYED_HEADER];
+      delete res.headers[OFFER_HEADER];
       if (!answered(w, relayedOn?.trim(), offer?.trim())) return false;
       delete res.headers["content-length"];
       w.down.respond({ ...responseHeaders(res.headers), ":status": res.statusCode });
