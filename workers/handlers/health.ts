@@ -63,17 +63,16 @@ export async function healthResponse(
       }
     }),
   );
-  const lines = [...results];
+  const failed = results.some((r) => r.startsWith("[-]"));
   if (excluded.size)
-    lines.push(
+    results.push(
       `warn: some health checks cannot be excluded: no matches for ${[...excluded]
         .sort()
         .map((x) => `"${x}"`)
         .join(",")}`,
     );
-  const body = lines.map((l) => `${l}\n`).join("");
-  if (results.some((r) => r.startsWith("[-]")))
-    return new Response(`${body}${endpoint} check failed\n`, { status: 500, headers: TEXT });
+  const body = results.map((l) => `${l}\n`).join("");
+  if (failed) return new Response(`${body}${endpoint} check failed\n`, { status: 500, headers: TEXT });
   const verbose = url.searchParams.has("verbose");
   return new Response(verbose ? `${body}${endpoint} check passed\n` : "ok", { headers: TEXT });
 }
