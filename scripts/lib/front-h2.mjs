@@ -73,11 +73,11 @@ function unavailable(stream) {
 
 /**
  * The HTTP/2 side of one front door: accept(socket) serves a connection (a TLS socket that
- * chose "h2", or a plain one that began with the HTTP/2 preface). `upstream`, `queue`,
- * `relay` and `idleCloseMs` are the front door's (front.mjs).
+ * chose "h2", or a plain one that began with the HTTP/2 preface). `target` (where workerd
+ * listens, as node:http request options), `queue`, `relay` and `idleCloseMs` are the front
+ * door's (front.mjs).
  */
-export function h2Door({ upstream, queue, relay, idleCloseMs }) {
-  const target = upstream.path ? { socketPath: upstream.path } : { host: upstream.host, port: upstream.port };
+export function h2Door({ target, queue, relay, idleCloseMs }) {
   // free connections are dropped before workerd's own idle close could meet a request
   const agent = new http.Agent({ keepAlive: true, timeout: idleCloseMs, scheduling: "lifo" });
   const server = http2.createServer({

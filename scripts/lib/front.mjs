@@ -299,8 +299,12 @@ export function startFront({
 }) {
   const queue = admissionQueue(admission);
   const upstream = upstreamPath ? { path: upstreamPath } : { port: upstreamPort, host: "127.0.0.1" };
-  const relay = relaySecret ? watchRelay({ upstream, secret: relaySecret }) : undefined;
-  const h2 = h2Door({ upstream, queue, relay, idleCloseMs });
+  // the same, as node:http's request options (the relay's and HTTP/2's requests to workerd)
+  const requestTarget = upstreamPath
+    ? { socketPath: upstreamPath }
+    : { port: upstreamPort, host: "127.0.0.1" };
+  const relay = relaySecret ? watchRelay({ target: requestTarget, secret: relaySecret }) : undefined;
+  const h2 = h2Door({ target: requestTarget, queue, relay, idleCloseMs });
   const sockets = new Set();
   const serve = (down, alpn) => {
     if (alpn === "h2") return h2.accept(down);

@@ -63,11 +63,10 @@ export function watchedResource({ method, target, version, headers }) {
 }
 
 /**
- * The relay side of one front door. `upstream` is where workerd listens ({path} or
- * {host, port}); `secret` is the Worker's EDGEPLANE_RELAY_SECRET.
+ * The relay side of one front door. `target` is where workerd listens, as node:http request
+ * options ({socketPath} or {host, port}); `secret` is the Worker's EDGEPLANE_RELAY_SECRET.
  */
-export function watchRelay({ upstream, secret }) {
-  const target = upstream.path ? { socketPath: upstream.path } : { host: upstream.host, port: upstream.port };
+export function watchRelay({ target, secret }) {
   let lastId = 0;
   let lastNo = 0;
   /** watches sent upstream with an id and not yet over, by id */
