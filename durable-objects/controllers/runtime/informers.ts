@@ -7,6 +7,7 @@ import type { KubeObject } from "../../../api/types";
 import type { Env } from "../../../workers/env";
 import { Store } from "../../../workers/store-client";
 import type { StoreShard } from "../../store/shard";
+import { StringPool } from "./strings";
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
 export type Handler = (res: string, type: ChangeType, obj: KubeObject, old: KubeObject | undefined) => void;
@@ -90,6 +91,8 @@ export class Informers {
   private again = new Set<string>();
   /** each resource's shard stub, kept (see store/pokes.ts); dropped when a pull fails */
   private stubs = new Map<string, DurableObjectStub<StoreShard>>();
+  /** repeated values of the cached objects, kept once (strings.ts) */
+  private readonly strings = new StringPool();
 
   constructor(
     private readonly env: Env,
@@ -222,6 +225,7 @@ export class Informers {
 
   private apply(res: string, c: Cache, type: ChangeType, obj: KubeObject): void {
     lighten(res, obj);
+    this.strings.share(obj);
     const key = keyOf(obj);
     const old = c.byKey.get(key);
     if (old && rvOf(old) > rvOf(obj)) return; // already newer (a write-through got ahead)
