@@ -7,25 +7,21 @@
 // front door only copies bytes. On Cloudflare there is no front door and no relay: watches
 // are streams of their own, as before.
 //
-// A message, little-endian: u32 length of what follows, u8 kind (DATA or END), u32 count,
-// count u32 watch ids (the front door's), then for DATA the bytes to write to each of them.
+// The protocol's names and numbers, and its message format, are in relay-protocol.mjs.
 
+import { DATA, END } from "./relay-protocol.mjs";
 import type { Sink, Watcher, WatchHub } from "./watchers";
 
-/** Request header of a watch the front door can take over: "<secret> <watch id>". */
-export const RELAY_WATCH_HEADER = "x-edgeplane-relay";
-/** Response header of a watch whose events go out on relay "<no>" (and an empty body). */
-export const RELAYED_HEADER = "x-edgeplane-relayed";
-/** Response header of a watch served as a stream of its own: open a relay to shard "<key>". */
-export const RELAY_OFFER_HEADER = "x-edgeplane-relay-offer";
-/** Request headers of a relay's opening: the front door's number for it, and the shard's key. */
-export const RELAY_NO_HEADER = "x-edgeplane-relay-no";
-export const RELAY_SHARD_HEADER = "x-edgeplane-relay-shard";
-/** Where the front door opens a relay (GET) and gives up watches whose clients left (POST). */
-export const RELAY_PATH = "/__edgeplane/relay";
-
-export const DATA = 1;
-export const END = 2;
+export {
+  DATA,
+  END,
+  RELAY_NO_HEADER,
+  RELAY_OFFER_HEADER,
+  RELAY_PATH,
+  RELAY_SHARD_HEADER,
+  RELAY_WATCH_HEADER,
+  RELAYED_HEADER,
+} from "./relay-protocol.mjs";
 
 /** Queued bytes past which a relay is cut: the front door stopped reading. */
 const MAX_BACKLOG = 64 << 20;

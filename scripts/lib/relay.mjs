@@ -13,17 +13,17 @@
 // or, having no relay yet, with an ordinary stream marked `x-edgeplane-relay-offer: <shard>`
 // (forwarded without the mark; a relay to that shard is opened for the watches after it).
 import http from "node:http";
+import {
+  DATA,
+  END,
+  RELAY_NO_HEADER as NO_HEADER,
+  RELAY_OFFER_HEADER as OFFER_HEADER,
+  RELAY_PATH,
+  RELAYED_HEADER,
+  RELAY_SHARD_HEADER as SHARD_HEADER,
+  RELAY_WATCH_HEADER as WATCH_HEADER,
+} from "../../durable-objects/store/relay-protocol.mjs";
 
-// the names durable-objects/store/relay.ts gives them (the front door cannot import the
-// Worker's TypeScript; test/workers/relay.test.ts fails through the real front door if they drift)
-const WATCH_HEADER = "x-edgeplane-relay";
-const RELAYED_HEADER = "x-edgeplane-relayed";
-const OFFER_HEADER = "x-edgeplane-relay-offer";
-const NO_HEADER = "x-edgeplane-relay-no";
-const SHARD_HEADER = "x-edgeplane-relay-shard";
-const RELAY_PATH = "/__edgeplane/relay";
-const DATA = 1;
-const END = 2;
 /** a client whose unread bytes pass this is cut off, as a shard cuts off a slow watcher */
 const MAX_BACKLOG = 64 << 20;
 /** a relay that failed to open is not tried again sooner */
