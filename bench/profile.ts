@@ -2,11 +2,12 @@
 // DevTools inspector on, records a V8 CPU profile of the workerd isolate (Worker and Durable
 // Objects alike) and prints self time by function and by source file.
 //
-//   node --import tsx bench/profile.ts [create|get|status|watch|idle] [seconds]
-// PROFILE_CLIENTS (concurrent requests, default 10; 1 for watch), PROFILE_WATCHERS (1000).
+//   node --import tsx bench/profile.ts [create|get|status|watch|idle|list] [seconds]
+// PROFILE_CLIENTS (concurrent requests, default 10; 1 for watch and list), PROFILE_WATCHERS (1000).
 // status: merge patches of pods/status, as a kubelet writes them, over the warm-up's pods.
 // idle: PROFILE_PODS pods (default 10000) are created first, then nothing is sent while the
 // profile runs: what the control plane does on its own (cron, alarms, resyncs).
+// list: PROFILE_PODS pods are created first, then the namespace's pods are listed whole, as JSON.
 // Writes .edgeplane/bench/profile-<load>.cpuprofile (open it in Chrome DevTools).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -95,7 +96,8 @@ const top = (m: Map<string, number>, total: number, n: number) =>
     .join("\n");
 
 const load = process.argv[2] ?? "create";
-if (!["create", "get", "status", "watch", "idle"].includes(load)) throw new Error(`unknown load ${load}`);
+if (!["create", "get", "status", "watch", "idle", "list"].includes(load))
+  throw new Error(`unknown load ${load}`);
 const seconds = Number(process.argv[3] ?? 10);
 const dir = mkdtempSync(join(tmpdir(), "edgeplane-profile-"));
 const inspectorPort = await freePort();
@@ -119,7 +121,7 @@ try {
       accept: "application/json",
     },
   };
-  const clients = Number(process.env.PROFILE_CLIENTS ?? (load === "watch" ? 1 : 10));
+  const clients = Number(process.env.PROFILE_CLIENTS ?? (load === "watch" || load === "list" ? 1 : 10));
   // the watch load: PROFILE_WATCHERS watches on the namespace, and one client creating pods
   const streams: LineStream[] = [];
   if (load === "watch") {
@@ -137,7 +139,8 @@ try {
       Array.from({ length: clients }, async () => {
         while (performance.now() < stopAt) {
           const n = i++;
-          if (load === "get")
+          if (load === "list") await request(t, agent, "GET", "/api/v1/namespaces/default/pods");
+          else if (load === "get")
             await request(t, agent, "GET", `/api/v1/namespaces/default/pods/p-${n % WARM_PODS}`);
           else if (load === "status" && n >= WARM_PODS)
             // a kubelet-like status write: each one a change (the IP moves on every time)
@@ -157,7 +160,7 @@ try {
       }),
     );
   };
-  if (load === "idle") {
+  if (load === "idle" || load === "list") {
     const total = Number(process.env.PROFILE_PODS ?? 10000);
     const fill = keepAliveAgent(50);
     await Promise.all(
@@ -167,7 +170,8 @@ try {
       }),
     );
     fill.destroy();
-  } else await run(performance.now() + 2000); // warm up (and the pods a get or status load reads)
+  }
+  if (load !== "idle") await run(performance.now() + 2000); // warm up (and the pods a get or status load reads)
   ops = 0;
   await c.send("Profiler.start");
   const t0 = performance.now();
