@@ -26,7 +26,9 @@ export function encoded(
   return json(text, code, headers);
 }
 
-function wantsYaml(accept: string): boolean {
+/** Whether the client asks for YAML first. */
+export function wantsYaml(accept: string | null): boolean {
+  if (!accept) return false;
   const first = accept.split(",")[0].trim().split(";")[0];
   return first === "application/yaml";
 }

@@ -145,6 +145,17 @@ export class Store {
     return this.read(r.body);
   }
 
+  /**
+   * The list as JSON, streamed (list-stream.ts); undefined for a resource kept in another's
+   * shape, whose items are re-encoded here (listText).
+   */
+  async listStream(q: ListQuery): Promise<ReadableStream<Uint8Array> | undefined> {
+    if (this.view) return undefined;
+    const r = await this.stub.listStream(this.key, this.query(q));
+    if (!r.ok) throw StatusError.fromStatus(r.status);
+    return r.stream;
+  }
+
   async listText(q: ListQuery): Promise<string> {
     return this.shownList(unwrap(await this.stub.list(this.key, this.query(q))));
   }

@@ -151,7 +151,31 @@ function* scan(
   }
 }
 
+/**
+ * A list's JSON around its items: `head`, then the items' JSON separated by commas, then
+ * `tail`. A Table is all head.
+ */
+export interface ListFrame {
+  head: string;
+  tail: string;
+}
+
 export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): string {
+  const items: string[] = [];
+  const f = listInto(shard, def, q, (data) => items.push(data));
+  return items.length === 0 ? f.head + f.tail : `${f.head}${items.join(",")}${f.tail}`;
+}
+
+/**
+ * Reads a list from one snapshot, handing each item's JSON to `add` as it is read (for a
+ * Table, `add` is not called: the rows are in the head), and returns what goes around them.
+ */
+export function listInto(
+  shard: StoreShard,
+  def: ResourceDef,
+  q: ListQuery,
+  add: (data: string) => void,
+): ListFrame {
   const labelSel = parseLabelSelector(q.labelSelector);
   const fieldSel = parseFieldSelector(q.fieldSelector);
   checkFieldSelector(fieldSel, supportedFields(def));
@@ -187,26 +211,30 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
   }
 
   const limit = q.limit && q.limit > 0 ? q.limit : Number.POSITIVE_INFINITY;
-  const picked: Entry[] = [];
+  // a Table's objects, kept for its rows; any other list's items go to `add` as they come
+  const kept: Entry[] = [];
+  let count = 0;
+  let last: Entry | undefined;
   let next: string | undefined;
   const useFields = fieldSel.length > 0;
   const useLabels = labelSel.length > 0;
   for (const e of scan(shard, q, start, snap, labelSel, fieldSel)) {
-    if (picked.length >= limit) {
-      const last = picked[picked.length - 1];
+    if (count >= limit && last) {
       next = encodeContinue({ rv: snap, start: [last.namespace, last.name] });
       break;
     }
     if (useLabels && !matches(labelSel, JSON.parse(e.labels))) continue;
     if (useFields && !matches(fieldSel, JSON.parse(e.fields))) continue;
-    picked.push(e);
+    count++;
+    last = e;
+    if (q.table) kept.push(e);
+    else add(e.data);
   }
 
   // How many more a client would page through: only without selectors (upstream leaves it out
   // then, as the count would be unknown), and an estimate, counted over the current objects.
   let remaining: number | undefined;
-  if (next && !useLabels && !useFields) {
-    const last = picked[picked.length - 1]!;
+  if (next && last && !useLabels && !useFields) {
     const inNs = q.namespace !== undefined ? " AND namespace = ?" : "";
     remaining = shard.sql
       .exec<{ n: number }>(
@@ -219,8 +247,8 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
   }
 
   if (q.table) {
-    const objs = picked.map((e) => JSON.parse(e.data) as KubeObject);
-    return JSON.stringify(
+    const objs = kept.map((e) => JSON.parse(e.data) as KubeObject);
+    const head = JSON.stringify(
       table(def, objs, {
         include: q.table.include,
         headers: true,
@@ -229,12 +257,14 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
         remainingItemCount: remaining,
       }),
     );
+    return { head, tail: "" };
   }
-  const count = remaining === undefined ? "" : `,"remainingItemCount":${remaining}`;
+  const more = remaining === undefined ? "" : `,"remainingItemCount":${remaining}`;
   const meta = next
-    ? `{"resourceVersion":"${snap}","continue":"${next}"${count}}`
+    ? `{"resourceVersion":"${snap}","continue":"${next}"${more}}`
     : `{"resourceVersion":"${snap}"}`;
-  return `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":${meta},"items":[${picked
-    .map((e) => e.data)
-    .join(",")}]}`;
+  return {
+    head: `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":${meta},"items":[`,
+    tail: "]}",
+  };
 }

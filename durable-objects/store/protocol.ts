@@ -47,6 +47,8 @@ export interface DeleteOptions extends WriteOptions {
 /** Bodies cross RPC as JSON text: one parse at the edge, none in between. */
 export type Answer = { ok: true; body: string; code?: number };
 export type Reply = Answer | { ok: false; status: Status };
+/** A list as a stream of its JSON (list-stream.ts). */
+export type StreamReply = { ok: true; stream: ReadableStream<Uint8Array> } | { ok: false; status: Status };
 
 /** A create the Worker encoded itself (see prepared.ts): the shard only fills in the revision. */
 export interface PreparedCreate {

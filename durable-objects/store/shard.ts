@@ -28,6 +28,7 @@ import { fail, MAX_STORED_BYTES, ok, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
+import { listStream } from "./list-stream";
 import { Pokes } from "./pokes";
 import { fillCreateFields, preparedData } from "./prepared";
 import type {
@@ -37,6 +38,7 @@ import type {
   PreparedCreate,
   PreparedUpdate,
   Reply,
+  StreamReply,
   UpdateOptions,
   WriteOptions,
 } from "./protocol";
@@ -146,6 +148,17 @@ export class StoreShard extends DurableObject<Env> {
       return ok(listObjects(this, def, q));
     } catch (e) {
       return fail(e);
+    }
+  }
+
+  /** The list as `list` answers it, as a stream: the objects are read now, written as read. */
+  async listStream(res: string, q: ListQuery): Promise<StreamReply> {
+    try {
+      const def = this.use(res);
+      this.flush();
+      return { ok: true, stream: listStream(this, def, q) };
+    } catch (e) {
+      return fail(e) as StreamReply;
     }
   }
 

@@ -23,7 +23,7 @@ import { handleReview } from "../authz/index";
 import { decodeObject, mediaType, PATCH_TYPES, parseBody, readText } from "../body";
 import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
-import { encoded, json } from "../respond";
+import { encoded, json, wantsYaml } from "../respond";
 import { Store } from "../store-client";
 import { checkFields, type FieldValidation } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
@@ -188,6 +188,11 @@ export async function handleResource(c: C): Promise<Response> {
         resourceVersionMatch: q.get("resourceVersionMatch") ?? undefined,
         table: out.kind === "table" ? { include: out.include } : undefined,
       };
+      const accept = c.req.header("accept") ?? null;
+      if (out.kind !== "table" && !wantsYaml(accept)) {
+        const stream = await store.listStream(query);
+        if (stream) return new Response(stream, { headers: { "content-type": "application/json" } });
+      }
       const text = await store.listText(query);
       if (out.kind === "table")
         return json(text, 200, { "content-type": "application/json;as=Table;v=v1;g=meta.k8s.io" });

@@ -1,0 +1,113 @@
+// Lists served as a stream of JSON chunks (durable-objects/store/list-stream.ts), through the
+// real apiserver on workerd: the same list, page by page, as the text path gives it.
+
+import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+
+const t = shared();
+
+/** ConfigMaps of ~2.5 KB each: 150 of them span two of the stream's 256 KB chunks. */
+const COUNT = 150;
+const filler = "x".repeat(2500);
+const names = Array.from({ length: COUNT }, (_, i) => `cm-${String(i).padStart(3, "0")}`);
+
+async function fill(ns: string): Promise<void> {
+  for (let i = 0; i < COUNT; i += 25)
+    await Promise.all(
+      names.slice(i, i + 25).map(async (name) => {
+        const r = await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name },
+          data: { filler },
+        });
+        expect(r.status).toBe(201);
+      }),
+    );
+}
+
+describe("streamed lists", () => {
+  it("streams a whole list in chunks, equal to the list the YAML path encodes", async () => {
+    const ns = await freshNamespace(t);
+    await fill(ns);
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    const res = await fetch(t.url + path, {
+      headers: { authorization: `Bearer ${t.token}`, accept: "application/json" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    // written as it goes: no length known up front (the text path sets one)
+    expect(res.headers.get("content-length")).toBeNull();
+    const reader = res.body!.getReader();
+    let reads = 0;
+    let text = "";
+    const dec = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      reads++;
+      text += dec.decode(value, { stream: true });
+    }
+    expect(text.length).toBeGreaterThan(COUNT * 2500);
+    expect(reads).toBeGreaterThan(1);
+    const list = JSON.parse(text);
+    expect(list.kind).toBe("ConfigMapList");
+    expect(list.apiVersion).toBe("v1");
+    expect(list.items.map((o: any) => o.metadata.name)).toEqual(names);
+    expect(list.items.every((o: any) => o.data.filler === filler)).toBe(true);
+
+    const yaml = await api(t, "GET", path, undefined, { accept: "application/yaml" });
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get("content-length")).not.toBeNull();
+    expect(parseYaml(yaml.text)).toEqual(list);
+  });
+
+  it("pages with limit and continue, each page streamed, over one snapshot", async () => {
+    const ns = await freshNamespace(t);
+    await fill(ns);
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    const first = await api(t, "GET", `${path}?limit=60`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-length")).toBeNull();
+    expect(first.json.metadata.remainingItemCount).toBe(COUNT - 60);
+    // a write after the first page is not in the pages that follow (one snapshot)
+    const late = await api(t, "POST", `${path}`, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "cm-late" },
+    });
+    expect(late.status).toBe(201);
+    const seen = first.json.items.map((o: any) => o.metadata.name);
+    let token = first.json.metadata.continue;
+    while (token) {
+      const page = await api(t, "GET", `${path}?limit=60&continue=${encodeURIComponent(token)}`);
+      expect(page.status).toBe(200);
+      expect(page.json.metadata.resourceVersion).toBe(first.json.metadata.resourceVersion);
+      seen.push(...page.json.items.map((o: any) => o.metadata.name));
+      token = page.json.metadata.continue;
+    }
+    expect(seen).toEqual(names);
+  });
+
+  it("answers a bad list with a Status, not a broken stream", async () => {
+    const ns = await freshNamespace(t);
+    const r = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?fieldSelector=spec.nope%3D1`);
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ kind: "Status", code: 400, reason: "BadRequest" });
+    const gone = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?continue=not-a-token`);
+    expect(gone.status).toBe(400);
+    expect(gone.json.kind).toBe("Status");
+  });
+
+  it.skipIf(!hasKubectl)("kubectl get -o json reads a streamed list", async () => {
+    const ns = await freshNamespace(t);
+    await fill(ns);
+    const r = await kubectl(t, ["get", "configmaps", "-n", ns, "-o", "json"]);
+    expect(r.code).toBe(0);
+    const names2 = JSON.parse(r.stdout)
+      .items.map((o: any) => o.metadata.name)
+      .filter((n: string) => n.startsWith("cm-"));
+    expect(names2).toEqual(names);
+  });
+});
