@@ -1,7 +1,8 @@
 // Responses: JSON (or YAML when asked), and every error as a metav1.Status, mapped here
 // in one place so no handler writes its own error body.
-import YAML from "yaml";
+
 import { internalError, type Status, StatusError } from "../api/errors";
+import { toYaml } from "./yaml-out";
 
 export function json(body: unknown, code = 200, headers: Record<string, string> = {}): Response {
   return new Response(typeof body === "string" ? body : JSON.stringify(body), {
@@ -18,7 +19,7 @@ export function encoded(
   headers: Record<string, string> = {},
 ): Response {
   if (accept && wantsYaml(accept)) {
-    return new Response(YAML.stringify(JSON.parse(text)), {
+    return new Response(toYaml(JSON.parse(text)), {
       status: code,
       headers: { "content-type": "application/yaml", ...headers },
     });
