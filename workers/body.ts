@@ -5,6 +5,7 @@ import { concatBytes } from "../api/bytes";
 import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
 import { recordAuditRequestObject } from "./audit/index";
+import { duplicateKey } from "./json-dupes";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -87,10 +88,35 @@ export async function decodeObject(req: Request): Promise<unknown> {
   return obj;
 }
 
+const NOT_JSON = Symbol("not JSON");
+
+/**
+ * A YAML body that is JSON text (what kubectl sends for server-side apply), read as JSON: it
+ * means the same, and the YAML reader took ~0.7 ms for a 1.7 KB pod, more than the rest of a
+ * create, and seconds for a large one. A key repeated in one object is refused as the YAML
+ * reader refuses it.
+ */
+function asJson(text: string): unknown {
+  const first = text.trimStart()[0];
+  if (first !== "{" && first !== "[") return NOT_JSON;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return NOT_JSON; // YAML's flow style is wider than JSON: let the YAML reader judge
+  }
+  const twice = duplicateKey(text);
+  if (twice !== undefined)
+    throw badRequest(`error converting YAML to JSON: Map keys must be unique: ${JSON.stringify(twice)}`);
+  return doc;
+}
+
 export function parseBody(text: string, type: string, allowed: string[]): unknown {
   if (!allowed.includes(type)) throw unsupportedMediaType(type);
   if (text.trim() === "") throw badRequest("the body of the request was empty");
   if (type.includes("yaml")) {
+    const json = asJson(text);
+    if (json !== NOT_JSON) return json;
     let doc: unknown;
     try {
       doc = YAML.parse(text, { strict: true, uniqueKeys: true, maxAliasCount: 100 });
