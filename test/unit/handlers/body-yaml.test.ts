@@ -1,4 +1,4 @@
-// YAML request bodies that are JSON text (workers/body.ts, json-dupes.ts): read as the YAML
+// YAML request bodies (workers/body.ts, json-dupes.ts): JSON text read as the YAML
 // reader reads them, repeated keys refused as it refuses them, anything else left to it.
 
 import { describe, expect, it } from "vitest";
@@ -9,7 +9,7 @@ import { duplicateKey } from "../../../workers/json-dupes";
 const YAML_TYPE = "application/apply-patch+yaml";
 const read = (text: string) => parseBody(text, YAML_TYPE, [YAML_TYPE]);
 
-describe("YAML bodies that are JSON", () => {
+describe("YAML bodies", () => {
   it("read as the YAML reader reads them", () => {
     const docs = [
       '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","labels":{"x":"1"}},"spec":{"containers":[{"name":"c","image":"nginx:1.27","args":["--a=\\"q\\"","\\u00e9","\\/x"]}]}}',
@@ -47,5 +47,31 @@ describe("YAML bodies that are JSON", () => {
     // flow style that JSON.parse refuses: unquoted keys, a trailing comma
     expect(read("{a: 1, b: [x, y],}")).toEqual({ a: 1, b: ["x", "y"] });
     expect(() => read("{a: 1, a: 2}")).toThrow(/Map keys must be unique/);
+  });
+
+  it("refuses a key repeated in block YAML, in nested maps and in sequence items", () => {
+    expect(() => read("a: 1\nb: 2\na: 3\n")).toThrow('Map keys must be unique: "a"');
+    expect(() => read("x:\n  y:\n    - k: 1\n      k: 2\n")).toThrow('Map keys must be unique: "k"');
+    // 1 and "1" are one key once the document is JSON
+    expect(() => read("1: a\n'1': b\n")).toThrow("Map keys must be unique");
+    expect(read("a:\n  k: 1\nb:\n  k: 2\nc:\n  - k: 3\n  - k: 4\n")).toEqual({
+      a: { k: 1 },
+      b: { k: 2 },
+      c: [{ k: 3 }, { k: 4 }],
+    });
+  });
+
+  it("expands aliases, and refuses alias bombs, cycles and several documents", () => {
+    expect(read("a: &x {b: 1}\nc: *x\n")).toEqual({ a: { b: 1 }, c: { b: 1 } });
+    const bomb = [
+      "x: &x [a, a, a, a, a, a, a, a, a]",
+      "y: &y [*x, *x, *x, *x, *x, *x, *x, *x, *x]",
+      "z: &z [*y, *y, *y, *y, *y, *y, *y, *y, *y]",
+      "w: [*z, *z, *z, *z, *z, *z, *z, *z, *z]",
+    ].join("\n");
+    expect(() => read(bomb)).toThrow(/error converting YAML to JSON: Excessive alias count/);
+    expect(() => read("a: &a [*a]\n")).toThrow(/error converting YAML to JSON/);
+    expect(() => read("a: 1\n---\nb: 2\n")).toThrow(/multiple documents/);
+    expect(() => read("a: [1, 2\n")).toThrow(/error converting YAML to JSON/);
   });
 });
