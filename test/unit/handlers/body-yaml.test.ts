@@ -1,5 +1,5 @@
-// YAML request bodies (workers/body.ts, json-dupes.ts): JSON text read as the YAML
-// reader reads them, repeated keys refused as it refuses them, anything else left to it.
+// YAML request bodies (workers/body.ts, json-dupes.ts): JSON text read as the YAML reader
+// would read it, the rest by that reader, and a key repeated in one map refused either way.
 
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
