@@ -67,6 +67,13 @@ function stateAt(shard: StoreShard, namespace: string, name: string, snap: numbe
 }
 
 /**
+ * Pairs of one selector checked in SQL, at most: a Durable Object's SQLite takes 100 bound
+ * values and 100 KB of statement per query, and a selector of thousands of terms (a 50 KB
+ * URL) passed both as a 500. The rest are matched with the whole selector after the read.
+ */
+const MAX_PAIR_FILTERS = 8;
+
+/**
  * SQL conditions that keep only rows whose stored labels/fields JSON holds each `key=value`
  * a selector requires: the labels and fields columns are JSON.stringify of the maps, so an
  * exact pair appears there as the text "key":"value". Rows that pass are still matched in
@@ -76,6 +83,7 @@ function pairFilters(column: "labels" | "fields", sel: Selector): { where: strin
   const where: string[] = [];
   const args: string[] = [];
   for (const r of sel) {
+    if (where.length === MAX_PAIR_FILTERS) break;
     if (r.op !== "=" && !(r.op === "in" && r.values.length === 1)) continue;
     where.push(`instr(${column}, ?) > 0`);
     args.push(`${JSON.stringify(r.key)}:${JSON.stringify(r.values[0])}`);
