@@ -5,18 +5,20 @@
 
 import { badRequest, StatusError } from "../errors";
 import type { KubeObject } from "../types";
-import { appliedFieldSet, compareObjects, itemKey, listType, matchesKey } from "./field-walk";
+import { appliedFieldSet, compareObjects, itemKey, listType } from "./field-walk";
 import {
   difference,
   type FieldNode,
   type FieldPath,
   intersection,
   isEmpty,
+  keyPE,
   lookup,
   members,
   newNode,
   pathString,
   union,
+  valuePE,
   withoutSubtrees,
 } from "./fieldset";
 import { allowedConflicts, isAllowed, KUBECTL_MANAGER, syncLastApplied } from "./last-applied";
@@ -128,11 +130,11 @@ function applyOnce(
   const previous = entries.find((e) => entryId(e) === id);
   const others = entries.filter((e) => e !== previous);
 
-  let merged = clone(mergeObject(before ?? {}, config, schema));
+  const merged = clone(mergeObject(before ?? {}, config, schema));
   if (previous) {
     const othersOwn = others.reduce((acc, e) => union(acc, e.set), newNode());
     const stale = difference(previous.set, appliedSet);
-    for (const path of pruneTargets(stale, othersOwn, appliedSet)) merged = removeAt(merged, path, schema);
+    removeAll(merged, pruneTargets(stale, othersOwn, appliedSet), schema);
   }
 
   const cmp = compareObjects(before, merged, schema);
@@ -228,59 +230,104 @@ function pruneTargets(stale: FieldNode, othersOwn: FieldNode, applied: FieldNode
   return out;
 }
 
-/** Removes the value at a field path (returns the possibly new root). */
-function removeAt(root: JsonObject, path: FieldPath, schema: Schema): JsonObject {
-  let cur: unknown = root;
-  let def: FieldDef | undefined;
-  let sch: Schema = schema;
-  for (let i = 0; i < path.length; i++) {
-    const pe = path[i];
-    const last = i === path.length - 1;
-    if (pe.startsWith("f:") && isObject(cur)) {
-      const name = pe.slice(2);
-      if (last) {
-        delete cur[name];
+/**
+ * Removes the values at field paths. List items are found through an index of each list
+ * (made once) and taken out together at the end, so pruning 5,000 items of one list is not
+ * 5,000 scans of it.
+ */
+function removeAll(root: JsonObject, paths: FieldPath[], schema: Schema): void {
+  const indexes = new Map<unknown[], Map<string, number>>();
+  const doomed = new Map<unknown[], Set<number>>();
+  const indexOf = (list: unknown[], pe: string, def: FieldDef | undefined): number => {
+    let ix = indexes.get(list);
+    if (!ix) {
+      ix = new Map();
+      for (let i = list.length - 1; i >= 0; i--) {
+        // both forms an item can be named by; the first item of a name wins, as a scan finds it
+        const key = itemKey(list[i], def);
+        if (key) ix.set(keyPE(key), i);
+        ix.set(valuePE(list[i]), i);
+      }
+      indexes.set(list, ix);
+    }
+    return ix.get(pe) ?? -1;
+  };
+  for (const path of paths) {
+    let cur: unknown = root;
+    let def: FieldDef | undefined;
+    let sch: Schema = schema;
+    for (let i = 0; i < path.length; i++) {
+      const pe = path[i];
+      const last = i === path.length - 1;
+      if (pe.startsWith("f:") && isObject(cur)) {
+        const name = pe.slice(2);
+        if (last) {
+          delete cur[name];
+          break;
+        }
+        def = fieldDef(sch, name);
+        sch = schemaOf(def);
+        cur = cur[name];
+      } else if (Array.isArray(cur)) {
+        const at = indexOf(cur, pe, def);
+        if (at < 0) break;
+        if (last) {
+          let d = doomed.get(cur);
+          if (!d) doomed.set(cur, (d = new Set()));
+          d.add(at);
+          break;
+        }
+        cur = cur[at];
+        def = undefined;
+      } else {
         break;
       }
-      def = fieldDef(sch, name);
-      sch = schemaOf(def);
-      cur = cur[name];
-    } else if (Array.isArray(cur)) {
-      const list: unknown[] = cur;
-      const at = pe.startsWith("k:")
-        ? list.findIndex((x) => matchesKey(x, def, pe))
-        : list.findIndex((x) => `v:${JSON.stringify(x)}` === pe);
-      if (at < 0) break;
-      if (last) {
-        list.splice(at, 1);
-        break;
-      }
-      cur = list[at];
-      def = undefined;
-    } else {
-      break;
     }
   }
-  return root;
+  for (const [list, gone] of doomed) {
+    let w = 0;
+    for (let r = 0; r < list.length; r++) if (!gone.has(r)) list[w++] = list[r];
+    list.length = w;
+  }
 }
 
 /** Upstream's TypedValue.Merge: the configuration wins, lists merge by their list type. */
 function mergeValue(live: unknown, cfg: unknown, def: FieldDef | undefined): unknown {
   if (Array.isArray(cfg) && Array.isArray(live)) {
     const lt = listType(def);
+    // items are found by an index of the list, not a scan per item: 5,000 ports took seconds
     if (lt === "set") {
       const out = [...live];
-      for (const v of cfg) if (!out.some((x) => deepEqual(x, v))) out.push(v);
+      const have = new Set<string>();
+      const scalars = (v: unknown) => typeof v !== "object" || v === null;
+      for (const x of out) if (scalars(x)) have.add(valuePE(x));
+      for (const v of cfg) {
+        if (scalars(v) ? have.has(valuePE(v)) : out.some((x) => deepEqual(x, v))) continue;
+        out.push(v);
+        if (scalars(v)) have.add(valuePE(v));
+      }
       return out;
     }
     if (lt === "map") {
       const out = [...live];
+      const at = new Map<string, number>();
+      const note = (x: unknown, i: number) => {
+        const key = itemKey(x, def);
+        if (key) {
+          const pe = keyPE(key);
+          if (!at.has(pe)) at.set(pe, i);
+        }
+      };
+      out.forEach(note);
       for (const item of cfg) {
         const key = itemKey(item, def);
-        const at = key ? out.findIndex((x) => deepEqual(itemKey(x, def), key)) : -1;
-        if (at >= 0 && isObject(out[at]) && isObject(item))
-          out[at] = mergeObject(out[at] as JsonObject, item, schemaOf(def));
-        else out.push(item);
+        const i = key ? (at.get(keyPE(key)) ?? -1) : -1;
+        if (i >= 0 && isObject(out[i]) && isObject(item))
+          out[i] = mergeObject(out[i] as JsonObject, item, schemaOf(def));
+        else {
+          out.push(item);
+          note(item, out.length - 1);
+        }
       }
       return out;
     }

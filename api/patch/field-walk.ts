@@ -27,12 +27,6 @@ function requireKey(item: unknown, def: FieldDef, at: string): string {
   return keyPE(key);
 }
 
-/** Whether `item` is the list item named by a `k:` element. */
-export function matchesKey(item: unknown, def: FieldDef | undefined, pe: string): boolean {
-  const key = itemKey(item, def);
-  return key !== undefined && keyPE(key) === pe;
-}
-
 export function listType(def: FieldDef | undefined): "map" | "set" | "atomic" {
   return def?.list ?? "atomic";
 }
@@ -268,6 +262,17 @@ function compareValue(
   changed.member = true;
 }
 
+/**
+ * The items of `list` that `other` does not hold (deep equality). Scalars are looked up in a
+ * set of `other`'s: a scan per item made a change to 5,000 finalizers take seconds.
+ */
+function notIn(list: unknown[], other: unknown[]): unknown[] {
+  const scalar = (v: unknown) => typeof v !== "object" || v === null;
+  const have = new Set<string>();
+  for (const x of other) if (scalar(x)) have.add(valuePE(x));
+  return list.filter((v) => (scalar(v) ? !have.has(valuePE(v)) : !other.some((x) => deepEqual(x, v))));
+}
+
 function compareList(
   ov: unknown[],
   nv: unknown[],
@@ -277,8 +282,8 @@ function compareList(
   at: string,
 ): void {
   if (listType(def) === "set") {
-    for (const v of nv) if (!ov.some((x) => deepEqual(x, v))) child(changed, valuePE(v)).member = true;
-    for (const v of ov) if (!nv.some((x) => deepEqual(x, v))) child(removed, valuePE(v)).member = true;
+    for (const v of notIn(nv, ov)) child(changed, valuePE(v)).member = true;
+    for (const v of notIn(ov, nv)) child(removed, valuePE(v)).member = true;
     return;
   }
   const oldByKey = new Map<string, unknown>();

@@ -176,7 +176,10 @@ function mergeList(
   if (original.length === 0 && patch.length === 0) return original;
   const kind = elementKind(original, patch) as Kind;
   if (kind === "scalar") {
-    if (isDeleteList) return original.filter((v) => !patch.includes(v));
+    if (isDeleteList) {
+      const gone = new Set(patch);
+      return original.filter((v) => !gone.has(v));
+    }
     const merged = dedupe([...original, ...patch]);
     const [inPatch, serverOnly] = partition(merged, patch, "");
     return normalizeOrder(inPatch, serverOnly, patch, original, "", kind);
@@ -225,10 +228,16 @@ function mergeList(
     items = plain;
   }
   const merged = [...base];
+  // each merge key's first item in `merged`, as a scan would find it (objects only)
+  const byKey = new Map<unknown, number>();
+  const note = (o: unknown, i: number) => {
+    if (isObject(o) && !byKey.has(o[mergeKey])) byKey.set(o[mergeKey], i);
+  };
+  merged.forEach(note);
   for (const item of items) {
     const m = item as JsonObject;
     if (!isObject(m) || !Object.hasOwn(m, mergeKey)) throw noMergeKey(m, mergeKey);
-    const at = merged.findIndex((o) => isObject(o) && o[mergeKey] === m[mergeKey]);
+    const at = byKey.get(m[mergeKey]) ?? -1;
     if (at >= 0) {
       merged[at] = mergeMap(merged[at] as JsonObject, m, elem);
       continue;
@@ -237,6 +246,7 @@ function mergeList(
     if (shared && !replace && merged.length < n) backing[merged.length] = added;
     else shared = false;
     merged.push(added);
+    note(added, merged.length - 1);
   }
   if (alias) alias.view = backing;
   const [inPatch, serverOnly] = partition(merged, items, mergeKey);
@@ -244,9 +254,7 @@ function mergeList(
 }
 
 function dedupe(list: unknown[]): unknown[] {
-  const out: unknown[] = [];
-  for (const v of list) if (!out.includes(v)) out.push(v);
-  return out;
+  return [...new Set(list)];
 }
 
 function applyRetainKeys(original: JsonObject, patch: JsonObject): void {
