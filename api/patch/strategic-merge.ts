@@ -191,9 +191,9 @@ function mergeList(
   // $setElementOrder sees that slice, so the same view is kept here.
   const n = original.length;
   const backing = [...original];
-  let len = n;
   let shared = true;
   const plain: unknown[] = [];
+  const deletes: unknown[] = [];
   let replace = false;
   for (const v of patch) {
     const m = v as JsonObject;
@@ -204,12 +204,7 @@ function mergeList(
     const directive = m[DIRECTIVE];
     if (directive === "delete") {
       if (!Object.hasOwn(m, mergeKey)) throw noMergeKey(m, mergeKey);
-      for (;;) {
-        const i = backing.slice(0, len).findIndex((o) => isObject(o) && o[mergeKey] === m[mergeKey]);
-        if (i < 0) break;
-        backing.copyWithin(i, i + 1, len);
-        len--;
-      }
+      deletes.push(m[mergeKey]);
     } else if (directive === "replace") {
       replace = true;
     } else if (directive === "merge") {
@@ -218,6 +213,7 @@ function mergeList(
       throw badPatchType(directive, m);
     }
   }
+  const len = deleteInPlace(backing, deletes, mergeKey);
   let base: unknown[];
   let items: unknown[];
   if (replace) {
@@ -251,6 +247,42 @@ function mergeList(
   if (alias) alias.view = backing;
   const [inPatch, serverOnly] = partition(merged, items, mergeKey);
   return normalizeOrder(inPatch, serverOnly, items, base, mergeKey, kind);
+}
+
+/**
+ * Deletes from `backing` every item whose merge key is in `keys`, as upstream does to its Go
+ * slice: each deletion, in patch order and first item first, shifts the items after it left,
+ * leaving the list's last item behind at the old end. Returns the new length; past it,
+ * `backing` holds what those shifts left there (the $setElementOrder view reads it). Done
+ * with an index and one pass, not a scan and a shift per deletion.
+ */
+export function deleteInPlace(backing: unknown[], keys: unknown[], mergeKey: string): number {
+  const n = backing.length;
+  if (keys.length === 0) return n;
+  const original = [...backing];
+  const byKey = new Map<unknown, number[]>();
+  for (let i = 0; i < n; i++) {
+    const o = original[i];
+    if (!isObject(o)) continue;
+    const at = byKey.get(o[mergeKey]);
+    if (at) at.push(i);
+    else byKey.set(o[mergeKey], [i]);
+  }
+  const gone = new Set<number>();
+  let len = n;
+  let last = n - 1; // the list's last item that is still in it
+  for (const key of keys) {
+    for (const i of byKey.get(key) ?? []) {
+      if (gone.has(i)) continue;
+      backing[len - 1] = original[last]; // what the shift leaves at the old end
+      gone.add(i);
+      len--;
+      while (last >= 0 && gone.has(last)) last--;
+    }
+  }
+  let w = 0;
+  for (let i = 0; i < n; i++) if (!gone.has(i)) backing[w++] = original[i];
+  return len;
 }
 
 function dedupe(list: unknown[]): unknown[] {

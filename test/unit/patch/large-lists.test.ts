@@ -2,7 +2,7 @@
 // now that items are found through indexes instead of a scan per item.
 import { describe, expect, it } from "vitest";
 import { applyPatch } from "../../../api/patch/apply";
-import { strategicMergePatch } from "../../../api/patch/strategic-merge";
+import { deleteInPlace, strategicMergePatch } from "../../../api/patch/strategic-merge";
 import type { KubeObject } from "../../../api/types";
 
 const N = 4000;
@@ -82,5 +82,43 @@ describe("patches over long lists", () => {
     expect(next.metadata.finalizers).toEqual(fins(kept));
     const more = applyPatch(next, withFinalizers(fins([N + 1, ...kept])), as("a", "ConfigMap"));
     expect(more.metadata.finalizers).toEqual(fins([...kept, N + 1]));
+  });
+
+  it("strategic merge: $patch delete leaves the list as shifting items left one by one does", () => {
+    // the reference: each deletion, first match first, shifts the rest left in place
+    const shifted = (list: unknown[], keys: unknown[]) => {
+      const backing = [...list];
+      let len = backing.length;
+      for (const key of keys)
+        for (;;) {
+          const i = backing.slice(0, len).findIndex((o: Any) => typeof o === "object" && o.k === key);
+          if (i < 0) break;
+          backing.copyWithin(i, i + 1, len);
+          len--;
+        }
+      return { backing, len };
+    };
+    // a fixed sequence (the high bits of a linear congruential generator: its low bits repeat)
+    let seed = 7;
+    const rand = (m: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor(seed / 65536) % m;
+    };
+    for (let t = 0; t < 3000; t++) {
+      const list = range(0, rand(8)).map((i) => (rand(10) === 0 ? "scalar" : { k: `k${rand(4)}`, id: i }));
+      const keys = range(0, rand(5)).map(() => `k${rand(5)}`);
+      const backing = [...list];
+      const len = deleteInPlace(backing, keys, "k");
+      expect({ backing, len }).toEqual(shifted(list, keys));
+    }
+    // and at length: all but one of 10,000 items deleted
+    const env = range(0, 10000).map((i) => ({ name: `E${i}`, value: "v" }));
+    const del = range(1, 10000).map((i) => ({ name: `E${i}`, $patch: "delete" }));
+    const out = strategicMergePatch(
+      { spec: { containers: [{ name: "c", env }] } },
+      { spec: { containers: [{ name: "c", env: del }] } },
+      "Pod",
+    ) as Any;
+    expect(out.spec.containers[0].env).toEqual([{ name: "E0", value: "v" }]);
   });
 });
