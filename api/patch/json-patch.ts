@@ -7,6 +7,12 @@ import { badRequest, StatusError } from "../errors";
 import { clone, deepEqual, isObject, type JsonObject, patchNotApplicable } from "./util";
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
+/**
+ * The most a patch's copy operations may add, in bytes of JSON, together (kube-apiserver's
+ * JSONPatchMaxCopyBytes default). Copies can double a document with each operation: 30 of
+ * them in one small patch would ask for gigabytes.
+ */
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
 
 type Container = JsonObject | unknown[];
 
@@ -126,6 +132,7 @@ export function decodeJsonPatch(body: unknown): JsonObject[] {
 export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
   const ops = decodeJsonPatch(patch);
   let out: unknown = clone(doc);
+  let copied = 0;
   ops.forEach((op, i) => {
     const kind = op.op;
     switch (kind) {
@@ -163,6 +170,11 @@ export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
         const got = getValue(out, from);
         if (!got.found)
           throw patchNotApplicable(`copy operation does not apply: doc is missing from path: ${from}`);
+        copied += JSON.stringify(got.value)?.length ?? 0;
+        if (copied > MAX_JSON_PATCH_COPY_BYTES)
+          throw patchNotApplicable(
+            `copy operation does not apply: copies would add ${copied} bytes, past the limit of ${MAX_JSON_PATCH_COPY_BYTES}`,
+          );
         out = addValue(out, stringField(op, "path", i), clone(got.value));
         break;
       }

@@ -68,6 +68,20 @@ describe("RFC 6902 JSON patch", () => {
     expect(out.spec.containers[0].image).toBe("a:1");
   });
 
+  it("refuses copies that together would add more than 3 MiB, before making them", () => {
+    // each copy doubles the list: 40 of them would ask for ~1 TB
+    const doc = { list: ["x".repeat(1000)] };
+    const doubling = Array.from({ length: 40 }, () => ({ op: "copy", from: "/list", path: "/list/-" }));
+    const err = fails(() => applyJsonPatch(doc, doubling));
+    expect(err.code).toBe(422);
+    expect(String((err as { cause?: Error }).cause?.message)).toMatch(/past the limit of 3145728/);
+    // up to the limit, copies are made: 11 doublings take the document to ~2 MB
+    const out = applyJsonPatch(doc, doubling.slice(0, 11)) as { list: unknown[] };
+    expect(out.list).toHaveLength(12);
+    expect(JSON.stringify(out).length).toBeGreaterThan(2_000_000);
+    expect(doc.list).toHaveLength(1);
+  });
+
   it("passes a matching test and fails a mismatching one with 422", () => {
     expect(() => applyJsonPatch(pod(), [{ op: "test", path: "/metadata/name", value: "p" }])).not.toThrow();
     const err = fails(() => applyJsonPatch(pod(), [{ op: "test", path: "/metadata/name", value: "q" }]));
