@@ -5,7 +5,7 @@ import { concatBytes } from "../api/bytes";
 import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
 import { recordAuditRequestObject } from "./audit/index";
-import { duplicateKey } from "./json-dupes";
+import { duplicateKey, nestsDeeper } from "./json-scan";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -105,6 +105,7 @@ function asJson(text: string): unknown {
   } catch {
     return NOT_JSON; // YAML's flow style is wider than JSON: let the YAML reader judge
   }
+  checkNesting(text);
   const twice = duplicateKey(text);
   if (twice !== undefined)
     throw badRequest(`error converting YAML to JSON: Map keys must be unique: ${JSON.stringify(twice)}`);
@@ -150,19 +151,34 @@ export function parseBody(text: string, type: string, allowed: string[]): unknow
   if (type.includes("yaml")) {
     const json = asJson(text);
     if (json !== NOT_JSON) return json;
-    let doc: unknown;
+    let flat: string;
     try {
-      doc = readYaml(text);
       // a self-referencing alias parses into a cycle, which no JSON document can be
-      doc = JSON.parse(JSON.stringify(doc) ?? "null");
+      flat = JSON.stringify(readYaml(text)) ?? "null";
     } catch (e) {
       throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split("\n")[0]}`);
     }
-    return doc;
+    checkNesting(flat);
+    return JSON.parse(flat);
   }
+  let doc: unknown;
   try {
-    return JSON.parse(text);
+    doc = JSON.parse(text);
   } catch (e) {
     throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
+  checkNesting(text);
+  return doc;
+}
+
+/**
+ * How deeply a body may nest. Go's JSON reader, kube-apiserver's, stops at 10,000; here the
+ * walks over a value recurse on a smaller stack, and no Kubernetes object comes near 1,000.
+ */
+export const MAX_NESTING = 1000;
+
+function checkNesting(json: string): void {
+  // nesting deeper than MAX_NESTING takes more than twice as many characters
+  if (json.length > 2 * MAX_NESTING && nestsDeeper(json, MAX_NESTING))
+    throw badRequest(`the request body nests more than ${MAX_NESTING} levels deep`);
 }

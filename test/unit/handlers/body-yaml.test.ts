@@ -1,10 +1,10 @@
-// YAML request bodies (workers/body.ts, json-dupes.ts): JSON text read as the YAML reader
+// YAML request bodies (workers/body.ts, json-scan.ts): JSON text read as the YAML reader
 // would read it, the rest by that reader, and a key repeated in one map refused either way.
 
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseBody } from "../../../workers/body";
-import { duplicateKey } from "../../../workers/json-dupes";
+import { duplicateKey } from "../../../workers/json-scan";
 
 const YAML_TYPE = "application/apply-patch+yaml";
 const read = (text: string) => parseBody(text, YAML_TYPE, [YAML_TYPE]);
