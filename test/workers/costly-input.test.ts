@@ -82,4 +82,32 @@ describe("costly input", () => {
     expect(r.status, r.text.slice(0, 300)).toBe(200);
     expect(r.json.items.map((o: any) => o.metadata.name)).toEqual(["m"]);
   });
+
+  it("a collection deleted in slices (of 250) goes whole, and the answer lists all of it", async () => {
+    const ns = await freshNamespace(t);
+    const cms = `/api/v1/namespaces/${ns}/configmaps`;
+    const names = Array.from({ length: 600 }, (_, i) => `c${String(i).padStart(4, "0")}`);
+    for (let i = 0; i < names.length; i += 100)
+      await Promise.all(
+        names.slice(i, i + 100).map(async (name, j) => {
+          const labels = { half: String((i + j) % 2) };
+          const r = await api(t, "POST", cms, {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name, labels },
+          });
+          expect(r.status).toBe(201);
+        }),
+      );
+    const odd = await api(t, "DELETE", `${cms}?labelSelector=half%3D1`);
+    expect(odd.status).toBe(200);
+    expect(odd.json.kind).toBe("ConfigMapList");
+    expect(odd.json.items.map((o: any) => o.metadata.name)).toEqual(names.filter((_, i) => i % 2 === 1));
+    expect(Number(odd.json.metadata.resourceVersion)).toBeGreaterThan(0);
+    const rest = await api(t, "GET", cms);
+    expect(rest.json.items.map((o: any) => o.metadata.name)).toEqual(names.filter((_, i) => i % 2 === 0));
+    const all = await api(t, "DELETE", cms);
+    expect(all.json.items).toHaveLength(300);
+    expect((await api(t, "GET", cms)).json.items).toEqual([]);
+  });
 });
