@@ -16,18 +16,19 @@ import {
   tooLarge,
 } from "../../api/errors";
 import { lookupKey, resourceKey } from "../../api/registry";
-import { apiVersionOf, type ResourceDef } from "../../api/resource";
+import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
 import type { Env } from "../../workers/env";
 import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
 import { changesAfter, compactionPoint, compactLog } from "./changelog";
+import { deleteCollection } from "./collection";
 import { decideDelete, readyToRemove } from "./deletion";
 import { fail, MAX_STORED_BYTES, ok, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
-import { listInto, listObjects } from "./list";
+import { listObjects } from "./list";
 import { listStream } from "./list-stream";
 import { Pokes } from "./pokes";
 import { fillCreateFields, preparedData } from "./prepared";
@@ -274,45 +275,20 @@ export class StoreShard extends DurableObject<Env> {
     return ok(this.commit("DELETED", obj, cur));
   }
 
-  /** Deletes every object a list query selects; the body is the list of what was deleted. */
-  /**
-   * Deletes what a list selects, a slice at a time: each slice's deletions are committed
-   * before the next, so other requests run in between (10,000 pods in one go held workerd's
-   * thread for ~2 s). As upstream's, a deletion of a collection is not one transaction.
-   */
+  /** Deletes every object a list query selects, in slices (collection.ts). */
   async removeCollection(res: string, q: ListQuery, opts: DeleteOptions = {}): Promise<Reply> {
     let def: ResourceDef;
-    const picked: KubeObject[] = [];
     try {
       def = this.use(res);
       this.flush();
-      listInto(this, def, { ...q, table: undefined, limit: undefined }, (data) =>
-        picked.push(JSON.parse(data) as KubeObject),
-      );
     } catch (e) {
       return fail(e);
     }
-    const items: string[] = [];
-    for (let i = 0; i < picked.length; i += COLLECTION_SLICE) {
-      const reply = await this.answer(() => {
-        for (const item of picked.slice(i, i + COLLECTION_SLICE)) {
-          try {
-            items.push(this.removeNow(def, item.metadata.namespace ?? "", item.metadata.name!, opts).body);
-          } catch (e) {
-            // one whose preconditions fail (or that went meanwhile) is left out of the result
-            if (!(e instanceof StatusError)) throw e;
-          }
-        }
-        return ok("");
-      });
-      if (!reply.ok) return reply;
-      // a timer, not a zero delay: workerd runs ready continuations before it reads requests
-      await new Promise((r) => setTimeout(r, 1));
-    }
-    const rv = String(this.batch.lastRevision ?? this.revision);
-    return ok(
-      `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":{"resourceVersion":"${rv}"},"items":[${items.join(",")}]}`,
-    );
+    return deleteCollection(this, def, q, {
+      remove: (namespace, name) => this.removeNow(def, namespace, name, opts),
+      commit: (write) => this.answer(write),
+      revision: () => this.batch.lastRevision ?? this.revision,
+    });
   }
 
   /** Runs a write and answers once what it staged (and anything it read that was staged) is written. */
@@ -520,9 +496,6 @@ function checkUid(def: ResourceDef, name: string, uid: string | undefined, cur: 
       `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.uid}`,
     );
 }
-
-/** Deletions of a collection committed together before the next are made. */
-const COLLECTION_SLICE = 250;
 
 /** A prepared write's JSON at revision `rv`. */
 function markedData(p: PreparedCreate, rv: number): string {
