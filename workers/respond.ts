@@ -1,6 +1,5 @@
 // Responses: JSON (or YAML when asked), and every error as a metav1.Status, mapped here
 // in one place so no handler writes its own error body.
-
 import { internalError, type Status, StatusError } from "../api/errors";
 import { toYaml } from "./yaml-out";
 
@@ -18,7 +17,7 @@ export function encoded(
   accept: string | null,
   headers: Record<string, string> = {},
 ): Response {
-  if (accept && wantsYaml(accept)) {
+  if (wantsYaml(accept)) {
     return new Response(toYaml(JSON.parse(text)), {
       status: code,
       headers: { "content-type": "application/yaml", ...headers },
