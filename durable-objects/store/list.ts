@@ -10,7 +10,7 @@ import {
   parseLabelSelector,
   type Selector,
 } from "../../api/selectors";
-import { table } from "../../api/table";
+import { table as tableOf, tableRow } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import { supportedFields } from "./fields";
 import type { ListQuery } from "./protocol";
@@ -160,8 +160,8 @@ function* scan(
 }
 
 /**
- * A list's JSON around its items: `head`, then the items' JSON separated by commas, then
- * `tail`. A Table is all head.
+ * A list's JSON around its items (a Table's around its rows): `head`, then the items' JSON
+ * separated by commas, then `tail`.
  */
 export interface ListFrame {
   head: string;
@@ -175,8 +175,8 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
 }
 
 /**
- * Reads a list from one snapshot, handing each item's JSON to `add` as it is read (for a
- * Table, `add` is not called: the rows are in the head), and returns what goes around them.
+ * Reads a list from one snapshot, handing each item's JSON (for a Table, each row's) to `add`
+ * as it is read, and returns what goes around them.
  */
 export function listInto(
   shard: StoreShard,
@@ -219,8 +219,9 @@ export function listInto(
   }
 
   const limit = q.limit && q.limit > 0 ? q.limit : Number.POSITIVE_INFINITY;
-  // a Table's objects, kept for its rows; any other list's items go to `add` as they come
-  const kept: Entry[] = [];
+  // each item goes to `add` as it comes: its JSON, or for a Table its row's
+  const table = q.table;
+  const now = Date.now();
   let count = 0;
   let last: Entry | undefined;
   let next: string | undefined;
@@ -235,8 +236,7 @@ export function listInto(
     if (useFields && !matches(fieldSel, JSON.parse(e.fields))) continue;
     count++;
     last = e;
-    if (q.table) kept.push(e);
-    else add(e.data);
+    add(table ? JSON.stringify(tableRow(def, JSON.parse(e.data) as KubeObject, table.include, now)) : e.data);
   }
 
   // How many more a client would page through: only without selectors (upstream leaves it out
@@ -254,18 +254,18 @@ export function listInto(
       .one().n;
   }
 
-  if (q.table) {
-    const objs = kept.map((e) => JSON.parse(e.data) as KubeObject);
-    const head = JSON.stringify(
-      table(def, objs, {
-        include: q.table.include,
+  if (table) {
+    // the Table with no rows, opened where they go
+    const shell = JSON.stringify(
+      tableOf(def, [], {
+        include: table.include,
         headers: true,
         resourceVersion: String(snap),
         continue: next,
         remainingItemCount: remaining,
       }),
     );
-    return { head, tail: "" };
+    return { head: shell.slice(0, -2), tail: "]}" };
   }
   const more = remaining === undefined ? "" : `,"remainingItemCount":${remaining}`;
   const meta = next

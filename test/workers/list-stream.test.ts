@@ -63,6 +63,28 @@ describe("streamed lists", () => {
     expect(parseYaml(yaml.text)).toEqual(list);
   });
 
+  it("streams a Table, one row per object in order, with its columns and metadata", async () => {
+    const ns = await freshNamespace(t);
+    await fill(ns);
+    const path = `/api/v1/namespaces/${ns}/configmaps?limit=100`;
+    const r = await api(t, "GET", path, undefined, {
+      accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("application/json;as=Table;v=v1;g=meta.k8s.io");
+    expect(r.headers.get("content-length")).toBeNull();
+    expect(r.json.kind).toBe("Table");
+    expect(r.json.columnDefinitions.map((c: any) => c.name)).toEqual(["Name", "Data", "Age"]);
+    expect(r.json.rows.map((row: any) => row.cells[0])).toEqual(names.slice(0, 100));
+    expect(r.json.rows.map((row: any) => row.cells[1])).toEqual(names.slice(0, 100).map(() => 1));
+    expect(r.json.rows[0].object).toMatchObject({
+      kind: "PartialObjectMetadata",
+      metadata: { name: names[0] },
+    });
+    expect(r.json.metadata.remainingItemCount).toBe(COUNT - 100);
+    expect(typeof r.json.metadata.continue).toBe("string");
+  });
+
   it("pages with limit and continue, each page streamed, over one snapshot", async () => {
     const ns = await freshNamespace(t);
     await fill(ns);

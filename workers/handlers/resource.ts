@@ -38,6 +38,9 @@ import {
 import { relayWatchId } from "./relay";
 import { subresourceHandler } from "./subresources";
 
+/** The content type of a Table answer. */
+const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
+
 type C = Context<AppEnv>;
 
 export interface WriteContext {
@@ -172,7 +175,7 @@ export async function handleResource(c: C): Promise<Response> {
         });
         const t = JSON.parse(text);
         if (t.rows.length === 0) await store.getText(namespace, info.name); // throws the 404
-        return json(t, 200, { "content-type": "application/json;as=Table;v=v1;g=meta.k8s.io" });
+        return json(t, 200, { "content-type": TABLE });
       }
       return encoded(await store.getText(namespace, info.name), 200, c.req.header("accept") ?? null);
     }
@@ -189,13 +192,13 @@ export async function handleResource(c: C): Promise<Response> {
         table: out.kind === "table" ? { include: out.include } : undefined,
       };
       const accept = c.req.header("accept") ?? null;
-      if (out.kind !== "table" && !wantsYaml(accept)) {
+      if (out.kind === "table" || !wantsYaml(accept)) {
         const stream = await store.listStream(query);
-        if (stream) return new Response(stream, { headers: { "content-type": "application/json" } });
+        const type = out.kind === "table" ? TABLE : "application/json";
+        if (stream) return new Response(stream, { headers: { "content-type": type } });
       }
       const text = await store.listText(query);
-      if (out.kind === "table")
-        return json(text, 200, { "content-type": "application/json;as=Table;v=v1;g=meta.k8s.io" });
+      if (out.kind === "table") return json(text, 200, { "content-type": TABLE });
       return encoded(text, 200, c.req.header("accept") ?? null);
     }
     case "watch":
