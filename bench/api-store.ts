@@ -144,6 +144,10 @@ async function measureOurs(podCount: number): Promise<Ours> {
       (i) => `/api/v1/namespaces/${NS}/pods/${names[(i * 7919) % stored]}`,
     );
     const listAll = await sequential(d, 5, 200, "GET", () => `/api/v1/namespaces/${NS}/pods`);
+    // what `kubectl get pods` asks for
+    const listTable = await sequential(d, 5, 200, "GET", () => `/api/v1/namespaces/${NS}/pods`, undefined, {
+      accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+    });
     const sel = (i: number) => `/api/v1/namespaces/${NS}/pods?labelSelector=${GROUP_LABEL}%3Dg${i % 100}`;
     const listSelector = await sequential(d, 30, 200, "GET", sel);
     const selBody = await request(d, oneShot, "GET", sel(7));
@@ -194,6 +198,7 @@ async function measureOurs(podCount: number): Promise<Ours> {
       stored,
       get,
       listAll,
+      listTable,
       listAllItems,
       listSelector,
       listSelectorItems,

@@ -193,6 +193,7 @@ export async function sequential(
   method: string,
   path: (i: number) => string,
   body?: (i: number) => string,
+  headers?: Record<string, string>,
 ): Promise<Summary & { bytes: number }> {
   const agent = keepAliveAgent(1);
   const samples: number[] = [];
@@ -202,7 +203,7 @@ export async function sequential(
       const t0 = performance.now();
       const r = await expectStatus(
         status,
-        request(t, agent, method, path(i + 5), body?.(i + 5)),
+        request(t, agent, method, path(i + 5), body?.(i + 5), headers),
         `${method} ${path(i + 5)}`,
       );
       if (i >= 0) samples.push(performance.now() - t0);
