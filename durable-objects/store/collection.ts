@@ -5,7 +5,6 @@
 // slices, and an object gone meanwhile is left out of the answer.
 import { StatusError } from "../../api/errors";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
-import type { KubeObject } from "../../api/types";
 import { fail, ok } from "./encoding";
 import { listInto } from "./list";
 import type { Answer, ListQuery, Reply } from "./protocol";
@@ -31,10 +30,11 @@ export async function deleteCollection(
   q: ListQuery,
   w: CollectionWriter,
 ): Promise<Reply> {
-  const picked: KubeObject[] = [];
+  // only where each object is: the objects are read again, one by one, as they are deleted
+  const picked: { namespace: string; name: string }[] = [];
   try {
-    listInto(shard, def, { ...q, table: undefined, limit: undefined }, (data) =>
-      picked.push(JSON.parse(data) as KubeObject),
+    listInto(shard, def, { ...q, table: undefined, limit: undefined }, (_data, at) =>
+      picked.push({ namespace: at.namespace, name: at.name }),
     );
   } catch (e) {
     return fail(e);
@@ -44,7 +44,7 @@ export async function deleteCollection(
     const reply = await w.commit(() => {
       for (const item of picked.slice(i, i + SLICE)) {
         try {
-          items.push(w.remove(item.metadata.namespace ?? "", item.metadata.name ?? "").body);
+          items.push(w.remove(item.namespace, item.name).body);
         } catch (e) {
           // one whose preconditions fail (or that went meanwhile) is left out
           if (!(e instanceof StatusError)) throw e;

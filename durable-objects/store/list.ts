@@ -171,18 +171,18 @@ export interface ListFrame {
 export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): string {
   const items: string[] = [];
   const f = listInto(shard, def, q, (data) => items.push(data));
-  return items.length === 0 ? f.head + f.tail : `${f.head}${items.join(",")}${f.tail}`;
+  return `${f.head}${items.join(",")}${f.tail}`;
 }
 
 /**
  * Reads a list from one snapshot, handing each item's JSON (for a Table, each row's) to `add`
- * as it is read, and returns what goes around them.
+ * as it is read, with the object's namespace and name, and returns what goes around them.
  */
 export function listInto(
   shard: StoreShard,
   def: ResourceDef,
   q: ListQuery,
-  add: (data: string) => void,
+  add: (data: string, at: { namespace: string; name: string }) => void,
 ): ListFrame {
   const labelSel = parseLabelSelector(q.labelSelector);
   const fieldSel = parseFieldSelector(q.fieldSelector);
@@ -236,7 +236,10 @@ export function listInto(
     if (useFields && !matches(fieldSel, JSON.parse(e.fields))) continue;
     count++;
     last = e;
-    add(table ? JSON.stringify(tableRow(def, JSON.parse(e.data) as KubeObject, table.include, now)) : e.data);
+    add(
+      table ? JSON.stringify(tableRow(def, JSON.parse(e.data) as KubeObject, table.include, now)) : e.data,
+      e,
+    );
   }
 
   // How many more a client would page through: only without selectors (upstream leaves it out
