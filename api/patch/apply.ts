@@ -5,7 +5,7 @@
 
 import { badRequest, StatusError } from "../errors";
 import type { KubeObject } from "../types";
-import { appliedFieldSet, compareObjects, itemKey, listType } from "./field-walk";
+import { appliedFieldSet, compareObjects, itemKey, listType, ValueSet } from "./field-walk";
 import {
   difference,
   type FieldNode,
@@ -298,13 +298,11 @@ function mergeValue(live: unknown, cfg: unknown, def: FieldDef | undefined): unk
     // items are found by an index of the list, not a scan per item: 5,000 ports took seconds
     if (lt === "set") {
       const out = [...live];
-      const have = new Set<string>();
-      const scalars = (v: unknown) => typeof v !== "object" || v === null;
-      for (const x of out) if (scalars(x)) have.add(valuePE(x));
+      const have = new ValueSet(out);
       for (const v of cfg) {
-        if (scalars(v) ? have.has(valuePE(v)) : out.some((x) => deepEqual(x, v))) continue;
+        if (have.has(v)) continue;
         out.push(v);
-        if (scalars(v)) have.add(valuePE(v));
+        have.add(v);
       }
       return out;
     }
