@@ -107,8 +107,7 @@ function asJson(text: string): unknown {
   }
   checkNesting(text);
   const twice = duplicateKey(text);
-  if (twice !== undefined)
-    throw badRequest(`error converting YAML to JSON: Map keys must be unique: ${JSON.stringify(twice)}`);
+  if (twice !== undefined) throw badRequest(`error converting YAML to JSON: ${repeated(twice)}`);
   return doc;
 }
 
@@ -121,9 +120,12 @@ function readYaml(text: string): unknown {
   const doc = YAML.parseDocument(text, { strict: true, uniqueKeys: false });
   if (doc.errors.length > 0) throw doc.errors[0];
   const twice = repeatedKey(doc.contents);
-  if (twice !== undefined) throw new Error(`Map keys must be unique: ${JSON.stringify(twice)}`);
+  if (twice !== undefined) throw new Error(repeated(twice));
   return doc.toJS({ maxAliasCount: 100 });
 }
+
+/** What a body with `key` twice in one map is told, whether it was read as JSON or as YAML. */
+const repeated = (key: string) => `Map keys must be unique: ${JSON.stringify(key)}`;
 
 /** The first key repeated in one map of a YAML node tree (as JSON keys: 1 and "1" are one). */
 function repeatedKey(node: unknown): string | undefined {

@@ -9,7 +9,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import { flowOf, longRunning } from "./admission.mjs";
-import { responseHeaders, watchedResource } from "./relay.mjs";
+import { HOP_BY_HOP, responseHeaders, watchedResource } from "./relay.mjs";
 
 /** the streams one client may have open at once, as kube-apiserver allows */
 const MAX_STREAMS = 1000;
@@ -18,15 +18,7 @@ const SESSION_MEMORY_MB = 256;
 /** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
 export const RESEND_LIMIT = 4 << 20;
 /** request headers that belong to one connection, or that HTTP/1.1 spells differently */
-const NOT_FORWARDED = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-  "te",
-  "host",
-]);
+const NOT_FORWARDED = new Set([...HOP_BY_HOP, "te", "host"]);
 
 /**
  * The headers to send on as HTTP/1.1, as a flat [name, value, ...] list (the client's raw

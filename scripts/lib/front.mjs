@@ -300,9 +300,7 @@ export function startFront({
   const queue = admissionQueue(admission);
   const upstream = upstreamPath ? { path: upstreamPath } : { port: upstreamPort, host: "127.0.0.1" };
   // the same, as node:http's request options (the relay's and HTTP/2's requests to workerd)
-  const requestTarget = upstreamPath
-    ? { socketPath: upstreamPath }
-    : { port: upstreamPort, host: "127.0.0.1" };
+  const requestTarget = upstreamPath ? { socketPath: upstreamPath } : upstream;
   const relay = relaySecret ? watchRelay({ target: requestTarget, secret: relaySecret }) : undefined;
   const h2 = h2Door({ target: requestTarget, queue, relay, idleCloseMs });
   const sockets = new Set();

@@ -32,8 +32,14 @@ const RETRY_MS = 1000;
 const HOLD_MS = 1000;
 const LAST_CHUNK = Buffer.from("0\r\n\r\n");
 const CRLF = Buffer.from("\r\n");
-/** response headers that belong to one HTTP/1.1 connection, never sent over HTTP/2 */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
+/** headers that belong to one HTTP/1.1 connection, never sent over HTTP/2 */
+export const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+]);
 
 /** An HTTP/1.1 answer's headers (as node:http has them) as an HTTP/2 response's. */
 export function responseHeaders(headers) {

@@ -199,7 +199,7 @@ export async function handleResource(c: C): Promise<Response> {
       }
       const text = await store.listText(query);
       if (out.kind === "table") return json(text, 200, { "content-type": TABLE });
-      return encoded(text, 200, c.req.header("accept") ?? null);
+      return encoded(text, 200, accept);
     }
     case "watch":
       return watch(c, def, store, info, q);
