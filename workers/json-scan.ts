@@ -67,3 +67,97 @@ export function duplicateKey(text: string): string | undefined {
   }
   return undefined;
 }
+
+/** A key that repeats an earlier key of its object. */
+export interface RepeatedKey {
+  /** where the key sits, as upstream's strict decoding names fields: spec.containers[0].name */
+  path: string;
+  key: string;
+  /** offset of the repetition in the text */
+  at: number;
+}
+
+/** Every key repeated in one object, in text order, and where each key path first occurs. */
+export interface KeyScan {
+  repeats: RepeatedKey[];
+  firstAt: Map<string, number>;
+}
+
+interface Open {
+  path: string;
+  /** the object's keys so far; null for an array */
+  keys: Set<string> | null;
+  /** the array's item index, or the object's current key */
+  index: number;
+  key: string;
+}
+
+const childPath = (top: Open | undefined): string => {
+  if (!top) return "";
+  if (!top.keys) return `${top.path}[${top.index}]`;
+  return top.path ? `${top.path}.${top.key}` : top.key;
+};
+
+/**
+ * The repeated keys of JSON text with their paths. Slower than duplicateKey (a path per key),
+ * so it is run once duplicateKey has found a repetition.
+ */
+export function scanKeys(text: string): KeyScan {
+  const repeats: RepeatedKey[] = [];
+  const firstAt = new Map<string, number>();
+  const open: Open[] = [];
+  let atKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      const j = endOfString(text, i) - 1;
+      const top = open[open.length - 1];
+      if (atKey && top?.keys) {
+        const raw = text.slice(i + 1, j);
+        const key = raw.includes("\\") ? (JSON.parse(text.slice(i, j + 1)) as string) : raw;
+        top.key = key;
+        const path = childPath(top);
+        if (top.keys.has(key)) repeats.push({ path, key, at: i });
+        else {
+          top.keys.add(key);
+          if (!firstAt.has(path)) firstAt.set(path, i);
+        }
+        atKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      const object = c === 0x7b;
+      open.push({
+        path: childPath(open[open.length - 1]),
+        keys: object ? new Set() : null,
+        index: 0,
+        key: "",
+      });
+      atKey = object;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      open.pop();
+      atKey = false;
+    } else if (c === 0x2c /* , */) {
+      const top = open[open.length - 1];
+      if (top?.keys) atKey = true;
+      else if (top) top.index++;
+    }
+  }
+  return { repeats, firstAt };
+}
+
+/** A lookup of the 1-based line of an offset in `text`, indexed once. */
+export function lineIndex(text: string): (at: number) => number {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return (at) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+}

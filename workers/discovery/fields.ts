@@ -83,13 +83,5 @@ export function unknownFieldMessages(paths: string[]): string[] {
   return paths.map((p) => `unknown field "${p}"`);
 }
 
-/**
- * The message of the 400 BadRequest for fieldValidation=Strict, as upstream
- * words it: strict decoding error: unknown field "a", unknown field "b".
- */
-export function strictDecodingMessage(paths: string[]): string {
-  return `strict decoding error: ${unknownFieldMessages(paths).join(", ")}`;
-}
-
 /** Alias used by workers/handlers/field-validation.ts. */
 export const unknownFields = knownFieldsCheck;

@@ -10,7 +10,7 @@ export {
   negotiateDiscovery,
   versionBody,
 } from "./discovery";
-export { knownFieldsCheck, strictDecodingMessage, unknownFieldMessages, unknownFields } from "./fields";
+export { knownFieldsCheck, unknownFieldMessages, unknownFields } from "./fields";
 export { openapiV2Document } from "./openapi-v2";
 export { encodeOpenapiV2, OPENAPI_V2_PROTO_CONTENT_TYPE } from "./openapi-v2-proto";
 export { openapiV3Document, openapiV3Index } from "./openapi-v3";

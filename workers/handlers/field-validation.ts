@@ -1,24 +1,144 @@
-// Server-side field validation (fieldValidation=Strict|Warn|Ignore): unknown fields are an
-// error, a warning header, or ignored. The schema walk lives with the OpenAPI documents.
+// Server-side field validation (fieldValidation=Strict|Warn|Ignore): unknown fields, and
+// keys a body repeats in one object, are an error, warnings, or ignored. The schema walk
+// lives with the OpenAPI documents; the repeated keys are found while decoding (body.ts).
+// What is reported, and in what order, follows kube-apiserver's field validation tests.
 import { badRequest } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
-import {
-  knownFieldsCheck,
-  pruneUnknownFields,
-  strictDecodingMessage,
-  unknownFieldMessages,
-} from "../discovery/fields";
+import type { Decoded } from "../body";
+import { knownFieldsCheck, pruneUnknownFields, unknownFieldMessages } from "../discovery/fields";
+import type { KeyScan } from "../json-scan";
 import type { WriteContext } from "./resource";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
-/** Strict: unknown fields are a 400. Warn and Ignore: they are dropped (Warn says so in a header). */
-export function checkFields(w: WriteContext, obj: KubeObject): void {
+/** What decoding found that is reported beside the unknown fields. */
+export interface Found {
+  /** reported before the unknown fields: as warnings, and as pieces of the Strict error */
+  before?: { warnings: string[]; error: string[] };
+  /** a JSON object body's repeated keys, reported in text order among its unknown fields */
+  keys?: KeyScan;
+  /**
+   * unknown fields in sorted key order: upstream meets them in JSON re-encoded from a map
+   * (a YAML body, a patched object), whose keys Go writes sorted
+   */
+  sorted?: boolean;
+}
+
+const duplicateField = (path: string) => `duplicate field ${JSON.stringify(path)}`;
+
+/** The YAML reader's repeated keys, as one Strict error and a warning per line. */
+function yamlFound(lines: string[]): Found["before"] {
+  return { warnings: lines, error: [`yaml: unmarshal errors:\n${lines.map((l) => `  ${l}`).join("\n")}`] };
+}
+
+/** What a create or update body found: its repeated keys. */
+export function objectFound(d: Decoded): Found {
+  if (!d.repeats) return {};
+  if ("yaml" in d.repeats) return { before: yamlFound(d.repeats.yaml), sorted: true };
+  return { keys: d.repeats.json };
+}
+
+/** The fields of a JSON patch operation (upstream decodes each into a struct of these). */
+const PATCH_OP_FIELDS = new Set(["op", "path", "from", "value"]);
+
+/**
+ * What a merge, strategic merge or JSON patch body found: its repeated keys (the patch is
+ * decoded into a map, so each is a duplicate, known field or not), and for a JSON patch the
+ * unknown fields of its operations, all in text order and before the patched object's
+ * unknown fields. Server-side apply's YAML is checked by applyRepeats.
+ */
+export function patchFound(d: Decoded, type: string): Found {
+  const prefix = type === "application/json-patch+json" ? "json patch " : "";
+  const items: { at: number; message: string }[] = [];
+  const keys = d.repeats && "json" in d.repeats ? d.repeats.json : undefined;
+  if (prefix && Array.isArray(d.value)) {
+    d.value.forEach((op, i) => {
+      if (!op || typeof op !== "object" || Array.isArray(op)) return;
+      for (const k of Object.keys(op)) {
+        if (PATCH_OP_FIELDS.has(k)) continue;
+        const path = `[${i}].${k}`;
+        items.push({
+          at: keys?.firstAt.get(path) ?? items.length,
+          message: `${prefix}unknown field "${path}"`,
+        });
+      }
+    });
+  }
+  for (const r of keys?.repeats ?? []) {
+    const op = /^\[\d+\]\.([^.[]+)$/.exec(r.path);
+    if (prefix && op && !PATCH_OP_FIELDS.has(op[1])) continue; // an unknown field, said once
+    items.push({ at: r.at, message: `${prefix}${duplicateField(r.path)}` });
+  }
+  const messages = items.sort((a, b) => a.at - b.at).map((x) => x.message);
+  return { before: { warnings: messages, error: messages }, sorted: true };
+}
+
+/**
+ * Server-side apply's repeated keys: a 400 under Strict, worded as upstream's strict YAML
+ * decoding; warnings under Warn.
+ */
+export function applyRepeats(w: WriteContext, d: Decoded): void {
+  if (!d.repeats || w.fieldValidation === "Ignore") return;
+  const lines = "yaml" in d.repeats ? d.repeats.yaml : [];
+  if (w.fieldValidation === "Warn") {
+    w.warnings.push(...lines);
+    return;
+  }
+  const error = yamlFound(lines)?.error[0];
+  throw badRequest(`error strict decoding YAML: error converting YAML to JSON: ${error}`);
+}
+
+/** Whether path `p` is `unknown` or lies inside it. */
+const within = (p: string, unknown: string) =>
+  p === unknown || (p.startsWith(unknown) && (p[unknown.length] === "." || p[unknown.length] === "["));
+
+/** A field path's segments: names, and list indexes as numbers. */
+function segments(path: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) out.push(m[2] !== undefined ? Number(m[2]) : m[1]);
+  return out;
+}
+
+/** Orders field paths as a walk over objects with sorted keys meets them. */
+function bySortedKeys(a: string, b: string): number {
+  const x = segments(a);
+  const y = segments(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] === y[i]) continue;
+    return x[i] < y[i] ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+/** The unknown fields and repeated keys, worded and ordered as upstream reports them. */
+function reports(unknown: string[], found: Found, strict: boolean): string[] {
+  const before = (strict ? found.before?.error : found.before?.warnings) ?? [];
+  if (found.sorted) return [...before, ...unknownFieldMessages([...unknown].sort(bySortedKeys))];
+  const keys = found.keys;
+  if (!keys) return [...before, ...unknownFieldMessages(unknown)];
+  // a field both unknown and repeated (or inside an unknown one) is reported as unknown, once
+  const items = [
+    ...unknown.map((p) => ({
+      at: keys.firstAt.get(p) ?? Number.MAX_SAFE_INTEGER,
+      message: unknownFieldMessages([p])[0],
+    })),
+    ...keys.repeats
+      .filter((r) => !unknown.some((u) => within(r.path, u)))
+      .map((r) => ({ at: r.at, message: duplicateField(r.path) })),
+  ];
+  return [...before, ...items.sort((a, b) => a.at - b.at).map((x) => x.message)];
+}
+
+/**
+ * Strict: unknown fields and repeated keys are a 400. Warn: they are warnings. Ignore: they
+ * pass. Unknown fields are dropped under Warn and Ignore; a repeated key keeps its last value.
+ */
+export function checkFields(w: WriteContext, obj: KubeObject, found: Found = {}): void {
   if (w.fieldValidation === "Strict") {
-    const unknown = knownFieldsCheck(obj.apiVersion ?? "", obj.kind ?? "", obj);
-    if (unknown.length) throw badRequest(strictDecodingMessage(unknown));
+    const all = reports(knownFieldsCheck(obj.apiVersion ?? "", obj.kind ?? "", obj), found, true);
+    if (all.length) throw badRequest(`strict decoding error: ${all.join(", ")}`);
     return;
   }
   const dropped = pruneUnknownFields(obj.apiVersion ?? "", obj.kind ?? "", obj);
-  if (dropped.length && w.fieldValidation === "Warn") w.warnings.push(...unknownFieldMessages(dropped));
+  if (w.fieldValidation === "Warn") w.warnings.push(...reports(dropped, found, false));
 }

@@ -20,12 +20,12 @@ import type { AppEnv } from "../app-env";
 import { setAuditRequestObject } from "../audit/index";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
-import { decodeObject, mediaType, PATCH_TYPES, parseBody, readText } from "../body";
+import { decodeBody, decodeObject, decodeText, mediaType, PATCH_TYPES, readText } from "../body";
 import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
 import { Store } from "../store-client";
-import { checkFields, type FieldValidation } from "./field-validation";
+import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {
   checkTypeMeta,
@@ -105,7 +105,9 @@ async function admitted<T>(
 
 function respondWith(w: WriteContext, text: string, code: number): Response {
   const headers: Record<string, string> = {};
-  if (w.warnings.length) headers.warning = w.warnings.map((m) => `299 - ${JSON.stringify(m)}`).join(", ");
+  // each text once, as upstream's warning recorder keeps them (a patch retried on a conflict checks again)
+  if (w.warnings.length)
+    headers.warning = [...new Set(w.warnings)].map((m) => `299 - ${JSON.stringify(m)}`).join(", ");
   return encoded(text, code, w.c.req.header("accept") ?? null, headers);
 }
 
@@ -264,9 +266,9 @@ async function watch(
 }
 
 async function create(w: WriteContext): Promise<Response> {
-  const body = await decodeObject(w.c.req.raw);
-  const obj = checkTypeMeta(w.def, body);
-  checkFields(w, obj);
+  const decoded = await decodeBody(w.c.req.raw);
+  const obj = checkTypeMeta(w.def, decoded.value);
+  checkFields(w, obj, objectFound(decoded));
   prepareCreate(w.def, obj, w.info);
   validateObject(w.def, obj);
   await admit(w, "CREATE", obj, undefined);
@@ -288,15 +290,15 @@ async function create(w: WriteContext): Promise<Response> {
 }
 
 async function update(w: WriteContext, namespace: string): Promise<Response> {
-  const body = await decodeObject(w.c.req.raw);
-  const obj = checkTypeMeta(w.def, body);
+  const decoded = await decodeBody(w.c.req.raw);
+  const obj = checkTypeMeta(w.def, decoded.value);
   if (obj.metadata.name && obj.metadata.name !== w.info.name)
     throw badRequest(
       `the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`,
     );
   obj.metadata.name = w.info.name;
   if (w.def.namespaced) obj.metadata.namespace = namespace;
-  checkFields(w, obj);
+  checkFields(w, obj, objectFound(decoded));
   const clientRV = obj.metadata.resourceVersion;
   const old = await w.store.get(namespace, w.info.name);
   if (clientRV && clientRV !== old.metadata.resourceVersion) {
@@ -322,8 +324,12 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
     );
   }
   const text = await readText(w.c.req.raw);
-  const body = parseBody(text, type, [type]);
+  const decoded = decodeText(text, type, [type]);
+  const body = decoded.value;
   setAuditRequestObject(w.c, body);
+  const apply = type === "application/apply-patch+yaml";
+  if (apply) applyRepeats(w, decoded);
+  const found = apply ? {} : patchFound(decoded, type);
   const q = w.c.get("url").searchParams;
   const force = isTrue(q.get("force"));
   if (type !== "application/apply-patch+yaml" && q.has("force"))
@@ -339,7 +345,7 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       }
       const next = applyPatchBody(w, old, body, type, force);
       const prepared = prepareUpdate(w.def, next, old, w.info.subresource);
-      checkFields(w, prepared);
+      checkFields(w, prepared, found);
       validateObject(w.def, prepared, old);
       await admit(w, "UPDATE", prepared, old);
       if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared);

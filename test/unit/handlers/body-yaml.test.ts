@@ -1,13 +1,19 @@
 // YAML request bodies (workers/body.ts, json-scan.ts): JSON text read as the YAML reader
-// would read it, the rest by that reader, and a key repeated in one map refused either way.
+// would read it, the rest by that reader, and a key repeated in one map found either way
+// (reported by field validation; the later value wins, as upstream's decoders keep it).
 
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { parseBody } from "../../../workers/body";
-import { duplicateKey } from "../../../workers/json-scan";
+import { decodeText, parseBody } from "../../../workers/body";
+import { duplicateKey, lineIndex, scanKeys } from "../../../workers/json-scan";
 
 const YAML_TYPE = "application/apply-patch+yaml";
 const read = (text: string) => parseBody(text, YAML_TYPE, [YAML_TYPE]);
+/** The repeated keys decoding a YAML body finds, as the YAML reader words them. */
+const repeatsOf = (text: string) => {
+  const r = decodeText(text, YAML_TYPE, [YAML_TYPE]).repeats;
+  return r && "yaml" in r ? r.yaml : [];
+};
 
 describe("YAML bodies", () => {
   it("read as the YAML reader reads them", () => {
@@ -20,19 +26,22 @@ describe("YAML bodies", () => {
     for (const d of docs) expect(read(d), d).toEqual(parse(d));
   });
 
-  it("refuses a key repeated in one object, at any depth, escaped or not", () => {
-    // naming the key (the YAML reader names a line and column)
-    expect(() => read('{"a": 1, "b": {"c": 1, "c": 2}}')).toThrow('Map keys must be unique: "c"');
+  it("finds a key repeated in one object, at any depth, escaped or not, and keeps the later value", () => {
+    // named by line, as the YAML reader names them
+    expect(repeatsOf('{"a": 1,\n "b": {"c": 1,\n "c": 2}}')).toEqual(['line 3: key "c" already set in map']);
+    expect(read('{"a": 1, "b": {"c": 1, "c": 2}}')).toEqual({ a: 1, b: { c: 2 } });
     for (const d of [
       '{"a": 1, "a": 2}',
       '{"x": {"y": [{"k": 1, "j": 2, "k": 3}]}}',
       '{"a": 1, "\\u0061": 2}',
       '[{"m": {"p": 1}}, {"q": {"p": 1, "p": 1}}]',
     ]) {
-      expect(() => read(d), d).toThrow(/Map keys must be unique/);
-      // as the YAML reader does
+      expect(repeatsOf(d), d).toHaveLength(1);
+      // as the YAML reader finds them
       expect(() => parse(d, { uniqueKeys: true }), d).toThrow(/unique/);
+      expect(read(d), d).toEqual(parse(d, { uniqueKeys: false }));
     }
+    expect(repeatsOf('{"a": {"b": 1}, "c": {"b": 2}, "d": [{"b": 1}, {"b": 2}]}')).toEqual([]);
   });
 
   it("tells keys from values and objects apart", () => {
@@ -46,14 +55,18 @@ describe("YAML bodies", () => {
     expect(read("apiVersion: v1\nkind: Pod\n")).toEqual({ apiVersion: "v1", kind: "Pod" });
     // flow style that JSON.parse refuses: unquoted keys, a trailing comma
     expect(read("{a: 1, b: [x, y],}")).toEqual({ a: 1, b: ["x", "y"] });
-    expect(() => read("{a: 1, a: 2}")).toThrow(/Map keys must be unique/);
+    expect(repeatsOf("{a: 1, a: 2}")).toEqual(['line 1: key "a" already set in map']);
   });
 
-  it("refuses a key repeated in block YAML, in nested maps and in sequence items", () => {
-    expect(() => read("a: 1\nb: 2\na: 3\n")).toThrow('Map keys must be unique: "a"');
-    expect(() => read("x:\n  y:\n    - k: 1\n      k: 2\n")).toThrow('Map keys must be unique: "k"');
+  it("finds keys repeated in block YAML, in nested maps and in sequence items, by line", () => {
+    expect(repeatsOf("a: 1\nb: 2\na: 3\n")).toEqual(['line 3: key "a" already set in map']);
+    expect(read("a: 1\nb: 2\na: 3\n")).toEqual({ a: 3, b: 2 });
+    expect(repeatsOf("x:\n  y:\n    - k: 1\n      k: 2\n  z: 1\n  z: 2\n")).toEqual([
+      'line 4: key "k" already set in map',
+      'line 6: key "z" already set in map',
+    ]);
     // 1 and "1" are one key once the document is JSON
-    expect(() => read("1: a\n'1': b\n")).toThrow("Map keys must be unique");
+    expect(repeatsOf("1: a\n'1': b\n")).toEqual(['line 2: key "1" already set in map']);
     expect(read("a:\n  k: 1\nb:\n  k: 2\nc:\n  - k: 3\n  - k: 4\n")).toEqual({
       a: { k: 1 },
       b: { k: 2 },
@@ -73,5 +86,27 @@ describe("YAML bodies", () => {
     expect(() => read("a: &a [*a]\n")).toThrow(/error converting YAML to JSON/);
     expect(() => read("a: 1\n---\nb: 2\n")).toThrow(/multiple documents/);
     expect(() => read("a: [1, 2\n")).toThrow(/error converting YAML to JSON/);
+  });
+
+  it("names each repeated key of JSON text by its field path and offset", () => {
+    const text = '{"m": {"n": 1, "n": 2}, "s": {"c": [{"x": 1}, {"y": 1, "y": 2}]}, "t": 1, "t": 2}';
+    const scan = scanKeys(text);
+    expect(scan.repeats.map((r) => [r.path, r.key, text.slice(r.at, r.at + r.key.length + 2)])).toEqual([
+      ["m.n", "n", '"n"'],
+      ["s.c[1].y", "y", '"y"'],
+      ["t", "t", '"t"'],
+    ]);
+    expect(scan.repeats[0].at).toBe(text.indexOf('"n"', text.indexOf('"n"') + 1));
+    expect(scan.firstAt.get("s.c[0].x")).toBe(text.indexOf('"x"'));
+    expect(scan.firstAt.get("t")).toBe(text.indexOf('"t"'));
+    // a list at the top, and keys inside strings or escaped
+    expect(scanKeys('[{"op": 1}, {"p": "{\\"p\\": 1}", "\\u0070": 2}]').repeats.map((r) => r.path)).toEqual([
+      "[1].p",
+    ]);
+  });
+
+  it("numbers lines from 1", () => {
+    const line = lineIndex("a\nbc\n\nd");
+    expect([0, 1, 2, 3, 4, 5, 6].map(line)).toEqual([1, 1, 2, 2, 2, 3, 4]);
   });
 });
