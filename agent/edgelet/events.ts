@@ -2,8 +2,8 @@
 // Created, Started, Killing, BackOff, Unhealthy, ...). Best effort: a failed
 // post is dropped; repeats of the same event within a minute are dropped too.
 import { randomBytes } from "node:crypto";
+import { rfc3339 } from "../../api/time";
 import { type Api, enc } from "./api";
-import { rfc3339 } from "./pod-status";
 
 export type Recorder = (pod: any, type: string, reason: string, message: string, fieldPath?: string) => void;
 
@@ -16,7 +16,7 @@ export function eventRecorder(api: Api, nodeName: string, log: (m: string) => vo
     if ((recent.get(key) ?? 0) > now - 60_000) return;
     recent.set(key, now);
     if (recent.size > 5000) for (const [k, t] of recent) if (t < now - 60_000) recent.delete(k);
-    const ts = rfc3339(new Date(now));
+    const ts = rfc3339(now);
     const ns = pod.metadata.namespace;
     const ev = {
       apiVersion: "v1",

@@ -1,13 +1,11 @@
 // The node's heartbeat: a coordination.k8s.io Lease in kube-node-lease renewed
 // every few seconds (leaseDurationSeconds 40), owned by the Node.
+
+import { microTime } from "../../api/time";
 import { type Api, enc, errorText } from "./api";
 
 export const LEASE_NAMESPACE = "kube-node-lease";
 export const LEASE_DURATION_SECONDS = 40;
-
-export function microTime(d = new Date()): string {
-  return d.toISOString().replace(/Z$/, "000Z");
-}
 
 export class LeaseKeeper {
   private lease: any;

@@ -2,6 +2,7 @@
 // (capacity, conditions, addresses, nodeInfo, images) as the kubelet posts it.
 import { readFileSync } from "node:fs";
 import os from "node:os";
+import { rfc3339 } from "../../api/time";
 import { type Api, enc, errorText } from "./api";
 import { createMergePatch } from "./merge-patch";
 
@@ -121,7 +122,7 @@ export function nodeStatus(
   previous: Cond[] = [],
   now = new Date(),
 ): any {
-  const ts = now.toISOString().replace(/\.\d+Z$/, "Z");
+  const ts = rfc3339(now.getTime());
   const ready = health.runtimeReady && health.networkReady;
   const cond = (type: string, status: string, reason: string, message: string): Cond => {
     const prev = previous.find((c) => c.type === type);

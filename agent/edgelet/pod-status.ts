@@ -2,6 +2,7 @@
 // the worker's notes (waiting reasons such as ErrImagePull or
 // CrashLoopBackOff) and probe results, as the kubelet derives it.
 
+import { rfc3339 } from "../../api/time";
 import { qosClass } from "./qos";
 import type { ContainerInfo, PodRuntime } from "./runtime-cache";
 
@@ -34,12 +35,8 @@ export interface StatusInput {
   now?: Date;
 }
 
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d+Z$/, "Z");
-}
-
 function nsTime(ns: number): string | undefined {
-  return ns > 0 ? rfc3339(new Date(Math.floor(ns / 1e6))) : undefined;
+  return ns > 0 ? rfc3339(Math.floor(ns / 1e6)) : undefined;
 }
 
 export const CONTAINER_ID_PREFIX = "containerd://";
@@ -166,7 +163,7 @@ const OWN_CONDITIONS = new Set(["PodReadyToStartContainers", "Initialized", "Con
 /** The PodStatus edgelet reports; fields the API owns (nominatedNodeName, other conditions) are kept. */
 export function computePodStatus(input: StatusInput): any {
   const { pod } = input;
-  const now = rfc3339(input.now ?? new Date());
+  const now = rfc3339(input.now?.getTime());
   const old = pod.status ?? {};
   const oldConds: any[] = old.conditions ?? [];
   const spec = pod.spec ?? {};

@@ -5,11 +5,11 @@
 // teardown (killPod) and the removal of what is left (cleanupPod).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { rfc3339 } from "../../api/time";
 import { CriError } from "../cri/client";
 import { applyPodLimits, podCgroupParent, podLimits, removePodCgroupEventually } from "./cgroups";
 import { fieldPath, killContainer, podDir, startContainer } from "./containers";
 import { mark, type NodeContext, type PodState } from "./context";
-import { rfc3339 } from "./pod-status";
 import { qosClass } from "./qos";
 import type { ContainerInfo, PodRuntime } from "./runtime-cache";
 import { containerHash, dnsConfig, sandboxConfig } from "./specs";
@@ -159,7 +159,7 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
   const uid = st.uid;
   const dir = podDir(ctx, uid);
   for (const sub of ["volumes", "plugins", "containers"]) mkdirSync(join(dir, sub), { recursive: true });
-  st.startTime ??= pod.status?.startTime ?? rfc3339(new Date());
+  st.startTime ??= pod.status?.startTime ?? rfc3339();
   try {
     st.volumes = await setupVolumes(
       {

@@ -136,12 +136,5 @@ function hex(s: string): string {
   return `${h.toString(16).padStart(8, "0")}0000`;
 }
 
-/** metav1.Time: seconds precision. */
-export function rfc3339(d = new Date()): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-/** metav1.MicroTime: microseconds precision. */
-export function microTime(d = new Date()): string {
-  return d.toISOString().replace(/Z$/, "000Z");
-}
+/** metav1.Time and metav1.MicroTime, as the fleet writes them. */
+export { microTime, rfc3339 } from "../../api/time";

@@ -53,7 +53,7 @@ function completed(c: any, uid: string, at: string) {
 
 /** A merge patch for pods/<name>/status that makes the pod Running. */
 export function runningStatusPatch(pod: any, where: PodPlacement, now = new Date()): any {
-  const at = rfc3339(now);
+  const at = rfc3339(now.getTime());
   const uid: string = pod.metadata?.uid ?? "";
   const spec = pod.spec ?? {};
   const old = pod.status ?? {};

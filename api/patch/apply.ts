@@ -4,6 +4,7 @@
 // ownership in metadata.managedFields.
 
 import { badRequest, StatusError } from "../errors";
+import { wireTime } from "../time";
 import type { KubeObject } from "../types";
 import { appliedFieldSet, compareObjects, itemKey, listType, ValueSet } from "./field-walk";
 import {
@@ -31,7 +32,6 @@ import {
   type ManagerEntry,
   managedFieldsAside,
   stripIgnored,
-  wireTime,
 } from "./managed-fields";
 import { type FieldDef, fieldDef, rootSchema, type Schema, schemaOf } from "./patch-meta";
 import { clone, deepEqual, isObject, type JsonObject } from "./util";

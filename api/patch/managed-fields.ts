@@ -1,6 +1,7 @@
 // metadata.managedFields: decoding, encoding and the bookkeeping of ordinary
 // writes (operation "Update"), in upstream's wire shape.
 
+import { wireTime } from "../time";
 import type { KubeObject, ManagedFieldsEntry } from "../types";
 import { compareObjects, createdFields, DUPLICATE_ITEM } from "./field-walk";
 import {
@@ -44,12 +45,6 @@ export function entryId(
     e.operation === "Apply" ? "" : e.apiVersion,
     e.subresource ?? "",
   ]);
-}
-
-/** RFC 3339 with whole seconds, as metav1.Time serializes. */
-export function wireTime(now: string): string {
-  const d = new Date(now);
-  return Number.isNaN(d.getTime()) ? now : d.toISOString().replace(/\.\d+Z$/, "Z");
 }
 
 export function decodeManagedFields(entries: ManagedFieldsEntry[] | undefined): ManagerEntry[] {

@@ -2,6 +2,7 @@
 // container cells, safe accessors.
 
 import type { TableColumn } from "../resource";
+import { wireTime } from "../time";
 import type { KubeObject } from "../types";
 
 export const NAME_DESCRIPTION =
@@ -75,8 +76,7 @@ export const createdAtColumn: TableColumn = {
   cell: (o) => {
     const ts = o.metadata?.creationTimestamp;
     if (!ts) return "0001-01-01T00:00:00Z";
-    const d = new Date(ts);
-    return Number.isNaN(d.getTime()) ? ts : d.toISOString().replace(/\.\d{3}Z$/, "Z");
+    return wireTime(ts);
   },
 };
 

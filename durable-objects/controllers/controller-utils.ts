@@ -65,10 +65,7 @@ export function errorMessage(e: unknown): string {
 
 // ---- time ----
 
-/** RFC 3339 with second precision, as metav1.Time is written. */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
+export { rfc3339 } from "../../api/time";
 
 export function timeOf(s: string | undefined | null): number | undefined {
   if (!s) return undefined;

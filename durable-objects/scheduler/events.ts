@@ -1,5 +1,7 @@
 // What the scheduler writes back: the Binding, the PodScheduled=False
 // condition, and the Scheduled / FailedScheduling events as upstream emits them.
+
+import { microTime, rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 
 export const SCHEDULER_NAME = "default-scheduler";
@@ -30,8 +32,6 @@ export interface PodCondition {
   lastProbeTime: string | null;
   lastTransitionTime?: string;
 }
-
-const rfc3339 = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 
 /** PodScheduled=False with reason Unschedulable (a FitError) or SchedulerError (anything else). */
 export function unschedulableCondition(
@@ -94,10 +94,6 @@ export function failedSchedulingStatus(
   status.conditions = conds;
   if (opts.nominatedNodeName !== undefined) status.nominatedNodeName = opts.nominatedNodeName || undefined;
   return status;
-}
-
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 function podRef(pod: KubeObject) {

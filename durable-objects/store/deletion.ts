@@ -1,6 +1,7 @@
 // How a DELETE lands: removed at once, or marked with a deletionTimestamp and left for
 // finalizers (garbage collector, namespace controller) or the node (graceful pod deletion).
 import type { ResourceDef } from "../../api/resource";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import type { DeleteOptions } from "./protocol";
 
@@ -34,7 +35,7 @@ export function decideDelete(
   const finalizers = new Set(meta.finalizers ?? []);
   if (specFinalizers(obj) > 0) {
     if (meta.deletionTimestamp) return { action: "unchanged" };
-    meta.deletionTimestamp = rfc3339(now);
+    meta.deletionTimestamp = rfc3339(now.getTime());
     meta.deletionGracePeriodSeconds = 0;
     obj.status = { ...obj.status, phase: "Terminating" };
     return { action: "mark", object: obj };
@@ -57,7 +58,7 @@ export function decideDelete(
     if (finalizers.size === 0 && (grace === 0 || opts.gracePeriodSeconds === 0)) return { action: "remove" };
     if (grace < currentGrace) {
       meta.deletionGracePeriodSeconds = grace;
-      meta.deletionTimestamp = rfc3339(new Date(now.getTime() + grace * 1000));
+      meta.deletionTimestamp = rfc3339(now.getTime() + grace * 1000);
       return { action: "mark", object: obj };
     }
     return { action: "unchanged" };
@@ -66,7 +67,7 @@ export function decideDelete(
   meta.finalizers = finalizers.size ? [...finalizers] : undefined;
   if (!meta.finalizers) delete meta.finalizers;
   meta.deletionGracePeriodSeconds = grace;
-  meta.deletionTimestamp = rfc3339(new Date(now.getTime() + grace * 1000));
+  meta.deletionTimestamp = rfc3339(now.getTime() + grace * 1000);
   return { action: "mark", object: obj };
 }
 
@@ -79,9 +80,4 @@ export function readyToRemove(obj: KubeObject): boolean {
     (m.deletionGracePeriodSeconds ?? 0) === 0 &&
     specFinalizers(obj) === 0
   );
-}
-
-/** RFC 3339 with second precision, as Kubernetes writes metav1.Time. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
 }

@@ -2,8 +2,9 @@
 // the system fields and writes the object's JSON itself, with a mark where the shard puts
 // the resourceVersion, so the shard stages it without parsing and re-encoding the object.
 import type { ResourceDef } from "../../api/resource";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject, ObjectMeta } from "../../api/types";
-import { readyToRemove, rfc3339 } from "./deletion";
+import { readyToRemove } from "./deletion";
 import { unchanged } from "./encoding";
 import { selectableFields } from "./fields";
 import type { PreparedCreate, PreparedUpdate } from "./protocol";
@@ -11,7 +12,7 @@ import type { PreparedCreate, PreparedUpdate } from "./protocol";
 /** The fields a create sets, as upstream's BeforeCreate (uid, creation time) and strategies do. */
 export function fillCreateFields(def: ResourceDef, meta: ObjectMeta): void {
   meta.uid = crypto.randomUUID();
-  meta.creationTimestamp = rfc3339(new Date());
+  meta.creationTimestamp = rfc3339();
   if (def.strategy.generation) meta.generation = 1;
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;

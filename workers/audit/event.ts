@@ -2,6 +2,8 @@
 // Secrets, TokenRequests (serviceaccounts/token) and TokenReviews never have their request
 // body recorded whatever the level says (such events are written at Metadata level), and no
 // header, Authorization or otherwise, is ever recorded.
+
+import { microTime } from "../../api/time";
 import type { UserInfo } from "../app-env";
 import type { AuditAttributes, AuditEvent, AuditUser, Level, ObjectReference, Stage } from "./types";
 
@@ -28,11 +30,6 @@ function containsSensitiveKind(obj: unknown, depth: number): boolean {
 export function effectiveLevel(level: Level, a: AuditAttributes, obj?: unknown): Level {
   if (level === "None" || level === "Metadata") return level;
   return isSensitive(a, obj) ? "Metadata" : level;
-}
-
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 export function auditUser(u: UserInfo | undefined): AuditUser {

@@ -1,5 +1,6 @@
 // workers/audit: audit.k8s.io/v1 events for every request the policy asks for.
-export { buildEvent, effectiveLevel, isSensitive, microTime } from "./event";
+export { microTime } from "../../api/time";
+export { buildEvent, effectiveLevel, isSensitive } from "./event";
 export {
   type AuditOptions,
   addAuditAnnotation,

@@ -2,6 +2,8 @@
 // bootstrap.kubernetes.io/token named bootstrap-token-<id> in kube-system. As upstream, a
 // token whose Secret is missing, deleted, expired, of the wrong type, not marked for
 // authentication or holding another secret is simply not authenticated (-> 401).
+
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import type { UserInfo } from "../app-env";
 import { storeObjects } from "./objects";
@@ -102,7 +104,7 @@ export function bootstrapTokenSecret(id: string, secret: string, o: BootstrapTok
   for (const g of o.extraGroups ?? [])
     if (!GROUP.test(g)) throw new Error(`${JSON.stringify(g)} is not a valid bootstrap group name`);
   const ttl = o.ttlSeconds || 24 * 3600;
-  const expiration = new Date(nowMs(o) + ttl * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const expiration = rfc3339(nowMs(o) + ttl * 1000);
   const d: Record<string, string> = {
     "token-id": id,
     "token-secret": secret,

@@ -5,11 +5,12 @@
 // certificate; on Workers a JWT signed with the service-account key plays the certificate.
 import { decodeJwt, type JWTPayload } from "jose";
 import { badRequest, forbidden } from "../../api/errors";
+import { rfc3339 } from "../../api/time";
 import { isDNS1123Subdomain } from "../../api/validation/names";
 import type { UserInfo } from "../app-env";
 import { signingKeys } from "./keys";
 import { storeObjects } from "./objects";
-import { apiAudiences, issuers, rfc3339, sign, verifySignature } from "./serviceaccount";
+import { apiAudiences, issuers, sign, verifySignature } from "./serviceaccount";
 import { type AuthnEnv, AuthnFailure, nowMs, type TokenAuthenticator } from "./types";
 
 /** The claim that marks a node credential (and names the node). */

@@ -2,6 +2,7 @@
 // and kubelets) and SelfSubjectReview (`kubectl auth whoami`). Both are create-only and
 // never stored; the handler answers 201 with the returned object.
 import { field, invalid } from "../../api/errors";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import type { UserInfo } from "../app-env";
 import { storeObjects } from "./objects";
@@ -56,7 +57,7 @@ export function selfSubjectReview(user: UserInfo, now = Date.now()): KubeObject 
     apiVersion: "authentication.k8s.io/v1",
     kind: "SelfSubjectReview",
     metadata: {
-      creationTimestamp: new Date(Math.floor(now / 1000) * 1000).toISOString().replace(".000Z", "Z"),
+      creationTimestamp: rfc3339(now),
     },
     status: { userInfo: apiUserInfo(user) },
   };

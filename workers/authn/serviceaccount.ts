@@ -3,6 +3,7 @@
 // issuer, signature, audience, expiry with a minute's leeway, then the ServiceAccount (same
 // uid) and any bound pod, secret or node must still exist.
 import { CompactSign, compactVerify, decodeJwt, decodeProtectedHeader, type JWTPayload } from "jose";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import type { UserInfo } from "../app-env";
 import { type SigningKeys, signingKeys } from "./keys";
@@ -70,9 +71,6 @@ export interface IssuedToken {
   id: string;
   claims: JWTPayload;
 }
-
-export const rfc3339 = (ms: number) =>
-  new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 
 export async function sign(keys: SigningKeys, claims: JWTPayload): Promise<string> {
   return new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))

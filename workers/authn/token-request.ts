@@ -2,9 +2,10 @@
 // validates the TokenRequest as upstream, looks up the service account and any bound
 // object, and answers the request with status.token and status.expirationTimestamp.
 import { badRequest, conflict, field, invalid, notFound, type StatusCause } from "../../api/errors";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { storeObjects } from "./objects";
-import { apiAudiences, type BoundObject, issueToken, type ObjectRef, rfc3339 } from "./serviceaccount";
+import { apiAudiences, type BoundObject, issueToken, type ObjectRef } from "./serviceaccount";
 import { type AuthnEnv, nowMs, type ObjectSource } from "./types";
 
 const GK = { group: "authentication.k8s.io", kind: "TokenRequest" };

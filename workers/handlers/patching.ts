@@ -3,6 +3,7 @@
 import { field, invalid } from "../../api/errors";
 import { applyPatch, applyPatchByContentType, fieldManagerFor, recordUpdate } from "../../api/patch";
 import { apiVersionOf } from "../../api/resource";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { checkTypeMeta } from "./prepare";
 import type { WriteContext } from "./resource";
@@ -11,10 +12,6 @@ import type { WriteContext } from "./resource";
 export function managerOf(w: WriteContext): string {
   const q = w.c.get("url").searchParams.get("fieldManager") ?? undefined;
   return fieldManagerFor(q, w.c.req.header("user-agent"));
-}
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
 export function applyPatchBody(
@@ -37,7 +34,7 @@ export function applyPatchBody(
       manager,
       force,
       kind,
-      now: now(),
+      now: rfc3339(),
       subresource: w.info.subresource || undefined,
       expectedApiVersion: apiVersionOf(w.def),
     });
@@ -50,7 +47,7 @@ export function recordManagedFields(w: WriteContext, old: KubeObject | undefined
   recordUpdate(old, next, {
     manager: managerOf(w),
     subresource: w.info.subresource || undefined,
-    now: now(),
+    now: rfc3339(),
     kind: w.def.kind,
   });
 }

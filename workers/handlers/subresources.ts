@@ -2,6 +2,7 @@
 // and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
 import { badRequest, conflict, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
 import { scaleOf, validateScale } from "../../api/strategies/workloads";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { tokenRequest } from "../authn/index";
 import { decodeObject, mediaType, parseBody, readText } from "../body";
@@ -10,10 +11,6 @@ import { applyPatchBody } from "./patching";
 import { checkTypeMeta, isConflict, isObject } from "./prepare";
 import type { WriteContext } from "./resource";
 import { streamSubresource } from "./streams";
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 async function scale(w: WriteContext, namespace: string): Promise<Response> {
   const accept = w.c.req.header("accept") ?? null;
@@ -133,7 +130,12 @@ async function binding(w: WriteContext, namespace: string): Promise<Response> {
       pod.metadata.annotations = { ...pod.metadata.annotations, ...b.metadata.annotations };
     pod.status ??= {};
     const conditions: any[] = (pod.status.conditions ?? []).filter((c: any) => c.type !== "PodScheduled");
-    conditions.push({ type: "PodScheduled", status: "True", lastProbeTime: null, lastTransitionTime: now() });
+    conditions.push({
+      type: "PodScheduled",
+      status: "True",
+      lastProbeTime: null,
+      lastTransitionTime: rfc3339(),
+    });
     pod.status.conditions = conditions;
     try {
       await w.store.update(pod, { expectRV: pod.metadata.resourceVersion, dryRun: w.dryRun });

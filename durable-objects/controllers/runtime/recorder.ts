@@ -1,12 +1,9 @@
 // Events as upstream's recorder writes them (core/v1 Event, one per occurrence, repeated
 // occurrences of the same reason and message counted on one object).
 import { lookupGVR } from "../../../api/registry";
+import { rfc3339 } from "../../../api/time";
 import type { KubeObject } from "../../../api/types";
 import type { ApiClient } from "./client";
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 export class EventRecorder {
   private recent = new Map<string, { name: string; count: number; first: string; written: number }>();
