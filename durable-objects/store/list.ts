@@ -91,6 +91,18 @@ function pairFilters(column: "labels" | "fields", sel: Selector): { where: strin
   return { where, args };
 }
 
+/**
+ * SQL for "after key `start`", in one namespace or across all. Within one namespace it is said
+ * as name > ?: SQLite seeks the primary key by (namespace = ?, name > ?), but with the row value
+ * (namespace, name) > (?, ?) beside namespace = ? it scanned the namespace from its first row,
+ * so each page of a long list cost more than the one before.
+ */
+function afterKey(namespace: string | undefined, start: [string, string]): { where: string; args: string[] } {
+  if (namespace === undefined) return { where: "(namespace, name) > (?, ?)", args: start };
+  if (start[0] === namespace) return { where: "name > ?", args: [start[1]] };
+  return { where: start[0] < namespace ? "1" : "0", args: [] };
+}
+
 function* scan(
   shard: StoreShard,
   q: ListQuery,
@@ -114,8 +126,9 @@ function* scan(
     args.push(q.namespace);
   }
   if (start) {
-    where.push("(namespace, name) > (?, ?)");
-    args.push(start[0], start[1]);
+    const after = afterKey(q.namespace, start);
+    where.push(after.where);
+    args.push(...after.args);
   }
   const cond = where.length ? `WHERE ${where.join(" AND ")}` : "";
   const cursor = shard.sql.exec<Entry & { rv: number }>(
@@ -168,6 +181,32 @@ export interface ListFrame {
   tail: string;
 }
 
+/** What a list reads: its snapshot, where it starts, how many items, and which. */
+export interface ListPlan {
+  def: ResourceDef;
+  q: ListQuery;
+  labelSel: Selector;
+  fieldSel: Selector;
+  snap: number;
+  /** read the objects after this key (namespace, name) */
+  start: [string, string] | null;
+  limit: number;
+  now: number;
+}
+
+/** What one read of a list gave `add`. */
+export interface ListRead {
+  count: number;
+  last?: { namespace: string; name: string };
+  /** the continue token of a list cut at its limit */
+  next?: string;
+  /** the read stopped at its budget of characters, with more items possibly to come */
+  paused: boolean;
+}
+
+/** Hands `add` each item's JSON (for a Table, each row's) with the object's namespace and name. */
+export type ListAdd = (data: string, at: { namespace: string; name: string }) => void;
+
 export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): string {
   const items: string[] = [];
   const f = listInto(shard, def, q, (data) => items.push(data));
@@ -178,12 +217,13 @@ export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): 
  * Reads a list from one snapshot, handing each item's JSON (for a Table, each row's) to `add`
  * as it is read, with the object's namespace and name, and returns what goes around them.
  */
-export function listInto(
-  shard: StoreShard,
-  def: ResourceDef,
-  q: ListQuery,
-  add: (data: string, at: { namespace: string; name: string }) => void,
-): ListFrame {
+export function listInto(shard: StoreShard, def: ResourceDef, q: ListQuery, add: ListAdd): ListFrame {
+  const plan = planList(shard, def, q);
+  return listFrame(shard, plan, readList(shard, plan, add));
+}
+
+/** Checks a list request and settles its snapshot and starting point. */
+export function planList(shard: StoreShard, def: ResourceDef, q: ListQuery): ListPlan {
   const labelSel = parseLabelSelector(q.labelSelector);
   const fieldSel = parseFieldSelector(q.fieldSelector);
   checkFieldSelector(fieldSel, supportedFields(def));
@@ -217,51 +257,80 @@ export function listInto(
   } else if (q.resourceVersionMatch) {
     throw badRequest(`resourceVersionMatch is forbidden unless resourceVersion is provided`);
   }
-
   const limit = q.limit && q.limit > 0 ? q.limit : Number.POSITIVE_INFINITY;
-  // each item goes to `add` as it comes: its JSON, or for a Table its row's
+  return { def, q, labelSel, fieldSel, snap, start, limit, now: Date.now() };
+}
+
+/**
+ * Reads the plan's items from its start, up to its limit, or until objects of about `budget`
+ * characters were read (then `paused`: a later read goes on from plan.start, moved past the
+ * last). The budget counts the objects read, not what `add` gets: a Table row is small, but
+ * making it parses the object.
+ */
+export function readList(
+  shard: StoreShard,
+  plan: ListPlan,
+  add: ListAdd,
+  budget = Number.POSITIVE_INFINITY,
+): ListRead {
+  const { def, q, labelSel, fieldSel, snap, limit } = plan;
   const table = q.table;
-  const now = Date.now();
   let count = 0;
+  let chars = 0;
   let last: Entry | undefined;
   let next: string | undefined;
+  let paused = false;
   const useFields = fieldSel.length > 0;
   const useLabels = labelSel.length > 0;
-  for (const e of scan(shard, q, start, snap, labelSel, fieldSel)) {
+  for (const e of scan(shard, q, plan.start, snap, labelSel, fieldSel)) {
     if (count >= limit && last) {
       next = encodeContinue({ rv: snap, start: [last.namespace, last.name] });
+      break;
+    }
+    if (chars >= budget) {
+      paused = true;
       break;
     }
     if (useLabels && !matches(labelSel, JSON.parse(e.labels))) continue;
     if (useFields && !matches(fieldSel, JSON.parse(e.fields))) continue;
     count++;
     last = e;
+    chars += e.data.length;
     add(
-      table ? JSON.stringify(tableRow(def, JSON.parse(e.data) as KubeObject, table.include, now)) : e.data,
+      table
+        ? JSON.stringify(tableRow(def, JSON.parse(e.data) as KubeObject, table.include, plan.now))
+        : e.data,
       e,
     );
   }
+  if (last) plan.start = [last.namespace, last.name];
+  return { count, last, next, paused };
+}
 
+/** What goes around a list's items, once `read` settled its continue token. */
+export function listFrame(shard: StoreShard, plan: ListPlan, read: ListRead): ListFrame {
+  const { def, q, snap } = plan;
+  const { last, next } = read;
   // How many more a client would page through: only without selectors (upstream leaves it out
   // then, as the count would be unknown), and an estimate, counted over the current objects.
   let remaining: number | undefined;
-  if (next && last && !useLabels && !useFields) {
+  if (next && last && plan.labelSel.length === 0 && plan.fieldSel.length === 0) {
+    const after = afterKey(q.namespace, [last.namespace, last.name]);
     const inNs = q.namespace !== undefined ? " AND namespace = ?" : "";
     remaining = shard.sql
       .exec<{ n: number }>(
-        `SELECT COUNT(*) AS n FROM objects WHERE (namespace, name) > (?, ?)${inNs}`,
-        ...(q.namespace !== undefined
-          ? [last.namespace, last.name, q.namespace]
-          : [last.namespace, last.name]),
+        `SELECT COUNT(*) AS n FROM objects WHERE ${after.where}${inNs}`,
+        ...after.args,
+        ...(q.namespace !== undefined ? [q.namespace] : []),
       )
       .one().n;
   }
 
-  if (table) {
+  if (q.table) {
     // the Table with no rows, opened where they go
     const shell = JSON.stringify(
       tableOf(def, [], {
-        include: table.include,
+        include: q.table.include,
         headers: true,
         resourceVersion: String(snap),
         continue: next,

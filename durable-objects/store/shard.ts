@@ -29,7 +29,7 @@ import { fail, MAX_STORED_BYTES, ok, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
-import { listStream } from "./list-stream";
+import { ListPins, listStream } from "./list-stream";
 import { Pokes } from "./pokes";
 import { fillCreateFields, preparedData } from "./prepared";
 import type {
@@ -57,6 +57,8 @@ export class StoreShard extends DurableObject<Env> {
   compacted = 0;
   def?: ResourceDef;
   readonly hub: WatchHub;
+  /** snapshots of lists being streamed a page at a time (list-stream.ts) */
+  readonly listPins = new ListPins();
   /** the front door's relay to this shard, when it has one open (relay.ts) */
   readonly relays: Relays;
   /** the newest changes in memory: informers catching up read them without a query */
@@ -473,7 +475,8 @@ export class StoreShard extends DurableObject<Env> {
     this.compactTo(compactionPoint(this.sql, this.revision, this.settings, now));
   }
 
-  private compactTo(point: number): void {
+  private compactTo(wanted: number): void {
+    const point = this.listPins.clamp(wanted);
     if (point <= this.compacted) return;
     this.ctx.storage.transactionSync(() => compactLog(this.sql, point));
     this.compacted = point;
