@@ -18,6 +18,7 @@ import {
   createNamespace,
   createPods,
   pagedWalks,
+  probeDuring,
   sequential,
   startApiServer,
 } from "./lib/apiserver";
@@ -143,11 +144,19 @@ async function measureOurs(podCount: number): Promise<Ours> {
       "GET",
       (i) => `/api/v1/namespaces/${NS}/pods/${names[(i * 7919) % stored]}`,
     );
-    const listAll = await sequential(d, 5, 200, "GET", () => `/api/v1/namespaces/${NS}/pods`);
-    // what `kubectl get pods` asks for
-    const listTable = await sequential(d, 5, 200, "GET", () => `/api/v1/namespaces/${NS}/pods`, undefined, {
-      accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-    });
+    // a second client reads one pod every 5 ms meanwhile: how long a small read waits for a big one
+    const { result: lists, probe: getDuringLists } = await probeDuring(
+      d,
+      `/api/v1/namespaces/${NS}/pods/${names[0]}`,
+      async () => ({
+        listAll: await sequential(d, 5, 200, "GET", () => `/api/v1/namespaces/${NS}/pods`),
+        // what `kubectl get pods --chunk-size=0` asks for
+        listTable: await sequential(d, 5, 200, "GET", () => `/api/v1/namespaces/${NS}/pods`, undefined, {
+          accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+        }),
+      }),
+    );
+    const { listAll, listTable } = lists;
     const sel = (i: number) => `/api/v1/namespaces/${NS}/pods?labelSelector=${GROUP_LABEL}%3Dg${i % 100}`;
     const listSelector = await sequential(d, 30, 200, "GET", sel);
     const selBody = await request(d, oneShot, "GET", sel(7));
@@ -199,6 +208,7 @@ async function measureOurs(podCount: number): Promise<Ours> {
       get,
       listAll,
       listTable,
+      getDuringLists,
       listAllItems,
       listSelector,
       listSelectorItems,

@@ -36,6 +36,8 @@ export interface Ours {
   listAll: Summary & { bytes: number };
   /** the same list as a Table, as kubectl get asks for it */
   listTable: Summary & { bytes: number };
+  /** one pod read every 5 ms by a second client while the whole lists above ran */
+  getDuringLists: Summary;
   listAllItems: number;
   listSelector: Summary;
   listSelectorItems: number;
@@ -114,6 +116,7 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
     ["get one pod", ...lat(ours.get), 1],
     ["list all pods", ...lat(ours.listAll), ours.listAllItems],
     ["list all pods as a Table (kubectl get)", ...lat(ours.listTable), ours.listAllItems],
+    ["get one pod, while those lists run", ...lat(ours.getDuringLists), 1],
     [`list ${GROUP_LABEL}=gN selector`, ...lat(ours.listSelector), ours.listSelectorItems],
     ["list limit=500, per page", ...lat(ours.page), 500],
     ["list limit=500, whole walk", ...lat(ours.walk), ours.walkItems],
@@ -134,6 +137,8 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
     list_all_bytes: ours.listAll.bytes,
     list_table_p50_ms: ours.listTable.p50,
     list_table_p99_ms: ours.listTable.p99,
+    get_during_lists_p99_ms: ours.getDuringLists.p99,
+    get_during_lists_max_ms: ours.getDuringLists.max,
     list_selector_p50_ms: ours.listSelector.p50,
     list_selector_p99_ms: ours.listSelector.p99,
     list_selector_items: ours.listSelectorItems,

@@ -215,6 +215,36 @@ export async function sequential(
   return { ...summarize(samples), bytes };
 }
 
+/**
+ * Runs `work` while a second client sends GET `path` every `everyMs`, one at a time: how long
+ * a small request waits while big ones (whole lists) are served.
+ */
+export async function probeDuring<T>(
+  t: Target,
+  path: string,
+  work: () => Promise<T>,
+  everyMs = 5,
+): Promise<{ result: T; probe: Summary }> {
+  const agent = keepAliveAgent(1);
+  const samples: number[] = [];
+  let done = false;
+  const probing = (async () => {
+    while (!done) {
+      const t0 = performance.now();
+      await expectStatus(200, request(t, agent, "GET", path), `GET ${path}`);
+      samples.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  try {
+    return { result: await work(), probe: summarize(samples) };
+  } finally {
+    done = true;
+    await probing;
+    agent.destroy();
+  }
+}
+
 /** Lists with limit=pageSize following `continue` to the end; per-page latency and the walk. */
 export async function pagedWalks(
   t: Target,
