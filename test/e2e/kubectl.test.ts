@@ -191,6 +191,37 @@ spec:
     expect(d.spec.replicas).toBe(4);
   });
 
+  it("a typo in a manifest: kubectl's default validation is refused with upstream's words", async () => {
+    const ns = await freshNamespace(t);
+    const manifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: typo
+spec:
+  replica: 2
+  selector:
+    matchLabels: {app: typo}
+  template:
+    metadata:
+      labels: {app: typo}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        imagePolicy: Always
+`;
+    const r = await k(["create", "-n", ns, "-f", "-"], manifest);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim()).toBe(
+      'Error from server (BadRequest): error when creating "STDIN": Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica", unknown field "spec.template.spec.containers[0].imagePolicy"',
+    );
+    // --validate=warn creates it, and says what it dropped
+    const warn = await k(["create", "-n", ns, "-f", "-", "--validate=warn"], manifest);
+    expect(warn.code, warn.stderr).toBe(0);
+    expect(warn.stderr).toContain('Warning: unknown field "spec.replica"');
+    expect(warn.stdout.trim()).toBe("deployment.apps/typo created");
+  });
+
   it("edit with a scripted editor", async () => {
     const ns = await freshNamespace(t);
     await k(["create", "configmap", "ed", "-n", ns, "--from-literal=k=old"]);

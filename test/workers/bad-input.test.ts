@@ -245,7 +245,13 @@ describe("invalid objects", () => {
   it("unknown fields: Strict is 400 BadRequest, Warn creates and warns, Ignore is silent", async () => {
     const body = cm("unk", { bogus: 1, metadata: { name: "unk", bogusMeta: "x" } });
     const strict = await api(t, "POST", `${cms}?fieldValidation=Strict`, body);
-    expectStatus(strict, 400, "BadRequest", /^strict decoding error: /);
+    // as kubectl shows it: Error from server (BadRequest): error when creating "cm.yaml": ...
+    expectStatus(
+      strict,
+      400,
+      "BadRequest",
+      /^ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: /,
+    );
     expect(strict.json.message).toContain('unknown field "bogus"');
     expect(strict.json.message).toContain('unknown field "metadata.bogusMeta"');
     const warn = await api(t, "POST", `${cms}?fieldValidation=Warn`, body);

@@ -22,6 +22,11 @@ export interface Found {
    * (a YAML body, a patched object), whose keys Go writes sorted
    */
   sorted?: boolean;
+  /**
+   * what the Strict error starts with: a create or update body is decoded into its type,
+   * and upstream words that failure `Pod in version "v1" cannot be handled as a Pod: ...`
+   */
+  decoding?: string;
 }
 
 const duplicateField = (path: string) => `duplicate field ${JSON.stringify(path)}`;
@@ -31,11 +36,13 @@ function yamlFound(lines: string[]): Found["before"] {
   return { warnings: lines, error: [`yaml: unmarshal errors:\n${lines.map((l) => `  ${l}`).join("\n")}`] };
 }
 
-/** What a create or update body found: its repeated keys. */
-export function objectFound(d: Decoded): Found {
-  if (!d.repeats) return {};
-  if ("yaml" in d.repeats) return { before: yamlFound(d.repeats.yaml), sorted: true };
-  return { keys: d.repeats.json };
+/** What a create or update body of `kind` found: its repeated keys. */
+export function objectFound(d: Decoded, obj: KubeObject, kind: string): Found {
+  const version = (obj.apiVersion ?? "").split("/").pop();
+  const decoding = `${obj.kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: `;
+  if (!d.repeats) return { decoding };
+  if ("yaml" in d.repeats) return { before: yamlFound(d.repeats.yaml), sorted: true, decoding };
+  return { keys: d.repeats.json, decoding };
 }
 
 /** The fields of a JSON patch operation (upstream decodes each into a struct of these). */
@@ -136,7 +143,7 @@ function reports(unknown: string[], found: Found, strict: boolean): string[] {
 export function checkFields(w: WriteContext, obj: KubeObject, found: Found = {}): void {
   if (w.fieldValidation === "Strict") {
     const all = reports(knownFieldsCheck(obj.apiVersion ?? "", obj.kind ?? "", obj), found, true);
-    if (all.length) throw badRequest(`strict decoding error: ${all.join(", ")}`);
+    if (all.length) throw badRequest(`${found.decoding ?? ""}strict decoding error: ${all.join(", ")}`);
     return;
   }
   const dropped = pruneUnknownFields(obj.apiVersion ?? "", obj.kind ?? "", obj);

@@ -268,7 +268,7 @@ async function watch(
 async function create(w: WriteContext): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw);
   const obj = checkTypeMeta(w.def, decoded.value);
-  checkFields(w, obj, objectFound(decoded));
+  checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
   prepareCreate(w.def, obj, w.info);
   validateObject(w.def, obj);
   await admit(w, "CREATE", obj, undefined);
@@ -298,7 +298,7 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
     );
   obj.metadata.name = w.info.name;
   if (w.def.namespaced) obj.metadata.namespace = namespace;
-  checkFields(w, obj, objectFound(decoded));
+  checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
   const clientRV = obj.metadata.resourceVersion;
   const old = await w.store.get(namespace, w.info.name);
   if (clientRV && clientRV !== old.metadata.resourceVersion) {
