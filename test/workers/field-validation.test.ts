@@ -297,4 +297,17 @@ describe("field validation of repeated keys and unknown fields", () => {
     expect(ignore.status, ignore.text).toBe(200);
     expect(warnings(ignore)).toEqual([]);
   });
+
+  it("a body repeating 20,000 keys is warned about within a bounded header", async () => {
+    const ns = deps.split("/")[5];
+    const pairs = Array.from({ length: 20_000 }, (_, i) => `"k${i}": "a", "k${i}": "b"`).join(", ");
+    const body = `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "many-repeats"}, "data": {${pairs}}}`;
+    const r = await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, body, JSON_CT);
+    expect(r.status, r.text.slice(0, 300)).toBe(201);
+    expect(r.json.data.k19999).toBe("b");
+    const header = r.headers.get("warning") ?? "";
+    expect(header.length).toBeGreaterThan(4000);
+    expect(header.length).toBeLessThan(8 * 1024);
+    expect(warnings(r)[0]).toBe('duplicate field "data.k0"');
+  });
 });

@@ -25,6 +25,7 @@ import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
 import { Store } from "../store-client";
+import { warningHeaders } from "../warnings";
 import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {
@@ -105,9 +106,8 @@ async function admitted<T>(
 
 function respondWith(w: WriteContext, text: string, code: number): Response {
   const headers: Record<string, string> = {};
-  // each text once, as upstream's warning recorder keeps them (a patch retried on a conflict checks again)
-  if (w.warnings.length)
-    headers.warning = [...new Set(w.warnings)].map((m) => `299 - ${JSON.stringify(m)}`).join(", ");
+  // each text once (a patch retried on a conflict checks again), and bounded (warnings.ts)
+  if (w.warnings.length) headers.warning = warningHeaders(w.warnings).join(", ");
   return encoded(text, code, w.c.req.header("accept") ?? null, headers);
 }
 
