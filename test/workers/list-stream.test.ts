@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+import { bigConfigMap, createBig, openSlowList } from "../helpers/slow-list";
 
 const t = shared();
 
@@ -113,50 +114,20 @@ describe("streamed lists", () => {
   });
 
   it("reads a long list a page at a time, all of it from the snapshot it started at", async () => {
-    // ~27 MB: more than the sockets and pipes between the shard and this reader hold, so
-    // the writes below land while later pages are still unread in the shard
     const ns = await freshNamespace(t);
     const path = `/api/v1/namespaces/${ns}/configmaps`;
-    const big = (i: number, fill: string) => ({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: `big-${String(i).padStart(2, "0")}` },
-      data: { fill: fill.repeat(900_000) },
-    });
-    for (let i = 0; i < 30; i += 6)
-      await Promise.all(
-        [0, 1, 2, 3, 4, 5].map(async (k) =>
-          expect((await api(t, "POST", path, big(i + k, "a"))).status).toBe(201),
-        ),
-      );
-    const res = await fetch(`${t.url}${path}`, {
-      headers: { authorization: `Bearer ${t.token}`, accept: "application/json" },
-    });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    const dec = new TextDecoder();
-    let text = "";
-    while (text.length < 1_000_000) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += dec.decode(value, { stream: true });
-    }
+    const name = (i: number) => `big-${String(i).padStart(2, "0")}`;
+    await createBig(t, path, 30, name);
+    const list = await openSlowList(t, path);
     // after the list began: the last object deleted, the one before it changed, one added
     expect((await api(t, "DELETE", `${path}/big-29`)).status).toBe(200);
-    expect((await api(t, "PUT", `${path}/big-28`, big(28, "b"))).status).toBe(200);
-    expect((await api(t, "POST", path, big(30, "c"))).status).toBe(201);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += dec.decode(value, { stream: true });
-    }
-    const list = JSON.parse(text);
-    expect(list.items.map((o: any) => o.metadata.name)).toEqual(
-      Array.from({ length: 30 }, (_, i) => `big-${String(i).padStart(2, "0")}`),
-    );
-    expect(list.items.every((o: any) => o.data.fill.length === 900_000 && o.data.fill[0] === "a")).toBe(true);
-    const rv = Number(list.metadata.resourceVersion);
-    expect(list.items.every((o: any) => Number(o.metadata.resourceVersion) <= rv)).toBe(true);
+    expect((await api(t, "PUT", `${path}/big-28`, bigConfigMap(name(28), "b"))).status).toBe(200);
+    expect((await api(t, "POST", path, bigConfigMap(name(30), "c"))).status).toBe(201);
+    const got = await list.rest();
+    expect(got.items.map((o: any) => o.metadata.name)).toEqual(Array.from({ length: 30 }, (_, i) => name(i)));
+    expect(got.items.every((o: any) => o.data.fill.length === 900_000 && o.data.fill[0] === "a")).toBe(true);
+    const rv = Number(got.metadata.resourceVersion);
+    expect(got.items.every((o: any) => Number(o.metadata.resourceVersion) <= rv)).toBe(true);
     // the same list read now has the changes
     const now = await api(t, "GET", path);
     expect(now.json.items.map((o: any) => o.metadata.name).slice(-2)).toEqual(["big-28", "big-30"]);

@@ -5,6 +5,7 @@ import { CoreV1Api, KubeConfig, ListWatch, type V1ConfigMap, Watch } from "@kube
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, type Target } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
+import { bigConfigMap, createBig, openSlowList } from "../helpers/slow-list";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 import { openWatch } from "../helpers/watch-stream";
 
@@ -248,39 +249,16 @@ describe("a list streamed across compaction", () => {
 
   it("keeps the snapshot it started at readable until it ends, and no longer", async () => {
     const pins = "/api/v1/namespaces/expiry/configmaps";
-    const big = (i: number, fill: string) => ({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: `pin-${String(i).padStart(2, "0")}` },
-      data: { fill: fill.repeat(900_000) },
-    });
-    for (let i = 0; i < 30; i++) expect((await api(t, "POST", pins, big(i, "a"))).status).toBe(201);
-    const res = await fetch(`${t.url}${pins}`, {
-      headers: { authorization: `Bearer ${t.token}`, accept: "application/json" },
-    });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    const dec = new TextDecoder();
-    let text = "";
-    while (text.length < 1_000_000) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += dec.decode(value, { stream: true });
-    }
-    expect((await api(t, "PUT", `${pins}/pin-28`, big(28, "b"))).status).toBe(200);
+    const name = (i: number) => `pin-${String(i).padStart(2, "0")}`;
+    await createBig(t, pins, 30, name);
+    const open = await openSlowList(t, pins);
+    expect((await api(t, "PUT", `${pins}/pin-28`, bigConfigMap(name(28), "b"))).status).toBe(200);
     expect((await api(t, "DELETE", `${pins}/pin-29`)).status).toBe(200);
     // far past the 50-event window: compaction runs, but stops short of the open list
     await writes(300, "pin");
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += dec.decode(value, { stream: true });
-    }
-    const list = JSON.parse(text);
+    const list = await open.rest();
     const pinned = list.items.filter((o: any) => o.metadata.name.startsWith("pin-") && o.data?.fill);
-    expect(pinned.map((o: any) => o.metadata.name)).toEqual(
-      Array.from({ length: 30 }, (_, i) => `pin-${String(i).padStart(2, "0")}`),
-    );
+    expect(pinned.map((o: any) => o.metadata.name)).toEqual(Array.from({ length: 30 }, (_, i) => name(i)));
     expect(pinned.every((o: any) => o.data.fill[0] === "a")).toBe(true);
     // the list is over: its snapshot goes with the next compaction
     await writes(300, "unpin");
