@@ -5,7 +5,7 @@ import { concatBytes } from "../api/bytes";
 import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
 import { recordAuditRequestObject } from "./audit/index";
-import { duplicateKey, type KeyScan, lineIndex, nestsDeeper, scanKeys } from "./json-scan";
+import { duplicateKey, type KeyScan, lineIndex, mayRepeatKeys, nestsDeeper, scanKeys } from "./json-scan";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -126,7 +126,7 @@ function asJson(text: string): Decoded | undefined {
     return undefined; // YAML's flow style is wider than JSON: let the YAML reader judge
   }
   checkNesting(text);
-  if (duplicateKey(text) === undefined) return { value };
+  if (!mayRepeatKeys(text, value) || duplicateKey(text) === undefined) return { value };
   const line = lineIndex(text);
   return { value, repeats: { yaml: scanKeys(text).repeats.map((r) => yamlRepeat(line(r.at), r.key)) } };
 }
@@ -195,7 +195,7 @@ export function decodeText(text: string, type: string, allowed: string[]): Decod
     throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
   checkNesting(text);
-  if (duplicateKey(text) === undefined) return { value };
+  if (!mayRepeatKeys(text, value) || duplicateKey(text) === undefined) return { value };
   return { value, repeats: { json: scanKeys(text) } };
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { decodeText, parseBody } from "../../../workers/body";
-import { duplicateKey, lineIndex, scanKeys } from "../../../workers/json-scan";
+import { duplicateKey, lineIndex, mayRepeatKeys, scanKeys } from "../../../workers/json-scan";
 
 const YAML_TYPE = "application/apply-patch+yaml";
 const read = (text: string) => parseBody(text, YAML_TYPE, [YAML_TYPE]);
@@ -108,5 +108,46 @@ describe("YAML bodies", () => {
   it("numbers lines from 1", () => {
     const line = lineIndex("a\nbc\n\nd");
     expect([0, 1, 2, 3, 4, 5, 6].map(line)).toEqual([1, 1, 2, 2, 2, 3, 4]);
+  });
+
+  it("passes JSON by quickly only when no key can be repeated", () => {
+    // random documents: keys that may repeat, JSON text inside strings, escapes, spacing
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 16) % n;
+    };
+    const keys = ["a", "b", 'q"', "s\\", "é", "k:"];
+    const value = (depth: number): string => {
+      const r = rnd(depth > 3 ? 3 : 6);
+      if (r === 0) return String(rnd(100));
+      if (r === 1) return JSON.stringify(["x", '"a":1', '{"a":1,"a":2}', "\\", '\\":'][rnd(5)]);
+      if (r === 2) return "null";
+      if (r === 3) return `[${Array.from({ length: rnd(3) }, () => value(depth + 1)).join(",")}]`;
+      const n = rnd(4);
+      const colon = [":", ":", ": ", " :", "\n:"][rnd(5)];
+      return `{${Array.from({ length: n }, () => `${JSON.stringify(keys[rnd(keys.length)])}${colon}${value(depth + 1)}`).join(",")}}`;
+    };
+    let quick = 0;
+    let repeated = 0;
+    for (let i = 0; i < 5000; i++) {
+      const text = value(0);
+      const twice = duplicateKey(text) !== undefined;
+      const may = mayRepeatKeys(text, JSON.parse(text));
+      if (twice) {
+        repeated++;
+        expect(may, text).toBe(true);
+      }
+      if (!may) quick++;
+    }
+    expect(repeated).toBeGreaterThan(300);
+    expect(quick).toBeGreaterThan(1000);
+    // what kubectl sends: compact, and a last-applied annotation holding JSON
+    const pod = JSON.stringify({
+      metadata: { name: "p", annotations: { last: JSON.stringify({ metadata: { name: "p" } }) } },
+      spec: { containers: [{ name: "c", image: "i" }] },
+    });
+    expect(mayRepeatKeys(pod, JSON.parse(pod))).toBe(false);
+    expect(mayRepeatKeys('{"a":1,"a":2,"b" :3}', { a: 2, b: 3 })).toBe(true);
   });
 });
