@@ -310,4 +310,69 @@ describe("field validation of repeated keys and unknown fields", () => {
     expect(header.length).toBeLessThan(8 * 1024);
     expect(warnings(r)[0]).toBe('duplicate field "data.k0"');
   });
+
+  it("subresources with kinds of their own: scale, binding and eviction", async () => {
+    const ns = deps.split("/")[5];
+    expect((await api(t, "POST", deps, valid("scaled"))).status).toBe(201);
+    const scale = {
+      apiVersion: "autoscaling/v1",
+      kind: "Scale",
+      metadata: { name: "scaled" },
+      spec: { replicas: 2, extra: 1 },
+    };
+    expectStrict(
+      await api(t, "PUT", `${deps}/scaled/scale?fieldValidation=Strict`, scale),
+      'Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "spec.extra"',
+    );
+    const put = await api(t, "PUT", `${deps}/scaled/scale`, scale);
+    expect(put.status, put.text).toBe(200);
+    expect(warnings(put)).toEqual(['unknown field "spec.extra"']);
+    expect(put.json.spec).toEqual({ replicas: 2 });
+    const merge = { "content-type": "application/merge-patch+json" };
+    expectStrict(
+      await api(
+        t,
+        "PATCH",
+        `${deps}/scaled/scale?fieldValidation=Strict`,
+        '{"spec":{"replicas":3,"replicas":4,"other":1}}',
+        merge,
+      ),
+      'strict decoding error: duplicate field "spec.replicas", unknown field "spec.other"',
+    );
+
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    const pod = (name: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name },
+      spec: { schedulerName: "none", containers: [{ name: "c", image: "nginx:1.27" }] },
+    });
+    expect((await api(t, "POST", pods, pod("bound"))).status).toBe(201);
+    const binding = {
+      apiVersion: "v1",
+      kind: "Binding",
+      metadata: { name: "bound" },
+      target: { kind: "Node", name: "n1", extra: 1 },
+    };
+    expectStrict(
+      await api(t, "POST", `${pods}/bound/binding?fieldValidation=Strict`, binding),
+      'Binding in version "v1" cannot be handled as a Binding: strict decoding error: unknown field "target.extra"',
+    );
+    expect((await api(t, "GET", `${pods}/bound`)).json.spec.nodeName).toBeUndefined();
+    expect((await api(t, "POST", `${pods}/bound/binding?fieldValidation=Ignore`, binding)).status).toBe(201);
+    expect((await api(t, "GET", `${pods}/bound`)).json.spec.nodeName).toBe("n1");
+
+    expect((await api(t, "POST", pods, pod("evicted"))).status).toBe(201);
+    const eviction = {
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name: "evicted" },
+      deleteOptions: { extra: 1 },
+    };
+    expectStrict(
+      await api(t, "POST", `${pods}/evicted/eviction?fieldValidation=Strict`, eviction),
+      'Eviction in version "v1" cannot be handled as a Eviction: strict decoding error: unknown field "deleteOptions.extra"',
+    );
+    expect((await api(t, "GET", `${pods}/evicted`)).status).toBe(200);
+  });
 });

@@ -39,7 +39,10 @@ function yamlFound(lines: string[]): Found["before"] {
 /** What a create or update body of `kind` found: its repeated keys. */
 export function objectFound(d: Decoded, obj: KubeObject, kind: string): Found {
   const version = (obj.apiVersion ?? "").split("/").pop();
-  const decoding = `${obj.kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: `;
+  // without a kind in the body upstream words it otherwise; that case is left unprefixed
+  const decoding = obj.kind
+    ? `${obj.kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: `
+    : undefined;
   if (!d.repeats) return { decoding };
   if ("yaml" in d.repeats) return { before: yamlFound(d.repeats.yaml), sorted: true, decoding };
   return { keys: d.repeats.json, decoding };

@@ -104,7 +104,8 @@ async function admitted<T>(
   }
 }
 
-function respondWith(w: WriteContext, text: string, code: number): Response {
+/** A write's answer in the encoding the client accepts, with the warnings the write made. */
+export function respondWith(w: WriteContext, text: string, code: number): Response {
   const headers: Record<string, string> = {};
   // each text once (a patch retried on a conflict checks again), and bounded (warnings.ts)
   if (w.warnings.length) headers.warning = warningHeaders(w.warnings).join(", ");

@@ -5,35 +5,50 @@ import { scaleOf, validateScale } from "../../api/strategies/workloads";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { tokenRequest } from "../authn/index";
-import { decodeObject, mediaType, parseBody, readText } from "../body";
-import { encoded, json } from "../respond";
+import { type Decoded, decodeBody, decodeObject, decodeText, mediaType, readText } from "../body";
+import { encoded } from "../respond";
+import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
 import { checkTypeMeta, isConflict, isObject } from "./prepare";
-import type { WriteContext } from "./resource";
+import { respondWith, type WriteContext } from "./resource";
 import { streamSubresource } from "./streams";
+
+/** upstream's answer to a binding or an eviction */
+const SUCCESS_201 = JSON.stringify({
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Success",
+  code: 201,
+});
 
 async function scale(w: WriteContext, namespace: string): Promise<Response> {
   const accept = w.c.req.header("accept") ?? null;
   if (w.info.verb === "get")
     return encoded(JSON.stringify(scaleOf(await w.store.get(namespace, w.info.name))), 200, accept);
-  let body: unknown;
+  let decoded: Decoded;
   let type = "";
   if (w.info.verb === "patch") {
     type = mediaType(w.c.req.header("content-type") ?? null);
-    body = parseBody(await readText(w.c.req.raw), type, [
+    decoded = decodeText(await readText(w.c.req.raw), type, [
       "application/json-patch+json",
       "application/merge-patch+json",
       "application/strategic-merge-patch+json",
     ]);
   } else {
-    body = await decodeObject(w.c.req.raw);
+    decoded = await decodeBody(w.c.req.raw);
+    if (isObject(decoded.value))
+      checkFields(w, decoded.value as KubeObject, objectFound(decoded, decoded.value as KubeObject, "Scale"));
   }
+  const body = decoded.value;
+  const found = w.info.verb === "patch" ? patchFound(decoded, type) : undefined;
   for (let attempt = 0; ; attempt++) {
     const old = await w.store.get(namespace, w.info.name);
     const current = scaleOf(old);
     let wanted: KubeObject;
     if (w.info.verb === "patch") {
       wanted = applyPatchBodyForScale(w, current as unknown as KubeObject, body, type);
+      checkFields(w, wanted, found);
     } else {
       if (!isObject(body)) throw badRequest("the body of the request must be a Scale object");
       wanted = body as KubeObject;
@@ -54,7 +69,7 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
       next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     try {
       const text = await w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
-      return encoded(JSON.stringify(scaleOf(JSON.parse(text))), 200, accept);
+      return respondWith(w, JSON.stringify(scaleOf(JSON.parse(text))), 200);
     } catch (e) {
       if (isConflict(e) && w.info.verb === "patch" && attempt < 8) continue;
       throw e;
@@ -79,8 +94,10 @@ function applyPatchBodyForScale(
  * nothing blocks an eviction; the answer is upstream's 201 Success Status.
  */
 async function eviction(w: WriteContext, namespace: string): Promise<Response> {
-  const body = await decodeObject(w.c.req.raw);
+  const decoded = await decodeBody(w.c.req.raw);
+  const body = decoded.value;
   if (!isObject(body)) throw badRequest("the body of the request must be an Eviction object");
+  checkFields(w, body as KubeObject, objectFound(decoded, body as KubeObject, "Eviction"));
   if (body.kind !== undefined && body.kind !== "Eviction")
     throw badRequest(
       `the kind in the data (${String(body.kind)}) does not match the expected kind (Eviction)`,
@@ -94,12 +111,13 @@ async function eviction(w: WriteContext, namespace: string): Promise<Response> {
     preconditions: opts.preconditions ?? { uid: pod.metadata.uid },
     dryRun: w.dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes("All")),
   });
-  return json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 }, 201);
+  return respondWith(w, SUCCESS_201, 201);
 }
 
 async function binding(w: WriteContext, namespace: string): Promise<Response> {
-  const body = await decodeObject(w.c.req.raw);
-  const b = checkTypeMeta({ ...w.def, kind: "Binding" }, body, "Binding", "v1");
+  const decoded = await decodeBody(w.c.req.raw);
+  const b = checkTypeMeta({ ...w.def, kind: "Binding" }, decoded.value, "Binding", "v1");
+  checkFields(w, b, objectFound(decoded, b, "Binding"));
   const target = b.target;
   if (b.metadata.name && b.metadata.name !== w.info.name)
     throw badRequest(`Binding name "${b.metadata.name}" does not match the pod name "${w.info.name}"`);
@@ -139,7 +157,7 @@ async function binding(w: WriteContext, namespace: string): Promise<Response> {
     pod.status.conditions = conditions;
     try {
       await w.store.update(pod, { expectRV: pod.metadata.resourceVersion, dryRun: w.dryRun });
-      return json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 }, 201);
+      return respondWith(w, SUCCESS_201, 201);
     } catch (e) {
       if (isConflict(e) && attempt < 8) continue;
       throw e;
