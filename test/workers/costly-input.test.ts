@@ -64,6 +64,30 @@ describe("costly input", () => {
     expect((await api(t, "GET", "/readyz")).status).toBe(200);
   });
 
+  it("20,000 unknown fields, each written twice: each reported once, as unknown", async () => {
+    const ns = await freshNamespace(t, "costly");
+    const pairs = Array.from({ length: 20_000 }, (_, i) => `"u${i}": 1, "u${i}": 2`).join(", ");
+    const body = `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "unknowns"}, ${pairs}}`;
+    const r = await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, body, JSON_CT);
+    expect(r.status, r.text.slice(0, 200)).toBe(201);
+    const header = r.headers.get("warning") ?? "";
+    expect(header.startsWith('299 - "unknown field \\"u0\\""')).toBe(true);
+    expect(header).not.toContain("duplicate field");
+    expect(r.json.u0).toBeUndefined();
+    const strict = await api(
+      t,
+      "POST",
+      `/api/v1/namespaces/${ns}/configmaps?fieldValidation=Strict`,
+      body,
+      JSON_CT,
+    );
+    expect(strict.status).toBe(400);
+    expect(strict.json.message).toMatch(
+      /^ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "u0", unknown field "u1", /,
+    );
+    expect(strict.json.message).not.toContain("duplicate field");
+  });
+
   it("a label selector of thousands of terms is matched, not a 500", async () => {
     const ns = await freshNamespace(t);
     const labels = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`l${i}`, "v"]));

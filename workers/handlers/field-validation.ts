@@ -98,9 +98,12 @@ export function applyRepeats(w: WriteContext, d: Decoded): void {
   throw badRequest(`error strict decoding YAML: error converting YAML to JSON: ${error}`);
 }
 
-/** Whether path `p` is `unknown` or lies inside it. */
-const within = (p: string, unknown: string) =>
-  p === unknown || (p.startsWith(unknown) && (p[unknown.length] === "." || p[unknown.length] === "["));
+/** Whether path `p` is one of `unknown` or lies inside one: its own and each parent's path looked up once. */
+function within(p: string, unknown: ReadonlySet<string>): boolean {
+  for (let i = 1; i <= p.length; i++)
+    if ((i === p.length || p[i] === "." || p[i] === "[") && unknown.has(p.slice(0, i))) return true;
+  return false;
+}
 
 /** A field path's segments: names, and list indexes as numbers. */
 function segments(path: string): (string | number)[] {
@@ -127,13 +130,14 @@ function reports(unknown: string[], found: Found, strict: boolean): string[] {
   const keys = found.keys;
   if (!keys) return [...before, ...unknownFieldMessages(unknown)];
   // a field both unknown and repeated (or inside an unknown one) is reported as unknown, once
+  const unknownPaths = new Set(unknown);
   const items = [
     ...unknown.map((p) => ({
       at: keys.firstAt.get(p) ?? Number.MAX_SAFE_INTEGER,
       message: unknownFieldMessages([p])[0],
     })),
     ...keys.repeats
-      .filter((r) => !unknown.some((u) => within(r.path, u)))
+      .filter((r) => !within(r.path, unknownPaths))
       .map((r) => ({ at: r.at, message: duplicateField(r.path) })),
   ];
   return [...before, ...items.sort((a, b) => a.at - b.at).map((x) => x.message)];
