@@ -112,21 +112,23 @@ function segments(path: string): (string | number)[] {
   return out;
 }
 
-/** Orders field paths as a walk over objects with sorted keys meets them. */
-function bySortedKeys(a: string, b: string): number {
-  const x = segments(a);
-  const y = segments(b);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    if (x[i] === y[i]) continue;
-    return x[i] < y[i] ? -1 : 1;
-  }
-  return x.length - y.length;
+/** Field paths in the order a walk over objects with sorted keys meets them (each path split once). */
+function inSortedKeyOrder(paths: readonly string[]): string[] {
+  const split = paths.map((p) => ({ p, s: segments(p) }));
+  split.sort(({ s: x }, { s: y }) => {
+    for (let i = 0; i < Math.min(x.length, y.length); i++) {
+      if (x[i] === y[i]) continue;
+      return x[i] < y[i] ? -1 : 1;
+    }
+    return x.length - y.length;
+  });
+  return split.map((x) => x.p);
 }
 
 /** The unknown fields and repeated keys, worded and ordered as upstream reports them. */
 function reports(unknown: string[], found: Found, strict: boolean): string[] {
   const before = (strict ? found.before?.error : found.before?.warnings) ?? [];
-  if (found.sorted) return [...before, ...unknownFieldMessages([...unknown].sort(bySortedKeys))];
+  if (found.sorted) return [...before, ...unknownFieldMessages(inSortedKeyOrder(unknown))];
   const keys = found.keys;
   if (!keys) return [...before, ...unknownFieldMessages(unknown)];
   // a field both unknown and repeated (or inside an unknown one) is reported as unknown, once
