@@ -131,6 +131,51 @@ function asJson(text: string): Decoded | undefined {
   return { value, repeats: { yaml: scanKeys(text).repeats.map((r) => yamlRepeat(line(r.at), r.key)) } };
 }
 
+/** Octal as Go writes it, which go-yaml v2 reads (it parses integers as Go does): 0o17. */
+const GO_OCTAL: YAML.ScalarTag = {
+  tag: "tag:yaml.org,2002:int",
+  format: "OCT",
+  default: true,
+  identify: () => false, // never chosen to write a value
+  test: /^[-+]?0o[0-7_]+$/,
+  resolve: (s) => {
+    const digits = s.replace(/[_+]/g, "");
+    const n = Number.parseInt(digits.replace(/^-?0o/, ""), 8);
+    return digits.startsWith("-") ? -n : n;
+  },
+};
+
+/** Tags of YAML 1.1 that go-yaml v2 does not resolve into JSON-able values, or not at all. */
+const NOT_READ = ["timestamp", "binary", "omap", "pairs", "set"];
+const NOT_READ_TAGS = new Set(NOT_READ.map((t) => `tag:yaml.org,2002:${t}`));
+/** the same, as the yaml library names them where a schema lists tags by name */
+const NOT_READ_NAMES = new Set([...NOT_READ, "intTime", "floatTime"]);
+
+/**
+ * YAML 1.1, as kube-apiserver's reader (go-yaml v2) takes it: yes, no, on, off, y and n are
+ * booleans, 010 is octal, 1_000 is a thousand and `<<` merges maps; but a date stays a
+ * string, 12:30 is not a number in base 60, and !!binary, !!set, !!omap and !!pairs are not
+ * read.
+ */
+const YAML_11 = {
+  version: "1.1" as const,
+  customTags: (tags: YAML.Tags) => [
+    ...tags.filter((t) =>
+      typeof t === "string"
+        ? !NOT_READ_NAMES.has(t)
+        : !(("format" in t && t.format === "TIME") || NOT_READ_TAGS.has(t.tag)),
+    ),
+    GO_OCTAL,
+  ],
+};
+
+/** A number JSON cannot hold (.inf, .nan) is an error, as Go's JSON encoder makes it. */
+function finiteOnly(_key: string, v: unknown): unknown {
+  if (typeof v === "number" && !Number.isFinite(v))
+    throw new Error(`json: unsupported value: ${Number.isNaN(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf"}`);
+  return v;
+}
+
 /**
  * A YAML document as JSON data, and the keys it repeats (the later value wins). The reader's
  * own check for repeated keys compares each key with every earlier one of its map (a 2.9 MB
@@ -138,7 +183,7 @@ function asJson(text: string): Decoded | undefined {
  */
 function readYaml(text: string): { value: unknown; repeats: string[] } {
   const lineCounter = new YAML.LineCounter();
-  const doc = YAML.parseDocument(text, { strict: true, uniqueKeys: false, lineCounter });
+  const doc = YAML.parseDocument(text, { ...YAML_11, strict: true, uniqueKeys: false, lineCounter });
   if (doc.errors.length > 0) throw doc.errors[0];
   const repeats: string[] = [];
   collectRepeats(doc.contents, (offset, key) =>
@@ -179,7 +224,7 @@ export function decodeText(text: string, type: string, allowed: string[]): Decod
       const read = readYaml(text);
       repeats = read.repeats;
       // a self-referencing alias parses into a cycle, which no JSON document can be
-      flat = JSON.stringify(read.value) ?? "null";
+      flat = JSON.stringify(read.value, finiteOnly) ?? "null";
     } catch (e) {
       throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split("\n")[0]}`);
     }

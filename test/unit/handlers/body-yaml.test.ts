@@ -54,7 +54,7 @@ describe("YAML bodies", () => {
   it("leaves YAML that is not JSON to the YAML reader", () => {
     expect(read("apiVersion: v1\nkind: Pod\n")).toEqual({ apiVersion: "v1", kind: "Pod" });
     // flow style that JSON.parse refuses: unquoted keys, a trailing comma
-    expect(read("{a: 1, b: [x, y],}")).toEqual({ a: 1, b: ["x", "y"] });
+    expect(read("{a: 1, b: [x, z],}")).toEqual({ a: 1, b: ["x", "z"] });
     expect(repeatsOf("{a: 1, a: 2}")).toEqual(['line 1: key "a" already set in map']);
   });
 
@@ -149,5 +149,31 @@ describe("YAML bodies", () => {
     });
     expect(mayRepeatKeys(pod, JSON.parse(pod))).toBe(false);
     expect(mayRepeatKeys('{"a":1,"a":2,"b" :3}', { a: 2, b: 3 })).toBe(true);
+  });
+
+  it("reads YAML 1.1 as kube-apiserver (and kubectl) do: go-yaml v2's booleans, numbers and merges", () => {
+    const v = (text: string) => (read(`a: ${text}\n`) as { a: unknown }).a;
+    for (const t of ["yes", "Yes", "YES", "on", "On", "y", "Y", "true"]) expect(v(t), t).toBe(true);
+    for (const t of ["no", "No", "off", "OFF", "n", "N", "false"]) expect(v(t), t).toBe(false);
+    expect([v("010"), v("0o17"), v("-0o17"), v("0x1F"), v("0b101"), v("1_000"), v("+12"), v("08")]).toEqual([
+      8, 15, -15, 31, 5, 1000, 12, 8,
+    ]);
+    expect([v("1e3"), v("1."), v(".5"), v("~"), v("null"), v("")]).toEqual([1000, 1, 0.5, null, null, null]);
+    // what stays a string: dates, base-60 looking text, quoted booleans
+    expect([v("2001-12-14"), v("2001-12-14T21:59:43Z"), v("12:30"), v("'yes'"), v('"on"')]).toEqual([
+      "2001-12-14",
+      "2001-12-14T21:59:43Z",
+      "12:30",
+      "yes",
+      "on",
+    ]);
+    // a boolean key is written as its JSON text, as sigs.k8s.io/yaml writes it
+    expect(read("y: 1\nn: 2\nx: 3\n")).toEqual({ true: 1, false: 2, x: 3 });
+    expect(read("base: &b {p: 1, q: 2}\nd:\n  <<: *b\n  q: 3\n")).toEqual({
+      base: { p: 1, q: 2 },
+      d: { p: 1, q: 3 },
+    });
+    // numbers JSON cannot hold are refused
+    for (const t of [".inf", "-.Inf", ".nan"]) expect(() => v(t), t).toThrow(/json: unsupported value/);
   });
 });
