@@ -5,7 +5,7 @@ import { concatBytes } from "../api/bytes";
 import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
 import { recordAuditRequestObject } from "./audit/index";
-import { duplicateKey, type KeyScan, lineIndex, mayRepeatKeys, nestsDeeper, scanKeys } from "./json-scan";
+import { type KeyScan, lineIndex, nestsDeeper, repeatedKeys } from "./json-scan";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -126,9 +126,10 @@ function asJson(text: string): Decoded | undefined {
     return undefined; // YAML's flow style is wider than JSON: let the YAML reader judge
   }
   checkNesting(text);
-  if (!mayRepeatKeys(text, value) || duplicateKey(text) === undefined) return { value };
+  const scan = repeatedKeys(text, value);
+  if (!scan) return { value };
   const line = lineIndex(text);
-  return { value, repeats: { yaml: scanKeys(text).repeats.map((r) => yamlRepeat(line(r.at), r.key)) } };
+  return { value, repeats: { yaml: scan.repeats.map((r) => yamlRepeat(line(r.at), r.key)) } };
 }
 
 /** Octal as Go writes it, which go-yaml v2 reads (it parses integers as Go does): 0o17. */
@@ -240,8 +241,8 @@ export function decodeText(text: string, type: string, allowed: string[]): Decod
     throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
   checkNesting(text);
-  if (!mayRepeatKeys(text, value) || duplicateKey(text) === undefined) return { value };
-  return { value, repeats: { json: scanKeys(text) } };
+  const scan = repeatedKeys(text, value);
+  return scan ? { value, repeats: { json: scan } } : { value };
 }
 
 /**

@@ -29,45 +29,6 @@ export function nestsDeeper(text: string, max: number): boolean {
   return false;
 }
 
-/**
- * The first key that appears twice in one object. JSON.parse keeps the last value of a
- * repeated key without a word; a YAML reader refuses the document. A body sent as YAML that
- * is JSON text is read with JSON.parse (body.ts), ~100x faster than the YAML reader, and
- * this keeps the refusal.
- */
-export function duplicateKey(text: string): string | undefined {
-  /** per open object its keys so far; null for an open array */
-  const open: (Set<string> | null)[] = [];
-  let atKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      const j = endOfString(text, i) - 1;
-      const keys = open[open.length - 1];
-      if (atKey && keys) {
-        const raw = text.slice(i + 1, j);
-        const key = raw.includes("\\") ? (JSON.parse(text.slice(i, j + 1)) as string) : raw;
-        if (keys.has(key)) return key;
-        keys.add(key);
-        atKey = false;
-      }
-      i = j;
-    } else if (c === 0x7b /* { */) {
-      open.push(new Set());
-      atKey = true;
-    } else if (c === 0x5b /* [ */) {
-      open.push(null);
-      atKey = false;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      open.pop();
-      atKey = false;
-    } else if (c === 0x2c /* , */) {
-      atKey = open[open.length - 1] != null;
-    }
-  }
-  return undefined;
-}
-
 /** A key that repeats an earlier key of its object. */
 export interface RepeatedKey {
   /** where the key sits, as upstream's strict decoding names fields: spec.containers[0].name */
@@ -99,8 +60,9 @@ const childPath = (top: Open | undefined): string => {
 };
 
 /**
- * The repeated keys of JSON text with their paths. Slower than duplicateKey (a path per key),
- * so it is run once duplicateKey has found a repetition.
+ * The repeated keys of JSON text with their paths, and where each key path first occurs. A
+ * path for every key costs more than JSON.parse: repeatedKeys runs it only when a key may
+ * be repeated.
  */
 export function scanKeys(text: string): KeyScan {
   const repeats: RepeatedKey[] = [];
@@ -180,8 +142,8 @@ function keysIn(value: unknown): number {
  * with its quote after an even number of backslashes, and nothing else does (`\":` is a
  * quote inside a string). When such marks are no more than the keys the value holds, none
  * was repeated (JSON.parse keeps one key of each repetition). Otherwise, or when a quote is
- * followed by space and a colon anywhere, duplicateKey decides. ~1 µs for a pod, where
- * duplicateKey took several in workerd.
+ * followed by space and a colon anywhere, scanKeys decides. ~1 µs for a pod, where a
+ * scan of every character took several in workerd.
  */
 export function mayRepeatKeys(text: string, value: unknown): boolean {
   if (/"\s+:/.test(text)) return true;
@@ -192,4 +154,15 @@ export function mayRepeatKeys(text: string, value: unknown): boolean {
     if ((i - 1 - b) % 2 === 0) marks++;
   }
   return marks !== keysIn(value);
+}
+
+/**
+ * The keys JSON text repeats in one object, when it repeats any. JSON.parse (whose result is
+ * `value`) keeps the last value of a repeated key without a word; field validation reports
+ * it, as upstream does.
+ */
+export function repeatedKeys(text: string, value: unknown): KeyScan | undefined {
+  if (!mayRepeatKeys(text, value)) return undefined;
+  const scan = scanKeys(text);
+  return scan.repeats.length ? scan : undefined;
 }

@@ -154,7 +154,7 @@ export class StoreShard extends DurableObject<Env> {
     }
   }
 
-  /** The list as `list` answers it, as a stream: the objects are read now, written as read. */
+  /** The list as `list` answers it, as a stream (list-stream.ts: without a limit, read a page at a time). */
   async listStream(res: string, q: ListQuery): Promise<StreamReply> {
     try {
       const def = this.use(res);

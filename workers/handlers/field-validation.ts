@@ -32,7 +32,7 @@ export interface Found {
 const duplicateField = (path: string) => `duplicate field ${JSON.stringify(path)}`;
 
 /** The YAML reader's repeated keys, as one Strict error and a warning per line. */
-function yamlFound(lines: string[]): Found["before"] {
+function yamlFound(lines: string[]): { warnings: string[]; error: string[] } {
   return { warnings: lines, error: [`yaml: unmarshal errors:\n${lines.map((l) => `  ${l}`).join("\n")}`] };
 }
 
@@ -94,7 +94,7 @@ export function applyRepeats(w: WriteContext, d: Decoded): void {
     w.warnings.push(...lines);
     return;
   }
-  const error = yamlFound(lines)?.error[0];
+  const error = yamlFound(lines).error[0];
   throw badRequest(`error strict decoding YAML: error converting YAML to JSON: ${error}`);
 }
 

@@ -5,9 +5,11 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { decodeText, parseBody } from "../../../workers/body";
-import { duplicateKey, lineIndex, mayRepeatKeys, scanKeys } from "../../../workers/json-scan";
+import { lineIndex, mayRepeatKeys, scanKeys } from "../../../workers/json-scan";
 
 const YAML_TYPE = "application/apply-patch+yaml";
+/** The first key JSON text repeats in one object, if any. */
+const duplicateKey = (text: string) => scanKeys(text).repeats[0]?.key;
 const read = (text: string) => parseBody(text, YAML_TYPE, [YAML_TYPE]);
 /** The repeated keys decoding a YAML body finds, as the YAML reader words them. */
 const repeatsOf = (text: string) => {
