@@ -6,6 +6,7 @@ import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
 import { recordAuditRequestObject } from "./audit/index";
 import { type KeyScan, lineIndex, nestsDeeper, repeatedKeys } from "./json-scan";
+import { jsonSyntaxError, summarizeBody } from "./json-syntax";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -86,8 +87,24 @@ export interface Decoded {
   repeats?: Repeats;
 }
 
-/** Decodes an object body (JSON, YAML, or Kubernetes protobuf as typed clients send it). */
-export async function decodeBody(req: Request): Promise<Decoded> {
+/** Errors of a body that is not JSON or YAML at all (decodeBody words them for a kind). */
+const undecodable = new WeakSet<Error>();
+
+function cannotDecode(message: string): Error {
+  const e = badRequest(message);
+  undecodable.add(e);
+  return e;
+}
+
+const JSON_EOF = "couldn't get version/kind; json parse error: unexpected end of JSON input";
+
+/**
+ * Decodes an object body (JSON, YAML, or Kubernetes protobuf as typed clients send it).
+ * With `kind`, the type a create or update decodes into, a body that is not JSON or YAML
+ * is refused as upstream refuses it: `the object provided is unrecognized (must be of type
+ * Pod): <why> (<the body's first 30 bytes>)`.
+ */
+export async function decodeBody(req: Request, kind?: string): Promise<Decoded> {
   const type = mediaType(req.headers.get("content-type"));
   const bytes = await readBytes(req);
   let decoded: Decoded;
@@ -95,7 +112,18 @@ export async function decodeBody(req: Request): Promise<Decoded> {
     if (bytes.byteLength === 0) throw badRequest("the body of the request was empty");
     decoded = { value: decodeKubeProtobuf(bytes).object };
   } else {
-    decoded = decodeText(utf8.decode(bytes), type || "application/json", OBJECT_TYPES);
+    const text = utf8.decode(bytes);
+    const unrecognized = (why: string) =>
+      badRequest(
+        `the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(bytes)})`,
+      );
+    // upstream reads an empty JSON body as cut short
+    if (kind && !type.includes("yaml") && text.trim() === "") throw unrecognized(JSON_EOF);
+    try {
+      decoded = decodeText(text, type || "application/json", OBJECT_TYPES);
+    } catch (e) {
+      throw kind && undecodable.has(e as Error) ? unrecognized((e as Error).message) : e;
+    }
   }
   recordAuditRequestObject(req, decoded.value);
   return decoded;
@@ -227,7 +255,7 @@ export function decodeText(text: string, type: string, allowed: string[]): Decod
       // a self-referencing alias parses into a cycle, which no JSON document can be
       flat = JSON.stringify(read.value, finiteOnly) ?? "null";
     } catch (e) {
-      throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split("\n")[0]}`);
+      throw cannotDecode(`error converting YAML to JSON: ${(e as Error).message.split("\n")[0]}`);
     }
     checkNesting(flat);
     return repeats.length
@@ -238,7 +266,9 @@ export function decodeText(text: string, type: string, allowed: string[]): Decod
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+    // in Go's words where the walk finds the fault (it always should), else in JavaScript's
+    const why = jsonSyntaxError(new TextEncoder().encode(text)) ?? (e as Error).message;
+    throw cannotDecode(`couldn't get version/kind; json parse error: ${why}`);
   }
   checkNesting(text);
   const scan = repeatedKeys(text, value);

@@ -47,11 +47,43 @@ describe("malformed bodies", () => {
     expectStatus(r, 400, "BadRequest", /json/i);
   });
 
+  it("a create or update body that is not JSON is refused in upstream's words", async () => {
+    const r = await api(t, "POST", cms, "{bad json", JSON_CT);
+    expectStatus(r, 400, "BadRequest");
+    expect(r.json.message).toBe(
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; " +
+        "json parse error: invalid character 'b' looking for beginning of object key string ({bad json)",
+    );
+    // YAML sent as JSON, as `kubectl create --raw` does: the start of the body in hex
+    const yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n";
+    const put = await api(t, "PUT", `${cms}/target`, yaml, JSON_CT);
+    expect(put.status, put.text).toBe(400);
+    expect(put.json.message).toBe(
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; " +
+        "json parse error: invalid character 'a' looking for beginning of value " +
+        "(61706956657273696f6e3a2076310a6b696e643a20436f6e6669674d6170 ...)",
+    );
+    const empty = await api(t, "POST", cms, "", JSON_CT);
+    expect(empty.json.message).toBe(
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; " +
+        "json parse error: unexpected end of JSON input (<empty>)",
+    );
+    // a subresource with a kind of its own names that kind
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    const binding = await api(t, "POST", `${pods}/nobody/binding`, '{"target":', JSON_CT);
+    expect(binding.json.message).toMatch(
+      /^the object provided is unrecognized \(must be of type Binding\): .*unexpected end of JSON input \(\{"target":\)$/,
+    );
+  });
+
   it("malformed YAML is 400 BadRequest", async () => {
     const r = await api(t, "POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n", {
       "content-type": "application/yaml",
     });
     expectStatus(r, 400, "BadRequest", /yaml/i);
+    expect(r.json.message).toMatch(
+      /^the object provided is unrecognized \(must be of type ConfigMap\): error converting YAML to JSON: .* \(61706956657273696f6e3a2076310a6b696e643a20436f6e6669674d6170 \.\.\.\)$/,
+    );
     // and well-formed YAML is accepted, as kubectl sends JSON but other clients send YAML
     const ok = await api(
       t,

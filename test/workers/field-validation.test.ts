@@ -324,6 +324,10 @@ describe("field validation of repeated keys and unknown fields", () => {
       await api(t, "PUT", `${deps}/scaled/scale?fieldValidation=Strict`, scale),
       'Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "spec.extra"',
     );
+    expectStrict(
+      await api(t, "PUT", `${deps}/scaled/scale?fieldValidation=Strict`, { spec: { replicas: 2 }, x: 1 }),
+      'Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "x"',
+    );
     const put = await api(t, "PUT", `${deps}/scaled/scale`, scale);
     expect(put.status, put.text).toBe(200);
     expect(warnings(put)).toEqual(['unknown field "spec.extra"']);
@@ -372,6 +376,14 @@ describe("field validation of repeated keys and unknown fields", () => {
     expectStrict(
       await api(t, "POST", `${pods}/evicted/eviction?fieldValidation=Strict`, eviction),
       'Eviction in version "v1" cannot be handled as a Eviction: strict decoding error: unknown field "deleteOptions.extra"',
+    );
+    // without apiVersion and kind the body is read as the URL's kind, and worded so
+    expectStrict(
+      await api(t, "POST", `${pods}/evicted/eviction?fieldValidation=Strict`, {
+        metadata: { name: "evicted" },
+        x: 1,
+      }),
+      'Eviction in version "v1" cannot be handled as a Eviction: strict decoding error: unknown field "x"',
     );
     expect((await api(t, "GET", `${pods}/evicted`)).status).toBe(200);
   });

@@ -38,11 +38,9 @@ function yamlFound(lines: string[]): { warnings: string[]; error: string[] } {
 
 /** What a create or update body of `kind` found: its repeated keys. */
 export function objectFound(d: Decoded, obj: KubeObject, kind: string): Found {
-  const version = (obj.apiVersion ?? "").split("/").pop();
-  // without a kind in the body upstream words it otherwise; that case is left unprefixed
-  const decoding = obj.kind
-    ? `${obj.kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: `
-    : undefined;
+  // a body without apiVersion or kind is read as the URL's (every kind checked here is in a v1)
+  const version = (obj.apiVersion ?? "v1").split("/").pop();
+  const decoding = `${obj.kind ?? kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: `;
   if (!d.repeats) return { decoding };
   if ("yaml" in d.repeats) return { before: yamlFound(d.repeats.yaml), sorted: true, decoding };
   return { keys: d.repeats.json, decoding };

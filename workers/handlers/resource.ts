@@ -267,7 +267,7 @@ async function watch(
 }
 
 async function create(w: WriteContext): Promise<Response> {
-  const decoded = await decodeBody(w.c.req.raw);
+  const decoded = await decodeBody(w.c.req.raw, w.def.kind);
   const obj = checkTypeMeta(w.def, decoded.value);
   checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
   prepareCreate(w.def, obj, w.info);
@@ -291,7 +291,7 @@ async function create(w: WriteContext): Promise<Response> {
 }
 
 async function update(w: WriteContext, namespace: string): Promise<Response> {
-  const decoded = await decodeBody(w.c.req.raw);
+  const decoded = await decodeBody(w.c.req.raw, w.def.kind);
   const obj = checkTypeMeta(w.def, decoded.value);
   if (obj.metadata.name && obj.metadata.name !== w.info.name)
     throw badRequest(

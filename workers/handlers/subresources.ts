@@ -36,9 +36,13 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
       "application/strategic-merge-patch+json",
     ]);
   } else {
-    decoded = await decodeBody(w.c.req.raw);
-    if (isObject(decoded.value))
-      checkFields(w, decoded.value as KubeObject, objectFound(decoded, decoded.value as KubeObject, "Scale"));
+    decoded = await decodeBody(w.c.req.raw, "Scale");
+    const v = decoded.value;
+    if (isObject(v)) {
+      v.apiVersion ??= "autoscaling/v1";
+      v.kind ??= "Scale";
+      checkFields(w, v as KubeObject, objectFound(decoded, v as KubeObject, "Scale"));
+    }
   }
   const body = decoded.value;
   const found = w.info.verb === "patch" ? patchFound(decoded, type) : undefined;
@@ -94,14 +98,17 @@ function applyPatchBodyForScale(
  * nothing blocks an eviction; the answer is upstream's 201 Success Status.
  */
 async function eviction(w: WriteContext, namespace: string): Promise<Response> {
-  const decoded = await decodeBody(w.c.req.raw);
+  const decoded = await decodeBody(w.c.req.raw, "Eviction");
   const body = decoded.value;
   if (!isObject(body)) throw badRequest("the body of the request must be an Eviction object");
-  checkFields(w, body as KubeObject, objectFound(decoded, body as KubeObject, "Eviction"));
   if (body.kind !== undefined && body.kind !== "Eviction")
     throw badRequest(
       `the kind in the data (${String(body.kind)}) does not match the expected kind (Eviction)`,
     );
+  // a body without apiVersion and kind is read as the URL's type, and its fields checked so
+  body.apiVersion ??= "policy/v1";
+  body.kind ??= "Eviction";
+  checkFields(w, body as KubeObject, objectFound(decoded, body as KubeObject, "Eviction"));
   const name = (body.metadata as { name?: string } | undefined)?.name;
   if (name && name !== w.info.name) throw badRequest(`name in URL does not match name in Eviction object`);
   const opts = isObject(body.deleteOptions) ? body.deleteOptions : {};
@@ -115,7 +122,7 @@ async function eviction(w: WriteContext, namespace: string): Promise<Response> {
 }
 
 async function binding(w: WriteContext, namespace: string): Promise<Response> {
-  const decoded = await decodeBody(w.c.req.raw);
+  const decoded = await decodeBody(w.c.req.raw, "Binding");
   const b = checkTypeMeta({ ...w.def, kind: "Binding" }, decoded.value, "Binding", "v1");
   checkFields(w, b, objectFound(decoded, b, "Binding"));
   const target = b.target;
