@@ -6,7 +6,7 @@
 import { StatusError } from "../../api/errors";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
 import { fail, ok } from "./encoding";
-import { listInto } from "./list";
+import { planList, readList } from "./list";
 import type { Answer, ListQuery, Reply } from "./protocol";
 import type { StoreShard } from "./shard";
 
@@ -30,12 +30,12 @@ export async function deleteCollection(
   q: ListQuery,
   w: CollectionWriter,
 ): Promise<Reply> {
-  // only where each object is: the objects are read again, one by one, as they are deleted
+  // only where each object is (not its data): each is read again as it is deleted
   const picked: { namespace: string; name: string }[] = [];
   try {
-    listInto(shard, def, { ...q, table: undefined, limit: undefined }, (_data, at) =>
-      picked.push({ namespace: at.namespace, name: at.name }),
-    );
+    const plan = planList(shard, def, { ...q, table: undefined, limit: undefined });
+    plan.keysOnly = true;
+    readList(shard, plan, (_data, at) => picked.push({ namespace: at.namespace, name: at.name }));
   } catch (e) {
     return fail(e);
   }

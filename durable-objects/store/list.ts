@@ -110,6 +110,7 @@ function* scan(
   snap: number,
   labelSel: Selector,
   fieldSel: Selector,
+  keysOnly = false,
 ): Generator<Entry> {
   const where: string[] = [];
   const args: SqlStorageValue[] = [];
@@ -132,7 +133,7 @@ function* scan(
   }
   const cond = where.length ? `WHERE ${where.join(" AND ")}` : "";
   const cursor = shard.sql.exec<Entry & { rv: number }>(
-    `SELECT namespace, name, rv, labels, fields, data FROM objects ${cond} ORDER BY namespace, name`,
+    `SELECT namespace, name, rv, labels, fields${keysOnly ? ", '' AS data" : ", data"} FROM objects ${cond} ORDER BY namespace, name`,
     ...args,
   );
   if (snap >= shard.revision) {
@@ -192,6 +193,11 @@ export interface ListPlan {
   start: [string, string] | null;
   limit: number;
   now: number;
+  /**
+   * only which objects (deletecollection): current objects are read without their data, and
+   * `add` gets an empty string for each (an older snapshot's objects are read whole)
+   */
+  keysOnly?: boolean;
 }
 
 /** What one read of a list gave `add`. */
@@ -282,7 +288,7 @@ export function readList(
   let paused = false;
   const useFields = fieldSel.length > 0;
   const useLabels = labelSel.length > 0;
-  for (const e of scan(shard, q, plan.start, snap, labelSel, fieldSel)) {
+  for (const e of scan(shard, q, plan.start, snap, labelSel, fieldSel, plan.keysOnly)) {
     if (count >= limit && last) {
       next = encodeContinue({ rv: snap, start: [last.namespace, last.name] });
       break;
