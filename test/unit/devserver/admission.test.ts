@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 // @ts-expect-error plain ESM helper shared with npm start
 import {
   admissionQueue,
+  admitLimit,
   credentialOf,
   flowOf,
   longRunning,
@@ -69,6 +70,21 @@ describe("the queue", () => {
     expect(q.stats()).toEqual({ running: 2, waiting: 1 });
     leave[0]!();
     expect(admitted).toEqual([0, 1, 3, 4]);
+  });
+
+  it("holds 24 in workerd unless EDGEPLANE_ADMIT_LIMIT says otherwise", () => {
+    const q = admissionQueue({ holdMs: 60_000 });
+    for (let i = 0; i < 30; i++) q.enter(() => {});
+    // the default when the variable is unset, as in this test's environment
+    if (process.env.EDGEPLANE_ADMIT_LIMIT === undefined)
+      expect(q.stats()).toEqual({ running: 24, waiting: 6 });
+    expect([
+      admitLimit(undefined),
+      admitLimit(""),
+      admitLimit("8"),
+      admitLimit("0"),
+      admitLimit("2.5"),
+    ]).toEqual([24, 24, 8, 24, 24]);
   });
 
   it("admits clients in turn, each client's requests in arrival order", () => {
