@@ -87,12 +87,15 @@ export interface Decoded {
   repeats?: Repeats;
 }
 
-/** Errors of a body that is not JSON or YAML at all (decodeBody words them for a kind). */
-const undecodable = new WeakSet<Error>();
+/**
+ * Errors of a body that is not JSON or YAML at all, with why (a JSON body's fault in Go's
+ * words, or the YAML reader's message): decodeBody and decodePatch word them as upstream.
+ */
+const undecodable = new WeakMap<Error, string>();
 
-function cannotDecode(message: string): Error {
+function cannotDecode(message: string, why: string): Error {
   const e = badRequest(message);
-  undecodable.add(e);
+  undecodable.set(e, why);
   return e;
 }
 
@@ -255,7 +258,8 @@ export function decodeText(text: string, type: string, allowed: string[]): Decod
       // a self-referencing alias parses into a cycle, which no JSON document can be
       flat = JSON.stringify(read.value, finiteOnly) ?? "null";
     } catch (e) {
-      throw cannotDecode(`error converting YAML to JSON: ${(e as Error).message.split("\n")[0]}`);
+      const why = `error converting YAML to JSON: ${(e as Error).message.split("\n")[0]}`;
+      throw cannotDecode(why, why);
     }
     checkNesting(flat);
     return repeats.length
@@ -268,11 +272,34 @@ export function decodeText(text: string, type: string, allowed: string[]): Decod
   } catch (e) {
     // in Go's words where the walk finds the fault (it always should), else in JavaScript's
     const why = jsonSyntaxError(new TextEncoder().encode(text)) ?? (e as Error).message;
-    throw cannotDecode(`couldn't get version/kind; json parse error: ${why}`);
+    throw cannotDecode(`couldn't get version/kind; json parse error: ${why}`, why);
   }
   checkNesting(text);
   const scan = repeatedKeys(text, value);
   return scan ? { value, repeats: { json: scan } } : { value };
+}
+
+/**
+ * Decodes a patch body of media type `type`. One that is not JSON (YAML for an apply) is
+ * refused in the words upstream's patcher for that type uses: a strategic merge patch gives
+ * the reader's message alone; merge and JSON patches, read strictly unless fieldValidation
+ * is Ignore, give it after "error decoding patch: " (then a merge patch is "Invalid JSON
+ * Patch" and a JSON patch the message alone); an apply gives "error decoding YAML: ...".
+ */
+export function decodePatch(text: string, type: string, allowed: string[], fieldValidation: string): Decoded {
+  try {
+    return decodeText(text, type, allowed);
+  } catch (e) {
+    const why = undecodable.get(e as Error);
+    if (why === undefined) throw e;
+    const ignore = fieldValidation === "Ignore";
+    if (type === "application/strategic-merge-patch+json") throw badRequest(why);
+    if (type === "application/merge-patch+json")
+      throw badRequest(ignore ? "Invalid JSON Patch" : `error decoding patch: ${why}`);
+    if (type === "application/json-patch+json")
+      throw badRequest(ignore ? why : `error decoding patch: ${why}`);
+    throw badRequest(`error decoding YAML: ${why}`);
+  }
 }
 
 /**

@@ -76,6 +76,32 @@ describe("malformed bodies", () => {
     );
   });
 
+  it("a patch that is not JSON (or YAML) is refused in the words of its type's patcher", async () => {
+    const target = `${cms}/target`;
+    const bad = "{bad";
+    const go = "invalid character 'b' looking for beginning of object key string";
+    const cases: [string, string, string][] = [
+      ["application/strategic-merge-patch+json", "", go],
+      ["application/strategic-merge-patch+json", "?fieldValidation=Ignore", go],
+      ["application/merge-patch+json", "", `error decoding patch: ${go}`],
+      ["application/merge-patch+json", "?fieldValidation=Ignore", "Invalid JSON Patch"],
+      ["application/json-patch+json", "?fieldValidation=Strict", `error decoding patch: ${go}`],
+      ["application/json-patch+json", "?fieldValidation=Ignore", go],
+    ];
+    for (const [type, query, message] of cases) {
+      const r = await api(t, "PATCH", `${target}${query}`, bad, { "content-type": type });
+      expectStatus(r, 400, "BadRequest");
+      expect(r.json.message, `${type}${query}`).toBe(message);
+    }
+    const apply = await api(t, "PATCH", `${target}?fieldManager=m`, "a: [b\n", {
+      "content-type": "application/apply-patch+yaml",
+    });
+    expectStatus(apply, 400, "BadRequest");
+    expect(apply.json.message).toMatch(/^error decoding YAML: error converting YAML to JSON: /);
+    // and the object is as it was
+    expect((await api(t, "GET", target)).json.data).toEqual({ k: "v" });
+  });
+
   it("malformed YAML is 400 BadRequest", async () => {
     const r = await api(t, "POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n", {
       "content-type": "application/yaml",

@@ -20,7 +20,7 @@ import type { AppEnv } from "../app-env";
 import { setAuditRequestObject } from "../audit/index";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
-import { decodeBody, decodeObject, decodeText, mediaType, PATCH_TYPES, readText } from "../body";
+import { decodeBody, decodeObject, decodePatch, mediaType, PATCH_TYPES, readText } from "../body";
 import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
@@ -325,7 +325,7 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
     );
   }
   const text = await readText(w.c.req.raw);
-  const decoded = decodeText(text, type, [type]);
+  const decoded = decodePatch(text, type, [type], w.fieldValidation);
   const body = decoded.value;
   setAuditRequestObject(w.c, body);
   const apply = type === "application/apply-patch+yaml";

@@ -5,7 +5,7 @@ import { scaleOf, validateScale } from "../../api/strategies/workloads";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { tokenRequest } from "../authn/index";
-import { type Decoded, decodeBody, decodeObject, decodeText, mediaType, readText } from "../body";
+import { type Decoded, decodeBody, decodeObject, decodePatch, mediaType, readText } from "../body";
 import { encoded } from "../respond";
 import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
@@ -30,11 +30,16 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
   let type = "";
   if (w.info.verb === "patch") {
     type = mediaType(w.c.req.header("content-type") ?? null);
-    decoded = decodeText(await readText(w.c.req.raw), type, [
-      "application/json-patch+json",
-      "application/merge-patch+json",
-      "application/strategic-merge-patch+json",
-    ]);
+    decoded = decodePatch(
+      await readText(w.c.req.raw),
+      type,
+      [
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+      ],
+      w.fieldValidation,
+    );
   } else {
     decoded = await decodeBody(w.c.req.raw, "Scale");
     const v = decoded.value;
