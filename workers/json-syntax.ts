@@ -64,7 +64,7 @@ export function quoteByte(c: number): string {
 
 const invalid = (c: number, context: string) => `invalid character ${quoteByte(c)} ${context}`;
 
-/** Whether `c` may end the number being read in state `at`, and what follows it then. */
+/** The state after `c` when it goes on with the number read in state `at`; undefined when the number ends before it. */
 function numberStep(at: At, c: number): At | undefined {
   const digit = isDigit(c);
   const exp = c === 0x65 || c === 0x45;
