@@ -222,6 +222,35 @@ spec:
     expect(warn.stdout.trim()).toBe("deployment.apps/typo created");
   });
 
+  it("a value of the wrong type in a manifest is refused as kube-apiserver refuses it", async () => {
+    const ns = await freshNamespace(t);
+    // the classic: an unquoted number in a ConfigMap's data
+    const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: port\ndata:\n  port: 8080\n";
+    const r = await k(["create", "-n", ns, "-f", "-"], cm);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim()).toBe(
+      'Error from server (BadRequest): error when creating "STDIN": ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string',
+    );
+    // the same with --validate=false: the decoding fails whatever the field validation
+    const off = await k(["create", "-n", ns, "-f", "-", "--validate=false"], cm);
+    expect(off.stderr).toContain(
+      "json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+    );
+    const svc = `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports:
+  - port: "80"
+`;
+    const s = await k(["apply", "-n", ns, "-f", "-"], svc);
+    expect(s.stderr).toContain(
+      'Service in version "v1" cannot be handled as a Service: json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32',
+    );
+    expect((await k(["get", "cm,svc", "-n", ns, "-o", "name"])).stdout.trim()).toBe("");
+  });
+
   it("edit with a scripted editor", async () => {
     const ns = await freshNamespace(t);
     await k(["create", "configmap", "ed", "-n", ns, "--from-literal=k=old"]);

@@ -5,6 +5,7 @@
 import { badRequest } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
 import type { Decoded } from "../body";
+import { decodeTypeError } from "../discovery/decode-types";
 import { knownFieldsCheck, pruneUnknownFields, unknownFieldMessages } from "../discovery/fields";
 import type { KeyScan } from "../json-scan";
 import type { WriteContext } from "./resource";
@@ -148,6 +149,12 @@ function reports(unknown: string[], found: Found, strict: boolean): string[] {
  * pass. Unknown fields are dropped under Warn and Ignore; a repeated key keeps its last value.
  */
 export function checkFields(w: WriteContext, obj: KubeObject, found: Found = {}): void {
+  // a body decoded into its type (a create or an update): a value its field cannot hold
+  // fails first, whatever the fieldValidation, as upstream's decoding fails
+  if (found.decoding !== undefined) {
+    const wrong = decodeTypeError(obj.apiVersion ?? "", obj.kind ?? "", obj);
+    if (wrong) throw badRequest(`${found.decoding}${wrong}`);
+  }
   if (w.fieldValidation === "Strict") {
     const all = reports(knownFieldsCheck(obj.apiVersion ?? "", obj.kind ?? "", obj), found, true);
     if (all.length) throw badRequest(`${found.decoding ?? ""}strict decoding error: ${all.join(", ")}`);

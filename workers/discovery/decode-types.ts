@@ -1,0 +1,180 @@
+// Values of the wrong JSON type, found as kube-apiserver finds them: it decodes a body into
+// its Go types before anything else, and the first value that does not fit its field fails
+// the request with 400 BadRequest, in encoding/json's words, e.g. `json: cannot unmarshal
+// number into Go struct field ConfigMap.data of type string`. The Go types are read off the
+// OpenAPI definitions: a definition is a struct (`v1.PodSpec`), a list `[]T`, a map
+// `map[string]T`; strings, int32, int64, float64, bool and base64 bytes (`[]uint8`) as
+// their formats say. A named string type (v1.RestartPolicy) is named as `string`: the
+// definitions do not keep those names.
+import { parseQuantity, QUANTITY_FORMAT_MESSAGE } from "../../api/quantity";
+import { DEFINITIONS, definitionIdFor, refId, type Schema } from "./definitions";
+
+const INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+const QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+const TIMES = new Set([
+  "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+  "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+]);
+/** kept as raw JSON, whatever it holds */
+const RAW = new Set([
+  "io.k8s.apimachinery.pkg.runtime.RawExtension",
+  "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+]);
+
+/** A schema with its $ref followed, and the definition it came from (when it was one). */
+function resolve(s: Schema | undefined): { s?: Schema; id?: string } {
+  let cur = s;
+  let id: string | undefined;
+  for (let i = 0; cur && i < 8; i++) {
+    if (cur.$ref) {
+      id = refId(cur.$ref);
+      cur = DEFINITIONS[id as string];
+    } else if (cur.allOf?.length) cur = cur.allOf[0];
+    else break;
+  }
+  return { s: cur, id };
+}
+
+/** `v1.PodSpec` for io.k8s.api.core.v1.PodSpec: the Go package's name and the type's. */
+function goName(id: string): string {
+  const parts = id.split(".");
+  return `${parts.at(-2)}.${parts.at(-1)}`;
+}
+
+/** The Go type of a field of schema `s`, as reflect's String() writes it. */
+function goType(schema: Schema | undefined, depth = 0): string {
+  const { s, id } = resolve(schema);
+  if (!s) return "interface {}";
+  if (id && (s.properties || id === INT_OR_STRING || id === QUANTITY || TIMES.has(id) || RAW.has(id)))
+    return goName(id);
+  if (depth > 8) return "interface {}";
+  switch (s.type) {
+    case "string":
+      return s.format === "byte" ? "[]uint8" : "string";
+    case "integer":
+      return s.format === "int32" ? "int32" : "int64";
+    case "number":
+      return "float64";
+    case "boolean":
+      return "bool";
+    case "array":
+      return `[]${goType(s.items, depth + 1)}`;
+    default:
+      if (s.additionalProperties && typeof s.additionalProperties === "object")
+        return `map[string]${goType(s.additionalProperties, depth + 1)}`;
+      return s.properties ? "struct" : "map[string]interface {}";
+  }
+}
+
+/** A JSON value's kind as encoding/json names it in these messages. */
+function jsonKind(v: unknown): string {
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "boolean") return "bool";
+  return typeof v === "number" ? "number" : typeof v === "string" ? "string" : "object";
+}
+
+const INT32 = 2 ** 31;
+const isInt32 = (v: number) => Number.isInteger(v) && v >= -INT32 && v < INT32;
+
+/** Where the walk is: the Go struct holding the field, and the field's JSON path (no indexes or map keys). */
+interface At {
+  struct: string;
+  path: string[];
+}
+
+const mismatch = (v: unknown, at: At, type: string, value = jsonKind(v)) =>
+  `json: cannot unmarshal ${value} into Go struct field ${at.struct}.${at.path.join(".")} of type ${type}`;
+
+/** Resolved schemas, by the schema object that refers to them (the definitions never change). */
+const resolved = new WeakMap<Schema, { s?: Schema; id?: string; struct?: string }>();
+
+function lookup(schema: Schema): { s?: Schema; id?: string; struct?: string } {
+  let r = resolved.get(schema);
+  if (!r) {
+    r = resolve(schema);
+    if (r.id && r.s?.properties) r.struct = goName(r.id).split(".")[1];
+    resolved.set(schema, r);
+  }
+  return r;
+}
+
+/** The first value under `v` that its field cannot hold, worded as encoding/json words it. */
+function check(v: unknown, schema: Schema | undefined, at: At): string | undefined {
+  if (v === null || v === undefined || !schema) return undefined; // a null leaves the zero value
+  const { s, id, struct } = lookup(schema);
+  if (!s || s["x-kubernetes-preserve-unknown-fields"] === true || (id && RAW.has(id))) return undefined;
+  if (id === INT_OR_STRING) {
+    if (typeof v === "string") return undefined;
+    if (typeof v === "number" && isInt32(v)) return undefined;
+    // its own decoder reads anything but a string as an int32
+    const value = typeof v === "number" ? `number ${v}` : jsonKind(v);
+    return `json: cannot unmarshal ${value} into Go value of type int32`;
+  }
+  if (id === QUANTITY) return parseQuantity(v) === undefined ? QUANTITY_FORMAT_MESSAGE : undefined;
+  if (id && TIMES.has(id))
+    return typeof v === "string"
+      ? undefined
+      : `json: cannot unmarshal ${jsonKind(v)} into Go value of type string`;
+  const props = s.properties;
+  if (props) {
+    if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, id ? goName(id) : "struct");
+    const outer = at.struct;
+    for (const k in v as Record<string, unknown>) {
+      const field = props[k];
+      if (!field) continue; // unknown fields are field validation's (fields.ts)
+      at.struct = struct ?? outer;
+      at.path.push(k);
+      const found = check((v as Record<string, unknown>)[k], field, at);
+      at.path.pop();
+      if (found) return found;
+    }
+    at.struct = outer;
+    return undefined;
+  }
+  switch (s.type) {
+    case "string":
+      return typeof v === "string" ? undefined : mismatch(v, at, goType(s));
+    case "boolean":
+      return typeof v === "boolean" ? undefined : mismatch(v, at, "bool");
+    case "number":
+      return typeof v === "number" ? undefined : mismatch(v, at, "float64");
+    case "integer": {
+      const type = s.format === "int32" ? "int32" : "int64";
+      if (typeof v !== "number") return mismatch(v, at, type);
+      const fits = type === "int32" ? isInt32(v) : Number.isInteger(v);
+      return fits ? undefined : mismatch(v, at, type, `number ${v}`);
+    }
+    case "array":
+      if (!Array.isArray(v)) return mismatch(v, at, goType(s));
+      for (const x of v) {
+        const found = check(x, s.items, at);
+        if (found) return found;
+      }
+      return undefined;
+    default: {
+      const values = s.additionalProperties;
+      if (!values || typeof values !== "object") return undefined;
+      if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, goType(s));
+      for (const k in v as Record<string, unknown>) {
+        const found = check((v as Record<string, unknown>)[k], values, at);
+        if (found) return found;
+      }
+      return undefined;
+    }
+  }
+}
+
+const roots = new Map<string, Schema>();
+
+/**
+ * The first value of a body that its kind's Go type cannot hold, as upstream's decoder
+ * reports it (undefined when every value fits, or when no schema is known for the kind).
+ */
+export function decodeTypeError(apiVersion: string, kind: string, obj: unknown): string | undefined {
+  const [group, version] = apiVersion.includes("/") ? apiVersion.split("/", 2) : ["", apiVersion];
+  const id = definitionIdFor({ group, version, kind });
+  if (!id) return undefined;
+  let root = roots.get(id);
+  if (!root) roots.set(id, (root = { $ref: `#/definitions/${id}` }));
+  return check(obj, root, { struct: kind, path: [] });
+}
