@@ -102,6 +102,21 @@ describe("malformed bodies", () => {
     expect((await api(t, "GET", target)).json.data).toEqual({ k: "v" });
   });
 
+  it("a metadata that is not an object fails decoding, as upstream's; a null one is none", async () => {
+    const r = await api(t, "POST", cms, { apiVersion: "v1", kind: "ConfigMap", metadata: "x" });
+    expectStatus(r, 400, "BadRequest");
+    expect(r.json.message).toBe(
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta',
+    );
+    const put = await api(t, "PUT", `${cms}/target`, { apiVersion: "v1", kind: "ConfigMap", metadata: [1] });
+    expect(put.json.message).toContain(
+      "json: cannot unmarshal array into Go struct field ConfigMap.metadata",
+    );
+    // null is the zero value: the object has no name, which validation says
+    const none = await api(t, "POST", cms, { apiVersion: "v1", kind: "ConfigMap", metadata: null });
+    expectStatus(none, 422, "Invalid", "metadata.name");
+  });
+
   it("malformed YAML is 400 BadRequest", async () => {
     const r = await api(t, "POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n", {
       "content-type": "application/yaml",

@@ -5,6 +5,7 @@ import { clone } from "../../api/patch/util";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import { schemaCauses } from "../../api/validation/schema";
+import { decodeTypeError } from "../discovery/decode-types";
 import type { RequestInfo } from "../request-info";
 
 export function isObject(v: unknown): v is Record<string, any> {
@@ -29,7 +30,7 @@ export function checkTypeMeta(
       `the kind in the data (${String(body.kind)}) does not match the expected kind (${kind})`,
     );
   }
-  if (body.metadata !== undefined && !isObject(body.metadata)) {
+  if (body.metadata !== undefined && body.metadata !== null && !isObject(body.metadata)) {
     throw invalid({ group: def.group, kind }, "", [
       field.invalid("metadata", body.metadata, "must be an object"),
     ]);
@@ -37,6 +38,32 @@ export function checkTypeMeta(
   // apiVersion and kind first, as upstream serializes objects
   const { apiVersion: _a, kind: _k, metadata, ...rest } = body;
   return { apiVersion, kind, metadata: metadata ?? {}, ...rest } as KubeObject;
+}
+
+/**
+ * checkTypeMeta for a create or update body, which upstream decodes into its type: a
+ * metadata that is not an object fails that decoding (400, in encoding/json's words).
+ */
+export function checkDecodedTypeMeta(
+  def: ResourceDef,
+  body: unknown,
+  kind = def.kind,
+  apiVersion = apiVersionOf(def),
+): KubeObject {
+  if (
+    isObject(body) &&
+    body.metadata != null &&
+    !isObject(body.metadata) &&
+    (body.apiVersion === undefined || body.apiVersion === apiVersion) &&
+    (body.kind === undefined || body.kind === kind)
+  ) {
+    const wrong = decodeTypeError(apiVersion, kind, { metadata: body.metadata });
+    if (wrong)
+      throw badRequest(
+        `${kind} in version ${JSON.stringify(apiVersion.split("/").pop())} cannot be handled as a ${kind}: ${wrong}`,
+      );
+  }
+  return checkTypeMeta(def, body, kind, apiVersion);
 }
 
 /** Namespace from the URL wins; a different one in the body is an error, as upstream. */

@@ -29,6 +29,7 @@ import { warningHeaders } from "../warnings";
 import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {
+  checkDecodedTypeMeta,
   checkTypeMeta,
   generateName,
   isConflict,
@@ -268,7 +269,7 @@ async function watch(
 
 async function create(w: WriteContext): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw, w.def.kind);
-  const obj = checkTypeMeta(w.def, decoded.value);
+  const obj = checkDecodedTypeMeta(w.def, decoded.value);
   checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
   prepareCreate(w.def, obj, w.info);
   validateObject(w.def, obj);
@@ -292,7 +293,7 @@ async function create(w: WriteContext): Promise<Response> {
 
 async function update(w: WriteContext, namespace: string): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw, w.def.kind);
-  const obj = checkTypeMeta(w.def, decoded.value);
+  const obj = checkDecodedTypeMeta(w.def, decoded.value);
   if (obj.metadata.name && obj.metadata.name !== w.info.name)
     throw badRequest(
       `the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`,

@@ -9,7 +9,7 @@ import { type Decoded, decodeBody, decodeObject, decodePatch, mediaType, readTex
 import { encoded } from "../respond";
 import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
-import { checkTypeMeta, isConflict, isObject } from "./prepare";
+import { checkDecodedTypeMeta, checkTypeMeta, isConflict, isObject } from "./prepare";
 import { respondWith, type WriteContext } from "./resource";
 import { streamSubresource } from "./streams";
 
@@ -128,7 +128,7 @@ async function eviction(w: WriteContext, namespace: string): Promise<Response> {
 
 async function binding(w: WriteContext, namespace: string): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw, "Binding");
-  const b = checkTypeMeta({ ...w.def, kind: "Binding" }, decoded.value, "Binding", "v1");
+  const b = checkDecodedTypeMeta({ ...w.def, kind: "Binding" }, decoded.value, "Binding", "v1");
   checkFields(w, b, objectFound(decoded, b, "Binding"));
   const target = b.target;
   if (b.metadata.name && b.metadata.name !== w.info.name)
