@@ -4,10 +4,15 @@
 // number into Go struct field ConfigMap.data of type string`. The Go types are read off the
 // OpenAPI definitions: a definition is a struct (`v1.PodSpec`), a list `[]T`, a map
 // `map[string]T`; strings, int32, int64, float64, bool and base64 bytes (`[]uint8`) as
-// their formats say. A named string type (v1.RestartPolicy) is named as `string`: the
-// definitions do not keep those names.
+// their formats say. The definitions do not keep the names of named types (a named string
+// such as v1.RestartPolicy, a named map such as v1.ResourceList, types.UID): those come from
+// generated/go-types.json (scripts/openapi/go-types.ts reads them off upstream's types.go).
 import { parseQuantity, QUANTITY_FORMAT_MESSAGE } from "../../api/quantity";
 import { DEFINITIONS, definitionIdFor, refId, type Schema } from "./definitions";
+import namedTypes from "./generated/go-types.json";
+
+/** definition id -> JSON field -> the field's Go type, where the definitions do not say it */
+const NAMED = namedTypes as Record<string, Record<string, string>>;
 
 const INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
 const QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity";
@@ -66,6 +71,24 @@ function goType(schema: Schema | undefined, depth = 0): string {
   }
 }
 
+/** The Go type of a field of schema `s` as the definitions give it (no named types). */
+export function fieldGoType(s: Schema): string {
+  return goType(s);
+}
+
+/** The element type of a slice type, the value type of a map type (undefined otherwise). */
+function innerType(type: string | undefined): string | undefined {
+  if (!type) return undefined;
+  if (type.startsWith("[]")) return type.slice(2);
+  if (!type.startsWith("map[")) return undefined;
+  let depth = 0;
+  for (let i = 3; i < type.length; i++) {
+    if (type[i] === "[") depth++;
+    else if (type[i] === "]" && --depth === 0) return type.slice(i + 1);
+  }
+  return undefined;
+}
+
 /** A JSON value's kind as encoding/json names it in these messages. */
 function jsonKind(v: unknown): string {
   if (Array.isArray(v)) return "array";
@@ -99,7 +122,7 @@ function lookup(schema: Schema): { s?: Schema; id?: string; struct?: string } {
 }
 
 /** The first value under `v` that its field cannot hold, worded as encoding/json words it. */
-function check(v: unknown, schema: Schema | undefined, at: At): string | undefined {
+function check(v: unknown, schema: Schema | undefined, at: At, named?: string): string | undefined {
   if (v === null || v === undefined || !schema) return undefined; // a null leaves the zero value
   const { s, id, struct } = lookup(schema);
   if (!s || s["x-kubernetes-preserve-unknown-fields"] === true || (id && RAW.has(id))) return undefined;
@@ -119,12 +142,13 @@ function check(v: unknown, schema: Schema | undefined, at: At): string | undefin
   if (props) {
     if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, id ? goName(id) : "struct");
     const outer = at.struct;
+    const names = id ? NAMED[id] : undefined;
     for (const k in v as Record<string, unknown>) {
       const field = props[k];
       if (!field) continue; // unknown fields are field validation's (fields.ts)
       at.struct = struct ?? outer;
       at.path.push(k);
-      const found = check((v as Record<string, unknown>)[k], field, at);
+      const found = check((v as Record<string, unknown>)[k], field, at, names?.[k]);
       at.path.pop();
       if (found) return found;
     }
@@ -133,30 +157,31 @@ function check(v: unknown, schema: Schema | undefined, at: At): string | undefin
   }
   switch (s.type) {
     case "string":
-      return typeof v === "string" ? undefined : mismatch(v, at, goType(s));
+      return typeof v === "string" ? undefined : mismatch(v, at, named ?? goType(s));
     case "boolean":
-      return typeof v === "boolean" ? undefined : mismatch(v, at, "bool");
+      return typeof v === "boolean" ? undefined : mismatch(v, at, named ?? "bool");
     case "number":
-      return typeof v === "number" ? undefined : mismatch(v, at, "float64");
+      return typeof v === "number" ? undefined : mismatch(v, at, named ?? "float64");
     case "integer": {
-      const type = s.format === "int32" ? "int32" : "int64";
+      const int32 = s.format === "int32";
+      const type = named ?? (int32 ? "int32" : "int64");
       if (typeof v !== "number") return mismatch(v, at, type);
-      const fits = type === "int32" ? isInt32(v) : Number.isInteger(v);
+      const fits = int32 ? isInt32(v) : Number.isInteger(v);
       return fits ? undefined : mismatch(v, at, type, `number ${v}`);
     }
     case "array":
-      if (!Array.isArray(v)) return mismatch(v, at, goType(s));
+      if (!Array.isArray(v)) return mismatch(v, at, named ?? goType(s));
       for (const x of v) {
-        const found = check(x, s.items, at);
+        const found = check(x, s.items, at, innerType(named));
         if (found) return found;
       }
       return undefined;
     default: {
       const values = s.additionalProperties;
       if (!values || typeof values !== "object") return undefined;
-      if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, goType(s));
+      if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, named ?? goType(s));
       for (const k in v as Record<string, unknown>) {
-        const found = check((v as Record<string, unknown>)[k], values, at);
+        const found = check((v as Record<string, unknown>)[k], values, at, innerType(named));
         if (found) return found;
       }
       return undefined;

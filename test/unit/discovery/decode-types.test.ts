@@ -65,6 +65,29 @@ describe("decodeTypeError", () => {
     }
   });
 
+  it("names named types as Go does: named strings, named maps, their elements", () => {
+    const cases: [unknown, string][] = [
+      [
+        pod({ ...container({}), restartPolicy: 5 }),
+        "json: cannot unmarshal number into Go struct field PodSpec.spec.restartPolicy of type v1.RestartPolicy",
+      ],
+      [
+        pod(container({ securityContext: { capabilities: { add: [1] } } })),
+        "json: cannot unmarshal number into Go struct field Capabilities.spec.containers.securityContext.capabilities.add of type v1.Capability",
+      ],
+      [
+        pod(container({ resources: { requests: "1" } })),
+        "json: cannot unmarshal string into Go struct field ResourceRequirements.spec.containers.resources.requests of type v1.ResourceList",
+      ],
+      [
+        pod(container({}), { name: "p", uid: 5 }),
+        "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.uid of type types.UID",
+      ],
+    ];
+    for (const [obj, want] of cases)
+      expect(decodeTypeError("v1", "Pod", obj), JSON.stringify(obj)).toBe(want);
+  });
+
   it("reads the types with decoders of their own as those decoders do", () => {
     const quantity = pod(container({ resources: { requests: { cpu: "abc" } } }));
     expect(decodeTypeError("v1", "Pod", quantity)).toBe(
