@@ -8,7 +8,7 @@
 // such as v1.RestartPolicy, a named map such as v1.ResourceList, types.UID): those come from
 // generated/go-types.json (scripts/openapi/go-types.ts reads them off upstream's types.go).
 import { parseQuantity, QUANTITY_FORMAT_MESSAGE } from "../../api/quantity";
-import { DEFINITIONS, definitionIdFor, refId, type Schema } from "./definitions";
+import { definitionIdFor, resolveSchema, type Schema } from "./definitions";
 import namedTypes from "./generated/go-types.json";
 
 /** definition id -> JSON field -> the field's Go type, where the definitions do not say it */
@@ -26,29 +26,18 @@ const RAW = new Set([
   "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
 ]);
 
-/** A schema with its $ref followed, and the definition it came from (when it was one). */
-function resolve(s: Schema | undefined): { s?: Schema; id?: string } {
-  let cur = s;
-  let id: string | undefined;
-  for (let i = 0; cur && i < 8; i++) {
-    if (cur.$ref) {
-      id = refId(cur.$ref);
-      cur = DEFINITIONS[id as string];
-    } else if (cur.allOf?.length) cur = cur.allOf[0];
-    else break;
-  }
-  return { s: cur, id };
-}
-
 /** `v1.PodSpec` for io.k8s.api.core.v1.PodSpec: the Go package's name and the type's. */
 function goName(id: string): string {
   const parts = id.split(".");
   return `${parts.at(-2)}.${parts.at(-1)}`;
 }
 
-/** The Go type of a field of schema `s`, as reflect's String() writes it. */
-function goType(schema: Schema | undefined, depth = 0): string {
-  const { s, id } = resolve(schema);
+/**
+ * The Go type of a field of schema `schema`, as reflect's String() writes it, as far as the
+ * definitions say (named types are in NAMED).
+ */
+export function fieldGoType(schema: Schema | undefined, depth = 0): string {
+  const { schema: s, id } = resolveSchema(schema);
   if (!s) return "interface {}";
   if (id && (s.properties || id === INT_OR_STRING || id === QUANTITY || TIMES.has(id) || RAW.has(id)))
     return goName(id);
@@ -63,17 +52,12 @@ function goType(schema: Schema | undefined, depth = 0): string {
     case "boolean":
       return "bool";
     case "array":
-      return `[]${goType(s.items, depth + 1)}`;
+      return `[]${fieldGoType(s.items, depth + 1)}`;
     default:
       if (s.additionalProperties && typeof s.additionalProperties === "object")
-        return `map[string]${goType(s.additionalProperties, depth + 1)}`;
+        return `map[string]${fieldGoType(s.additionalProperties, depth + 1)}`;
       return s.properties ? "struct" : "map[string]interface {}";
   }
-}
-
-/** The Go type of a field of schema `s` as the definitions give it (no named types). */
-export function fieldGoType(s: Schema): string {
-  return goType(s);
 }
 
 /** The element type of a slice type, the value type of a map type (undefined otherwise). */
@@ -109,13 +93,13 @@ const mismatch = (v: unknown, at: At, type: string, value = jsonKind(v)) =>
   `json: cannot unmarshal ${value} into Go struct field ${at.struct}.${at.path.join(".")} of type ${type}`;
 
 /** Resolved schemas, by the schema object that refers to them (the definitions never change). */
-const resolved = new WeakMap<Schema, { s?: Schema; id?: string; struct?: string }>();
+const resolved = new WeakMap<Schema, { schema?: Schema; id?: string; struct?: string }>();
 
-function lookup(schema: Schema): { s?: Schema; id?: string; struct?: string } {
+function lookup(schema: Schema): { schema?: Schema; id?: string; struct?: string } {
   let r = resolved.get(schema);
   if (!r) {
-    r = resolve(schema);
-    if (r.id && r.s?.properties) r.struct = goName(r.id).split(".")[1];
+    const { schema: s, id } = resolveSchema(schema);
+    r = { schema: s, id, struct: id && s?.properties ? goName(id).split(".")[1] : undefined };
     resolved.set(schema, r);
   }
   return r;
@@ -124,7 +108,7 @@ function lookup(schema: Schema): { s?: Schema; id?: string; struct?: string } {
 /** The first value under `v` that its field cannot hold, worded as encoding/json words it. */
 function check(v: unknown, schema: Schema | undefined, at: At, named?: string): string | undefined {
   if (v === null || v === undefined || !schema) return undefined; // a null leaves the zero value
-  const { s, id, struct } = lookup(schema);
+  const { schema: s, id, struct } = lookup(schema);
   if (!s || s["x-kubernetes-preserve-unknown-fields"] === true || (id && RAW.has(id))) return undefined;
   if (id === INT_OR_STRING) {
     if (typeof v === "string") return undefined;
@@ -157,7 +141,7 @@ function check(v: unknown, schema: Schema | undefined, at: At, named?: string): 
   }
   switch (s.type) {
     case "string":
-      return typeof v === "string" ? undefined : mismatch(v, at, named ?? goType(s));
+      return typeof v === "string" ? undefined : mismatch(v, at, named ?? fieldGoType(s));
     case "boolean":
       return typeof v === "boolean" ? undefined : mismatch(v, at, named ?? "bool");
     case "number":
@@ -170,7 +154,7 @@ function check(v: unknown, schema: Schema | undefined, at: At, named?: string): 
       return fits ? undefined : mismatch(v, at, type, `number ${v}`);
     }
     case "array":
-      if (!Array.isArray(v)) return mismatch(v, at, named ?? goType(s));
+      if (!Array.isArray(v)) return mismatch(v, at, named ?? fieldGoType(s));
       for (const x of v) {
         const found = check(x, s.items, at, innerType(named));
         if (found) return found;
@@ -179,7 +163,7 @@ function check(v: unknown, schema: Schema | undefined, at: At, named?: string): 
     default: {
       const values = s.additionalProperties;
       if (!values || typeof values !== "object") return undefined;
-      if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, named ?? goType(s));
+      if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, named ?? fieldGoType(s));
       for (const k in v as Record<string, unknown>) {
         const found = check((v as Record<string, unknown>)[k], values, at, innerType(named));
         if (found) return found;

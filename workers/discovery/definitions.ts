@@ -50,6 +50,23 @@ export function refId(ref: string | undefined): string | undefined {
   return i >= 0 ? ref.slice(i + 1) : ref;
 }
 
+/**
+ * A schema with its $ref (and a leading allOf) followed, at most 8 steps, and the id of the
+ * definition it ended in, if it went through one.
+ */
+export function resolveSchema(s: Schema | undefined): { schema?: Schema; id?: string } {
+  let cur = s;
+  let id: string | undefined;
+  for (let i = 0; cur && i < 8; i++) {
+    if (cur.$ref) {
+      id = refId(cur.$ref);
+      cur = DEFINITIONS[id as string];
+    } else if (cur.allOf?.length) cur = cur.allOf[0];
+    else break;
+  }
+  return { schema: cur, id };
+}
+
 function collectRefs(s: unknown, out: Set<string>): void {
   if (!s || typeof s !== "object") return;
   if (Array.isArray(s)) {

@@ -1,17 +1,7 @@
 // Unknown-field detection for server-side field validation
 // (fieldValidation=Strict|Warn), against the generated OpenAPI definitions.
 
-import { DEFINITIONS, definitionIdFor, refId, type Schema } from "./definitions";
-
-function resolve(s: Schema | undefined): Schema | undefined {
-  let cur = s;
-  for (let i = 0; cur && i < 8; i++) {
-    if (cur.$ref) cur = DEFINITIONS[refId(cur.$ref) as string];
-    else if (cur.allOf?.length) cur = cur.allOf[0];
-    else return cur;
-  }
-  return cur;
-}
+import { DEFINITIONS, definitionIdFor, resolveSchema, type Schema } from "./definitions";
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === "object" && !Array.isArray(v);
@@ -29,7 +19,7 @@ function walk(
   out: string[],
   prune: boolean,
 ): void {
-  const s = resolve(schema);
+  const s = resolveSchema(schema).schema;
   if (!s || s["x-kubernetes-preserve-unknown-fields"] === true) return;
   if (Array.isArray(value)) {
     if (!s.items) return;
