@@ -37,11 +37,15 @@ function yamlFound(lines: string[]): { warnings: string[]; error: string[] } {
   return { warnings: lines, error: [`yaml: unmarshal errors:\n${lines.map((l) => `  ${l}`).join("\n")}`] };
 }
 
+/** How upstream starts the error of a body of `kind` it could not decode into type `into`. */
+export function decodingFailed(kind: string, apiVersion: string, into = kind): string {
+  return `${kind} in version ${JSON.stringify(apiVersion.split("/").pop())} cannot be handled as a ${into}: `;
+}
+
 /** What a create or update body of `kind` found: its repeated keys. */
 export function objectFound(d: Decoded, obj: KubeObject, kind: string): Found {
   // a body without apiVersion or kind is read as the URL's (every kind checked here is in a v1)
-  const version = (obj.apiVersion ?? "v1").split("/").pop();
-  const decoding = `${obj.kind ?? kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: `;
+  const decoding = decodingFailed(obj.kind ?? kind, obj.apiVersion ?? "v1", kind);
   if (!d.repeats) return { decoding };
   if ("yaml" in d.repeats) return { before: yamlFound(d.repeats.yaml), sorted: true, decoding };
   return { keys: d.repeats.json, decoding };

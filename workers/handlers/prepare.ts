@@ -7,6 +7,7 @@ import type { KubeObject } from "../../api/types";
 import { schemaCauses } from "../../api/validation/schema";
 import { decodeTypeError } from "../discovery/decode-types";
 import type { RequestInfo } from "../request-info";
+import { decodingFailed } from "./field-validation";
 
 export function isObject(v: unknown): v is Record<string, any> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -18,6 +19,29 @@ export function checkTypeMeta(
   body: unknown,
   kind = def.kind,
   apiVersion = apiVersionOf(def),
+): KubeObject {
+  return typeMeta(def, body, kind, apiVersion, false);
+}
+
+/**
+ * checkTypeMeta for a create or update body, which upstream decodes into its type: a
+ * metadata that is not an object fails that decoding (400, in encoding/json's words).
+ */
+export function checkDecodedTypeMeta(
+  def: ResourceDef,
+  body: unknown,
+  kind = def.kind,
+  apiVersion = apiVersionOf(def),
+): KubeObject {
+  return typeMeta(def, body, kind, apiVersion, true);
+}
+
+function typeMeta(
+  def: ResourceDef,
+  body: unknown,
+  kind: string,
+  apiVersion: string,
+  decoded: boolean,
 ): KubeObject {
   if (!isObject(body)) throw badRequest("the body of the request must be a JSON or YAML object");
   if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
@@ -31,6 +55,8 @@ export function checkTypeMeta(
     );
   }
   if (body.metadata !== undefined && body.metadata !== null && !isObject(body.metadata)) {
+    const wrong = decoded && decodeTypeError(apiVersion, kind, { metadata: body.metadata });
+    if (wrong) throw badRequest(`${decodingFailed(kind, apiVersion)}${wrong}`);
     throw invalid({ group: def.group, kind }, "", [
       field.invalid("metadata", body.metadata, "must be an object"),
     ]);
@@ -38,32 +64,6 @@ export function checkTypeMeta(
   // apiVersion and kind first, as upstream serializes objects
   const { apiVersion: _a, kind: _k, metadata, ...rest } = body;
   return { apiVersion, kind, metadata: metadata ?? {}, ...rest } as KubeObject;
-}
-
-/**
- * checkTypeMeta for a create or update body, which upstream decodes into its type: a
- * metadata that is not an object fails that decoding (400, in encoding/json's words).
- */
-export function checkDecodedTypeMeta(
-  def: ResourceDef,
-  body: unknown,
-  kind = def.kind,
-  apiVersion = apiVersionOf(def),
-): KubeObject {
-  if (
-    isObject(body) &&
-    body.metadata != null &&
-    !isObject(body.metadata) &&
-    (body.apiVersion === undefined || body.apiVersion === apiVersion) &&
-    (body.kind === undefined || body.kind === kind)
-  ) {
-    const wrong = decodeTypeError(apiVersion, kind, { metadata: body.metadata });
-    if (wrong)
-      throw badRequest(
-        `${kind} in version ${JSON.stringify(apiVersion.split("/").pop())} cannot be handled as a ${kind}: ${wrong}`,
-      );
-  }
-  return checkTypeMeta(def, body, kind, apiVersion);
 }
 
 /** Namespace from the URL wins; a different one in the body is an error, as upstream. */
