@@ -239,10 +239,6 @@ function collectRepeats(node: unknown, found: (offset: number, key: string) => v
   }
 }
 
-export function parseBody(text: string, type: string, allowed: string[]): unknown {
-  return decodeText(text, type, allowed).value;
-}
-
 /** Decodes a JSON or YAML body of media type `type`, one of `allowed`. */
 export function decodeText(text: string, type: string, allowed: string[]): Decoded {
   if (!allowed.includes(type)) throw unsupportedMediaType(type);

@@ -4,13 +4,13 @@
 
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { decodeText, parseBody } from "../../../workers/body";
+import { decodeText } from "../../../workers/body";
 import { lineIndex, mayRepeatKeys, scanKeys } from "../../../workers/json-scan";
 
 const YAML_TYPE = "application/apply-patch+yaml";
 /** The first key JSON text repeats in one object, if any. */
 const duplicateKey = (text: string) => scanKeys(text).repeats[0]?.key;
-const read = (text: string) => parseBody(text, YAML_TYPE, [YAML_TYPE]);
+const read = (text: string) => decodeText(text, YAML_TYPE, [YAML_TYPE]).value;
 /** The repeated keys decoding a YAML body finds, as the YAML reader words them. */
 const repeatsOf = (text: string) => {
   const r = decodeText(text, YAML_TYPE, [YAML_TYPE]).repeats;
