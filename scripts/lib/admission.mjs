@@ -55,8 +55,8 @@ export function flowOf(authorization, connection) {
  * How many ordinary requests workerd holds at once. Fewer keeps each request's time inside
  * workerd short and even, and the queue here serves in turn; more keeps its one thread
  * busier. Measured with `npm run bench api-store` (pod creates from 50 clients, 2 cores):
- * at 32, p99 37-68 ms (50 or under in 11 of 17 runs) at ~1,850/s on average; at 24, p99
- * 39-52 ms (11 of 13) at ~1,680/s; at 20, 42-51 ms (7 of 8) at ~1,680/s. 24 is the default;
+ * at 32, p99 37-68 ms (50 or under in 15 of 26 runs) at ~1,790/s on average; at 24, p99
+ * 36-52 ms (19 of 23) at ~1,710/s; at 20, 42-51 ms (7 of 8) at ~1,680/s. 24 is the default;
  * EDGEPLANE_ADMIT_LIMIT sets another (a number of at least 1).
  */
 export const ADMIT_LIMIT = admitLimit(process.env.EDGEPLANE_ADMIT_LIMIT);
