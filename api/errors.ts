@@ -169,10 +169,11 @@ export const invalid = (gk: { group: string; kind: string }, name: string, cause
   const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : (c.message ?? ""))).join(", ");
   const what = gk.group ? `${gk.kind}.${gk.group}` : gk.kind;
   const text = causes.length === 1 ? list : `[${list}]`;
+  // empty fields are left out, as upstream's omitempty leaves them
   return new StatusError(422, "Invalid", `${what} "${name}" is invalid: ${text}`, {
-    name,
+    name: name || undefined,
     group: gk.group || undefined,
-    kind: gk.kind,
+    kind: gk.kind || undefined,
     causes,
   });
 };

@@ -102,6 +102,63 @@ describe("malformed bodies", () => {
     expect((await api(t, "GET", target)).json.data).toEqual({ k: "v" });
   });
 
+  it("a patch whose result holds a value of the wrong type is 422 on the field patch, as upstream's", async () => {
+    const target = `${cms}/target`;
+    const before = (await api(t, "GET", target)).json;
+    // strategic merge: the converter's words, the patch quoted as Go's fmt prints a map
+    const smp = await api(
+      t,
+      "PATCH",
+      target,
+      { data: { port: 8080 }, metadata: { labels: { a: "b" } } },
+      {
+        "content-type": "application/strategic-merge-patch+json",
+      },
+    );
+    expectStatus(smp, 422, "Invalid");
+    const smpCause =
+      'Invalid value: "map[data:map[port:8080] metadata:map[labels:map[a:b]]]": cannot convert int64 to string';
+    expect(smp.json.message).toBe(` "" is invalid: patch: ${smpCause}`);
+    expect(smp.json.details).toEqual({
+      causes: [{ reason: "FieldValueInvalid", message: smpCause, field: "patch" }],
+    });
+    const flag = await api(
+      t,
+      "PATCH",
+      target,
+      { immutable: "yes" },
+      {
+        "content-type": "application/strategic-merge-patch+json",
+      },
+    );
+    expect(flag.json.message).toBe(
+      ' "" is invalid: patch: Invalid value: "map[immutable:yes]": unrecognized type: bool',
+    );
+    // merge and JSON patch: encoding/json's words, the patched object quoted as Go marshals it
+    const merge = await api(
+      t,
+      "PATCH",
+      target,
+      { data: { port: 8080 } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    expectStatus(merge, 422, "Invalid");
+    const why = "json: cannot unmarshal number into Go struct field ConfigMap.data of type string";
+    expect(merge.json.message).toMatch(
+      /^ "" is invalid: patch: Invalid value: "\{\\"apiVersion\\":\\"v1\\",\\"data\\":\{\\"k\\":\\"v\\",\\"port\\":8080\},\\"kind\\":\\"ConfigMap\\",\\"metadata\\":\{/,
+    );
+    expect(merge.json.message.endsWith(`}": ${why}`)).toBe(true);
+    const json = await api(t, "PATCH", target, [{ op: "add", path: "/data/port", value: 8080 }], {
+      "content-type": "application/json-patch+json",
+    });
+    expectStatus(json, 422, "Invalid");
+    expect(json.json.details.causes[0].message.endsWith(`: ${why}`)).toBe(true);
+    // nothing was written
+    expect((await api(t, "GET", target)).json.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+  });
+
   it("a metadata that is not an object fails decoding, as upstream's; a null one is none", async () => {
     const r = await api(t, "POST", cms, { apiVersion: "v1", kind: "ConfigMap", metadata: "x" });
     expectStatus(r, 400, "BadRequest");

@@ -83,14 +83,45 @@ function jsonKind(v: unknown): string {
 const INT32 = 2 ** 31;
 const isInt32 = (v: number) => Number.isInteger(v) && v >= -INT32 && v < INT32;
 
-/** Where the walk is: the Go struct holding the field, and the field's JSON path (no indexes or map keys). */
+/**
+ * Where the walk is: the Go struct holding the field, the field's JSON path (no indexes or
+ * map keys), and whose words to use: encoding/json's, or (`converter`) those of the
+ * unstructured converter that fills a Go object from a strategic-merge-patched map.
+ */
 interface At {
   struct: string;
   path: string[];
+  converter?: boolean;
 }
 
 const mismatch = (v: unknown, at: At, type: string, value = jsonKind(v)) =>
   `json: cannot unmarshal ${value} into Go struct field ${at.struct}.${at.path.join(".")} of type ${type}`;
+
+/** reflect's Kind of a value in an unstructured map: integers are int64, other numbers float64. */
+function goKind(v: unknown): string {
+  if (Array.isArray(v)) return "slice";
+  if (typeof v === "number") return Number.isInteger(v) ? "int64" : "float64";
+  return typeof v === "boolean" ? "bool" : typeof v === "string" ? "string" : "map";
+}
+
+/**
+ * The converter's words for a value that does not fit a field of Go type `type` whose kind is
+ * `kind`: a struct, slice or map from anything else is "cannot restore"; a number into a
+ * string or a fraction into an integer is "cannot convert", as Go can convert those kinds
+ * but JSON cannot; any other simple value is an "unrecognized type".
+ */
+function unconvertible(v: unknown, type: string, kind: string): string {
+  if (kind === "struct") return `cannot restore struct from: ${goKind(v)}`;
+  if (kind === "slice" || kind === "map") return `cannot restore ${kind} from ${goKind(v)}`;
+  const from = goKind(v);
+  const convertible =
+    (from === "int64" && kind === "string") || (from === "float64" && (kind === "int32" || kind === "int64"));
+  return convertible ? `cannot convert ${from} to ${type}` : `unrecognized type: ${kind}`;
+}
+
+/** `mismatch` or `unconvertible`, as the walk's words are. */
+const wrong = (v: unknown, at: At, type: string, kind: string, value?: string) =>
+  at.converter ? unconvertible(v, type, kind) : mismatch(v, at, type, value);
 
 /** Resolved schemas, by the schema object that refers to them (the definitions never change). */
 const resolved = new WeakMap<Schema, { schema?: Schema; id?: string; struct?: string }>();
@@ -124,7 +155,7 @@ function check(v: unknown, schema: Schema | undefined, at: At, named?: string): 
       : `json: cannot unmarshal ${jsonKind(v)} into Go value of type string`;
   const props = s.properties;
   if (props) {
-    if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, id ? goName(id) : "struct");
+    if (typeof v !== "object" || Array.isArray(v)) return wrong(v, at, id ? goName(id) : "struct", "struct");
     const outer = at.struct;
     const names = id ? NAMED[id] : undefined;
     for (const k in v as Record<string, unknown>) {
@@ -140,21 +171,28 @@ function check(v: unknown, schema: Schema | undefined, at: At, named?: string): 
     return undefined;
   }
   switch (s.type) {
-    case "string":
-      return typeof v === "string" ? undefined : mismatch(v, at, named ?? fieldGoType(s));
+    case "string": {
+      if (typeof v === "string") return undefined;
+      const type = named ?? fieldGoType(s);
+      if (s.format !== "byte") return wrong(v, at, type, "string");
+      // []uint8: the converter takes a list of numbers as the bytes
+      return at.converter && Array.isArray(v) ? undefined : wrong(v, at, type, "slice");
+    }
     case "boolean":
-      return typeof v === "boolean" ? undefined : mismatch(v, at, named ?? "bool");
+      return typeof v === "boolean" ? undefined : wrong(v, at, named ?? "bool", "bool");
     case "number":
-      return typeof v === "number" ? undefined : mismatch(v, at, named ?? "float64");
+      return typeof v === "number" ? undefined : wrong(v, at, named ?? "float64", "float64");
     case "integer": {
       const int32 = s.format === "int32";
-      const type = named ?? (int32 ? "int32" : "int64");
-      if (typeof v !== "number") return mismatch(v, at, type);
-      const fits = int32 ? isInt32(v) : Number.isInteger(v);
-      return fits ? undefined : mismatch(v, at, type, `number ${v}`);
+      const kind = int32 ? "int32" : "int64";
+      const type = named ?? kind;
+      if (typeof v !== "number") return wrong(v, at, type, kind);
+      // the converter wraps a whole number too big for its field (Go's conversion does)
+      const fits = int32 && !at.converter ? isInt32(v) : Number.isInteger(v);
+      return fits ? undefined : wrong(v, at, type, kind, `number ${v}`);
     }
     case "array":
-      if (!Array.isArray(v)) return mismatch(v, at, named ?? fieldGoType(s));
+      if (!Array.isArray(v)) return wrong(v, at, named ?? fieldGoType(s), "slice");
       for (const x of v) {
         const found = check(x, s.items, at, innerType(named));
         if (found) return found;
@@ -163,7 +201,7 @@ function check(v: unknown, schema: Schema | undefined, at: At, named?: string): 
     default: {
       const values = s.additionalProperties;
       if (!values || typeof values !== "object") return undefined;
-      if (typeof v !== "object" || Array.isArray(v)) return mismatch(v, at, named ?? fieldGoType(s));
+      if (typeof v !== "object" || Array.isArray(v)) return wrong(v, at, named ?? fieldGoType(s), "map");
       for (const k in v as Record<string, unknown>) {
         const found = check((v as Record<string, unknown>)[k], values, at, innerType(named));
         if (found) return found;
@@ -178,12 +216,19 @@ const roots = new Map<string, Schema>();
 /**
  * The first value of a body that its kind's Go type cannot hold, as upstream's decoder
  * reports it (undefined when every value fits, or when no schema is known for the kind).
+ * `words`: encoding/json's (a body decoded, a merge or JSON patch's result) or the
+ * unstructured converter's (a strategic merge patch's result, which upstream never encodes).
  */
-export function decodeTypeError(apiVersion: string, kind: string, obj: unknown): string | undefined {
+export function decodeTypeError(
+  apiVersion: string,
+  kind: string,
+  obj: unknown,
+  words: "json" | "converter" = "json",
+): string | undefined {
   const [group, version] = apiVersion.includes("/") ? apiVersion.split("/", 2) : ["", apiVersion];
   const id = definitionIdFor({ group, version, kind });
   if (!id) return undefined;
   let root = roots.get(id);
   if (!root) roots.set(id, (root = { $ref: `#/definitions/${id}` }));
-  return check(obj, root, { struct: kind, path: [] });
+  return check(obj, root, { struct: kind, path: [], converter: words === "converter" });
 }

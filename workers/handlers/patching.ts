@@ -5,6 +5,8 @@ import { applyPatch, applyPatchByContentType, fieldManagerFor, recordUpdate } fr
 import { apiVersionOf } from "../../api/resource";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
+import { decodeTypeError } from "../discovery/decode-types";
+import { goMarshal, goSprint } from "../go-print";
 import { checkTypeMeta } from "./prepare";
 import type { WriteContext } from "./resource";
 
@@ -40,7 +42,24 @@ export function applyPatchBody(
     });
   }
   const out = applyPatchByContentType(old, body, type, kind) as KubeObject;
+  checkPatchedTypes(w, type, body, out);
   return checkTypeMeta(w.def, out);
+}
+
+/**
+ * A patch whose result holds a value its field's Go type cannot: upstream decodes the result
+ * into the type and fails with 422 Invalid on the field "patch", in the decoder's words,
+ * quoting what it decoded. A merge or JSON patch's result is decoded from its JSON, which is
+ * quoted (encoding/json's, keys sorted); a strategic merge patch's is converted from a map by
+ * the unstructured converter, and the patch is quoted as fmt prints a map. The message names
+ * no kind and no object (` "" is invalid: patch: Invalid value: ...`), as upstream's does.
+ */
+function checkPatchedTypes(w: WriteContext, type: string, patch: unknown, patched: KubeObject): void {
+  const smp = type === "application/strategic-merge-patch+json";
+  const why = decodeTypeError(apiVersionOf(w.def), w.def.kind, patched, smp ? "converter" : "json");
+  if (!why) return;
+  const quoted = smp ? goSprint(patch) : goMarshal(patched);
+  throw invalid({ group: "", kind: "" }, "", [field.invalid("patch", quoted, why)]);
 }
 
 export function recordManagedFields(w: WriteContext, old: KubeObject | undefined, next: KubeObject): void {

@@ -136,4 +136,38 @@ describe("decodeTypeError", () => {
     expect(decodeTypeError("v1", "Pod", two)).toContain("ContainerPort.spec.containers.ports.containerPort");
     expect(decodeTypeError("v1", "NoSuchKind", { a: 1 })).toBeUndefined();
   });
+
+  it("speaks the unstructured converter's words for a strategic merge patch's result", () => {
+    const cm = (data: unknown) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data });
+    const cases: [unknown, string][] = [
+      // Go converts a number to a string and a fraction to an integer, JSON does not
+      [cm({ port: 8080 }), "cannot convert int64 to string"],
+      [pod({ ...container({}), activeDeadlineSeconds: 1.5 }), "cannot convert float64 to int64"],
+      [pod({ ...container({}), restartPolicy: 1 }), "cannot convert int64 to v1.RestartPolicy"],
+      // kinds Go cannot convert between
+      [cm({ port: 80.5 }), "unrecognized type: string"],
+      [cm({ on: true }), "unrecognized type: string"],
+      [pod(container({ ports: [{ containerPort: "80" }] })), "unrecognized type: int32"],
+      [pod({ ...container({}), hostNetwork: "yes" }), "unrecognized type: bool"],
+      // structs, lists and maps from anything else
+      [
+        { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" }, spec: "x" },
+        "cannot restore struct from: string",
+      ],
+      [pod({ containers: {} }), "cannot restore slice from map"],
+      [cm(["a"]), "cannot restore map from slice"],
+      [pod(container({}), { name: "p", labels: 3 }), "cannot restore map from int64"],
+    ];
+    for (const [obj, want] of cases) {
+      const o = obj as { apiVersion: string; kind: string };
+      expect(decodeTypeError(o.apiVersion, o.kind, obj, "converter"), JSON.stringify(obj)).toBe(want);
+    }
+    // Go's conversion wraps a whole number too big for an int32; the JSON decoder refuses it
+    const big = pod(container({ ports: [{ containerPort: 2 ** 31 }] }));
+    expect(decodeTypeError("v1", "Pod", big, "converter")).toBeUndefined();
+    expect(decodeTypeError("v1", "Pod", big)).toContain("number 2147483648");
+    // bytes may come as a list of numbers
+    const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { a: [104, 105] } };
+    expect(decodeTypeError("v1", "Secret", secret, "converter")).toBeUndefined();
+  });
 });
