@@ -166,3 +166,35 @@ export function repeatedKeys(text: string, value: unknown): KeyScan | undefined 
   const scan = scanKeys(text);
   return scan.repeats.length ? scan : undefined;
 }
+
+/** A number as its JSON text wrote it, where the text says more than the value: `1e3`, `80.0`. */
+export class NumberText {
+  constructor(
+    readonly value: number,
+    readonly text: string,
+  ) {}
+}
+
+/**
+ * A number with a fraction or an exponent after a key or in a list: a cheap test, true for
+ * some texts that hold none (`"a,1.5"` in a string), never false for one that holds one.
+ */
+const MAY_WRITE_FRACTIONS = /":\s*-?\d+[.eE]|[[,]\s*-?\d+[.eE]/;
+
+/**
+ * JSON text's value again, with each number written with a fraction or an exponent kept as
+ * a NumberText, when it has any (undefined otherwise). Go's decoder refuses `1e3` or `80.0`
+ * for an integer field, whose value JSON.parse makes the same as `1000` or `80`. Read with
+ * JSON.parse's source text access (workerd has it; where the runtime does not, as in Node
+ * 20, nothing is marked).
+ */
+export function numberTexts(text: string): unknown | undefined {
+  if (!MAY_WRITE_FRACTIONS.test(text)) return undefined;
+  let marked = false;
+  const value = JSON.parse(text, (_key, v: unknown, context?: { source?: string }) => {
+    if (typeof v !== "number" || !context?.source || !/[.eE]/.test(context.source)) return v;
+    marked = true;
+    return new NumberText(v, context.source);
+  });
+  return marked ? value : undefined;
+}

@@ -159,6 +159,34 @@ describe("malformed bodies", () => {
     expect((await api(t, "GET", target)).json.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
 
+  it("a whole number written with a fraction or an exponent is refused for an integer, as Go's decoder does", async () => {
+    const svcs = `/api/v1/namespaces/${ns}/services`;
+    const svc = (port: string, targetPort = "8080") =>
+      `{"apiVersion":"v1","kind":"Service","metadata":{"name":"n"},"spec":{"ports":[{"port":${port},"targetPort":${targetPort}}]}}`;
+    const handled = 'Service in version "v1" cannot be handled as a Service: ';
+    for (const port of ["1e3", "80.0", "8E1"]) {
+      const r = await api(t, "POST", svcs, svc(port), JSON_CT);
+      expectStatus(r, 400, "BadRequest");
+      expect(r.json.message).toBe(
+        `${handled}json: cannot unmarshal number ${port} into Go struct field ServicePort.spec.ports.port of type int32`,
+      );
+    }
+    // an int-or-string reads a number as an int32 the same way
+    const target = await api(t, "POST", svcs, svc("80", "80.0"), JSON_CT);
+    expect(target.json.message).toBe(
+      `${handled}json: cannot unmarshal number 80.0 into Go value of type int32`,
+    );
+    // a float field, a quantity, or a fraction inside a string are fine
+    const ok = await api(
+      t,
+      "POST",
+      svcs,
+      '{"apiVersion":"v1","kind":"Service","metadata":{"name":"n","annotations":{"a":"x,1.5"}},"spec":{"ports":[{"port":80}]}}',
+      JSON_CT,
+    );
+    expect(ok.status, JSON.stringify(ok.json)).toBe(201);
+  });
+
   it("a metadata that is not an object fails decoding, as upstream's; a null one is none", async () => {
     const r = await api(t, "POST", cms, { apiVersion: "v1", kind: "ConfigMap", metadata: "x" });
     expectStatus(r, 400, "BadRequest");

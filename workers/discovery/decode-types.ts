@@ -8,6 +8,7 @@
 // such as v1.RestartPolicy, a named map such as v1.ResourceList, types.UID): those come from
 // generated/go-types.json (scripts/openapi/go-types.ts reads them off upstream's types.go).
 import { parseQuantity, QUANTITY_FORMAT_MESSAGE } from "../../api/quantity";
+import { NumberText } from "../json-scan";
 import { definitionIdFor, resolveSchema, type Schema } from "./definitions";
 import namedTypes from "./generated/go-types.json";
 
@@ -140,6 +141,12 @@ function lookup(schema: Schema): { schema?: Schema; id?: string; struct?: string
 function check(v: unknown, schema: Schema | undefined, at: At, named?: string): string | undefined {
   if (v === null || v === undefined || !schema) return undefined; // a null leaves the zero value
   const { schema: s, id, struct } = lookup(schema);
+  if (v instanceof NumberText) {
+    // Go's decoder reads the text: an integer refuses `1e3` and `80.0`, any other type the value
+    if (id === INT_OR_STRING) return `json: cannot unmarshal number ${v.text} into Go value of type int32`;
+    if (s?.type !== "integer" || at.converter) return check(v.value, schema, at, named);
+    return mismatch(v, at, named ?? (s.format === "int32" ? "int32" : "int64"), `number ${v.text}`);
+  }
   if (!s || s["x-kubernetes-preserve-unknown-fields"] === true || (id && RAW.has(id))) return undefined;
   if (id === INT_OR_STRING) {
     if (typeof v === "string") return undefined;

@@ -28,6 +28,8 @@ export interface Found {
    * and upstream words that failure `Pod in version "v1" cannot be handled as a Pod: ...`
    */
   decoding?: string;
+  /** the body's value with the text of numbers written with a fraction or exponent, for the type check */
+  numbers?: unknown;
 }
 
 const duplicateField = (path: string) => `duplicate field ${JSON.stringify(path)}`;
@@ -46,9 +48,10 @@ export function decodingFailed(kind: string, apiVersion: string, into = kind): s
 export function objectFound(d: Decoded, obj: KubeObject, kind: string): Found {
   // a body without apiVersion or kind is read as the URL's (every kind checked here is in a v1)
   const decoding = decodingFailed(obj.kind ?? kind, obj.apiVersion ?? "v1", kind);
-  if (!d.repeats) return { decoding };
+  const numbers = d.numbers;
+  if (!d.repeats) return { decoding, numbers };
   if ("yaml" in d.repeats) return { before: yamlFound(d.repeats.yaml), sorted: true, decoding };
-  return { keys: d.repeats.json, decoding };
+  return { keys: d.repeats.json, decoding, numbers };
 }
 
 /** The fields of a JSON patch operation (upstream decodes each into a struct of these). */
@@ -156,7 +159,7 @@ export function checkFields(w: WriteContext, obj: KubeObject, found: Found = {})
   // a body decoded into its type (a create or an update): a value its field cannot hold
   // fails first, whatever the fieldValidation, as upstream's decoding fails
   if (found.decoding !== undefined) {
-    const wrong = decodeTypeError(obj.apiVersion ?? "", obj.kind ?? "", obj);
+    const wrong = decodeTypeError(obj.apiVersion ?? "", obj.kind ?? "", found.numbers ?? obj);
     if (wrong) throw badRequest(`${found.decoding}${wrong}`);
   }
   if (w.fieldValidation === "Strict") {
