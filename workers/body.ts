@@ -5,7 +5,14 @@ import { concatBytes } from "../api/bytes";
 import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
 import { recordAuditRequestObject } from "./audit/index";
-import { type KeyScan, lineIndex, nestsDeeper, numberTexts, repeatedKeys } from "./json-scan";
+import {
+  type KeyScan,
+  lineIndex,
+  mayWriteFractions,
+  nestsDeeper,
+  numberTexts,
+  repeatedKeys,
+} from "./json-scan";
 import { jsonSyntaxError, summarizeBody } from "./json-syntax";
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -85,8 +92,8 @@ export type Repeats = { json: KeyScan } | { yaml: string[] };
 export interface Decoded {
   value: unknown;
   repeats?: Repeats;
-  /** a JSON body's value with its numbers written with a fraction or exponent kept as text (json-scan.ts) */
-  numbers?: unknown;
+  /** a JSON body's value again, its numbers written with a fraction or exponent kept as text (json-scan.ts) */
+  numbers?: () => unknown;
 }
 
 /**
@@ -275,8 +282,7 @@ export function decodeText(text: string, type: string, allowed: string[]): Decod
   checkNesting(text);
   const scan = repeatedKeys(text, value);
   const decoded: Decoded = scan ? { value, repeats: { json: scan } } : { value };
-  const numbers = numberTexts(text);
-  if (numbers !== undefined) decoded.numbers = numbers;
+  if (mayWriteFractions(text)) decoded.numbers = () => numberTexts(text);
   return decoded;
 }
 

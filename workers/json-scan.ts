@@ -176,20 +176,23 @@ export class NumberText {
 }
 
 /**
- * A number with a fraction or an exponent after a key or in a list: a cheap test, true for
- * some texts that hold none (`"a,1.5"` in a string), never false for one that holds one.
+ * Whether JSON text may write a number with a fraction or an exponent (after a key or in a
+ * list): a cheap test, true for some texts that hold none (`"a,1.5"` in a string), never
+ * false for one that holds one.
  */
-const MAY_WRITE_FRACTIONS = /":\s*-?\d+[.eE]|[[,]\s*-?\d+[.eE]/;
+export function mayWriteFractions(text: string): boolean {
+  return /":\s*-?\d+[.eE]|[[,]\s*-?\d+[.eE]/.test(text);
+}
 
 /**
  * JSON text's value again, with each number written with a fraction or an exponent kept as
  * a NumberText, when it has any (undefined otherwise). Go's decoder refuses `1e3` or `80.0`
  * for an integer field, whose value JSON.parse makes the same as `1000` or `80`. Read with
  * JSON.parse's source text access (workerd has it; where the runtime does not, as in Node
- * 20, nothing is marked).
+ * 20, nothing is marked). A second parse: decode-types.ts asks for it only when a body it
+ * checks has an integer field.
  */
 export function numberTexts(text: string): unknown | undefined {
-  if (!MAY_WRITE_FRACTIONS.test(text)) return undefined;
   let marked = false;
   const value = JSON.parse(text, (_key, v: unknown, context?: { source?: string }) => {
     if (typeof v !== "number" || !context?.source || !/[.eE]/.test(context.source)) return v;

@@ -93,6 +93,8 @@ interface At {
   struct: string;
   path: string[];
   converter?: boolean;
+  /** set when an integer field (or an int-or-string) held a number */
+  integers?: boolean;
 }
 
 const mismatch = (v: unknown, at: At, type: string, value = jsonKind(v)) =>
@@ -150,7 +152,10 @@ function check(v: unknown, schema: Schema | undefined, at: At, named?: string): 
   if (!s || s["x-kubernetes-preserve-unknown-fields"] === true || (id && RAW.has(id))) return undefined;
   if (id === INT_OR_STRING) {
     if (typeof v === "string") return undefined;
-    if (typeof v === "number" && isInt32(v)) return undefined;
+    if (typeof v === "number" && isInt32(v)) {
+      at.integers = true;
+      return undefined;
+    }
     // its own decoder reads anything but a string as an int32
     const value = typeof v === "number" ? `number ${v}` : jsonKind(v);
     return `json: cannot unmarshal ${value} into Go value of type int32`;
@@ -196,7 +201,9 @@ function check(v: unknown, schema: Schema | undefined, at: At, named?: string): 
       if (typeof v !== "number") return wrong(v, at, type, kind);
       // the converter wraps a whole number too big for its field (Go's conversion does)
       const fits = int32 && !at.converter ? isInt32(v) : Number.isInteger(v);
-      return fits ? undefined : wrong(v, at, type, kind, `number ${v}`);
+      if (!fits) return wrong(v, at, type, kind, `number ${v}`);
+      at.integers = true;
+      return undefined;
     }
     case "array":
       if (!Array.isArray(v)) return wrong(v, at, named ?? fieldGoType(s), "slice");
@@ -225,17 +232,25 @@ const roots = new Map<string, Schema>();
  * reports it (undefined when every value fits, or when no schema is known for the kind).
  * `words`: encoding/json's (a body decoded, a merge or JSON patch's result) or the
  * unstructured converter's (a strategic merge patch's result, which upstream never encodes).
+ * `numberTexts`: the body's value with the text of each number written with a fraction or an
+ * exponent, asked for when an integer field held a number.
  */
 export function decodeTypeError(
   apiVersion: string,
   kind: string,
   obj: unknown,
   words: "json" | "converter" = "json",
+  numberTexts?: () => unknown,
 ): string | undefined {
   const [group, version] = apiVersion.includes("/") ? apiVersion.split("/", 2) : ["", apiVersion];
   const id = definitionIdFor({ group, version, kind });
   if (!id) return undefined;
   let root = roots.get(id);
   if (!root) roots.set(id, (root = { $ref: `#/definitions/${id}` }));
-  return check(obj, root, { struct: kind, path: [], converter: words === "converter" });
+  const at: At = { struct: kind, path: [], converter: words === "converter" };
+  const found = check(obj, root, at);
+  if (found || !at.integers || !numberTexts) return found;
+  // an integer field held a number: Go refuses one written 1e3 or 80.0 (json-scan.ts)
+  const marked = numberTexts();
+  return marked === undefined ? undefined : check(marked, root, { struct: kind, path: [] });
 }

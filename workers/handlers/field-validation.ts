@@ -28,8 +28,8 @@ export interface Found {
    * and upstream words that failure `Pod in version "v1" cannot be handled as a Pod: ...`
    */
   decoding?: string;
-  /** the body's value with the text of numbers written with a fraction or exponent, for the type check */
-  numbers?: unknown;
+  /** the body's value again, its numbers written with a fraction or exponent kept as text */
+  numbers?: () => unknown;
 }
 
 const duplicateField = (path: string) => `duplicate field ${JSON.stringify(path)}`;
@@ -159,7 +159,7 @@ export function checkFields(w: WriteContext, obj: KubeObject, found: Found = {})
   // a body decoded into its type (a create or an update): a value its field cannot hold
   // fails first, whatever the fieldValidation, as upstream's decoding fails
   if (found.decoding !== undefined) {
-    const wrong = decodeTypeError(obj.apiVersion ?? "", obj.kind ?? "", found.numbers ?? obj);
+    const wrong = decodeTypeError(obj.apiVersion ?? "", obj.kind ?? "", obj, "json", found.numbers);
     if (wrong) throw badRequest(`${found.decoding}${wrong}`);
   }
   if (w.fieldValidation === "Strict") {

@@ -170,4 +170,23 @@ describe("decodeTypeError", () => {
     const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { a: [104, 105] } };
     expect(decodeTypeError("v1", "Secret", secret, "converter")).toBeUndefined();
   });
+
+  it("reads numbers' texts again only for a body with an integer field holding a number", () => {
+    let asked = 0;
+    const texts = () => {
+      asked++;
+      return undefined;
+    };
+    const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { csv: "1,2.5" } };
+    expect(decodeTypeError("v1", "ConfigMap", cm, "json", texts)).toBeUndefined();
+    expect(asked).toBe(0);
+    const svc = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "s" },
+      spec: { ports: [{ port: 80 }] },
+    };
+    expect(decodeTypeError("v1", "Service", svc, "json", texts)).toBeUndefined();
+    expect(asked).toBe(1);
+  });
 });
