@@ -20,7 +20,11 @@ export function columnsOf(def: ResourceDef): TableColumn[] {
 }
 
 export function columnDefinitions(def: ResourceDef) {
-  return columnsOf(def).map(({ name, type, format, description, priority }) => ({
+  return definitionsOf(columnsOf(def));
+}
+
+function definitionsOf(columns: TableColumn[]) {
+  return columns.map(({ name, type, format, description, priority }) => ({
     name,
     type,
     format: format ?? "",
@@ -30,7 +34,11 @@ export function columnDefinitions(def: ResourceDef) {
 }
 
 export function tableRow(def: ResourceDef, obj: KubeObject, include: IncludeObject, now: number) {
-  const row: Record<string, unknown> = { cells: columnsOf(def).map((c) => c.cell(obj, now) ?? "") };
+  return rowOf(columnsOf(def), obj, include, now);
+}
+
+function rowOf(columns: TableColumn[], obj: KubeObject, include: IncludeObject, now: number) {
+  const row: Record<string, unknown> = { cells: columns.map((c) => c.cell(obj, now) ?? "") };
   if (include === "Object") row.object = obj;
   else if (include === "Metadata")
     row.object = {
@@ -39,6 +47,17 @@ export function tableRow(def: ResourceDef, obj: KubeObject, include: IncludeObje
       metadata: obj.metadata,
     };
   return row;
+}
+
+/** A Table of objects of a kind with no resource of its own (a subresource's: Scale). */
+export function tableOfKind(columns: TableColumn[], obj: KubeObject, include: IncludeObject) {
+  return {
+    kind: "Table",
+    apiVersion: "meta.k8s.io/v1",
+    metadata: {},
+    columnDefinitions: definitionsOf(columns),
+    rows: [rowOf(columns, obj, include, Date.now())],
+  };
 }
 
 export function table(

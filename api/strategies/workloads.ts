@@ -1,7 +1,7 @@
 // apps/v1 deployments and replicasets.
 
 import { field, type StatusCause } from "../errors";
-import type { ResourceDef } from "../resource";
+import type { ResourceDef, TableColumn } from "../resource";
 import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
 import {
@@ -318,6 +318,21 @@ export function scaleOf(obj: KubeObject): KubeObject {
     status: { replicas: int(obj.status?.replicas), selector: sel === "<none>" ? "" : sel },
   };
 }
+
+/** `kubectl get --subresource=scale`: upstream's columns for a Scale. */
+export const scaleColumns: TableColumn[] = [
+  nameColumn,
+  column("Desired", "integer", "replicas is the desired number of instances for the scaled object.", (o) =>
+    int(o.spec?.replicas),
+  ),
+  column(
+    "Available",
+    "integer",
+    "replicas is the actual number of observed instances of the scaled object.",
+    (o) => int(o.status?.replicas),
+  ),
+  ageColumn,
+];
 
 /** ValidateScale: replicas must not be negative. */
 export function validateScale(scale: KubeObject): StatusCause[] {

@@ -5,6 +5,7 @@ import { badRequest, StatusError } from "../../api/errors";
 import { resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { checkFieldSelector, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
+import { TABLE_TYPE } from "../../workers/negotiate";
 import { fail } from "./encoding";
 import { supportedFields } from "./fields";
 import type { WatchQuery } from "./protocol";
@@ -167,7 +168,7 @@ export function openWatch(
     }
   }
   if (socket) return new Response(null, { status: 101, webSocket: socket.client });
-  const contentType = q.table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
+  const contentType = q.table ? TABLE_TYPE : "application/json";
   // the apiserver hands this response to the client as it is: these are the client's headers
   const headers: Record<string, string> = {
     "content-type": contentType,

@@ -307,6 +307,9 @@ spec:
       rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" },
     });
     expect(dep.spec).toMatchObject({ replicas: 3, revisionHistoryLimit: 10, progressDeadlineSeconds: 600 });
+    // the scale subresource as a Table, with upstream's Scale columns
+    const scale = await k(["get", "deploy", "app", "-n", ns, "--subresource=scale"]);
+    expect(scale.stdout).toMatch(/^NAME\s+DESIRED\s+AVAILABLE\s+AGE\napp\s+3\s+\d+\s+\S+\n$/);
     await k(["create", "cm", "zz", "-n", ns]);
     await k(["create", "cm", "aa", "-n", ns]);
     const sorted = await k(["get", "cm", "-n", ns, "--sort-by=.metadata.name", "-o", "name"]);

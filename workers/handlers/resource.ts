@@ -21,7 +21,7 @@ import { setAuditRequestObject } from "../audit/index";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
 import { decodeBody, decodeObject, decodePatch, mediaType, PATCH_TYPES, readText } from "../body";
-import { negotiate } from "../negotiate";
+import { negotiate, TABLE_TYPE } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
 import { Store } from "../store-client";
@@ -41,7 +41,6 @@ import { relayWatchId } from "./relay";
 import { subresourceHandler } from "./subresources";
 
 /** The content type of a Table answer. */
-const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 type C = Context<AppEnv>;
 
@@ -179,7 +178,7 @@ export async function handleResource(c: C): Promise<Response> {
         });
         const t = JSON.parse(text);
         if (t.rows.length === 0) await store.getText(namespace, info.name); // throws the 404
-        return json(t, 200, { "content-type": TABLE });
+        return json(t, 200, { "content-type": TABLE_TYPE });
       }
       return encoded(await store.getText(namespace, info.name), 200, c.req.header("accept") ?? null);
     }
@@ -198,11 +197,11 @@ export async function handleResource(c: C): Promise<Response> {
       const accept = c.req.header("accept") ?? null;
       if (out.kind === "table" || !wantsYaml(accept)) {
         const stream = await store.listStream(query);
-        const type = out.kind === "table" ? TABLE : "application/json";
+        const type = out.kind === "table" ? TABLE_TYPE : "application/json";
         if (stream) return new Response(stream, { headers: { "content-type": type } });
       }
       const text = await store.listText(query);
-      if (out.kind === "table") return json(text, 200, { "content-type": TABLE });
+      if (out.kind === "table") return json(text, 200, { "content-type": TABLE_TYPE });
       return encoded(text, 200, accept);
     }
     case "watch":

@@ -1,12 +1,14 @@
 // Subresources with a kind of their own: scale (autoscaling/v1 Scale over spec.replicas)
 // and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
 import { badRequest, conflict, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
-import { scaleOf, validateScale } from "../../api/strategies/workloads";
+import { scaleColumns, scaleOf, validateScale } from "../../api/strategies/workloads";
+import { tableOfKind } from "../../api/table";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { tokenRequest } from "../authn/index";
 import { type Decoded, decodeBody, decodeObject, decodePatch, mediaType, readText } from "../body";
-import { encoded } from "../respond";
+import { negotiate, TABLE_TYPE } from "../negotiate";
+import { encoded, json } from "../respond";
 import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
 import { checkDecodedTypeMeta, checkTypeMeta, isConflict, isObject } from "./prepare";
@@ -24,8 +26,14 @@ const SUCCESS_201 = JSON.stringify({
 
 async function scale(w: WriteContext, namespace: string): Promise<Response> {
   const accept = w.c.req.header("accept") ?? null;
-  if (w.info.verb === "get")
-    return encoded(JSON.stringify(scaleOf(await w.store.get(namespace, w.info.name))), 200, accept);
+  if (w.info.verb === "get") {
+    const current = scaleOf(await w.store.get(namespace, w.info.name));
+    // kubectl get --subresource=scale asks for a Table: upstream's Scale columns
+    const out = negotiate(accept, w.c.get("url").searchParams.get("includeObject"));
+    if (out.kind === "table")
+      return json(tableOfKind(scaleColumns, current, out.include), 200, { "content-type": TABLE_TYPE });
+    return encoded(JSON.stringify(current), 200, accept);
+  }
   let decoded: Decoded;
   let type = "";
   if (w.info.verb === "patch") {
