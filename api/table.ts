@@ -49,12 +49,16 @@ function rowOf(columns: TableColumn[], obj: KubeObject, include: IncludeObject, 
   return row;
 }
 
-/** A Table of objects of a kind with no resource of its own (a subresource's: Scale). */
+/**
+ * A Table of one object of a kind with no resource of its own (a subresource's: Scale),
+ * carrying the object's resourceVersion as upstream's table of one object does.
+ */
 export function tableOfKind(columns: TableColumn[], obj: KubeObject, include: IncludeObject) {
+  const rv = obj.metadata?.resourceVersion;
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",
-    metadata: {},
+    metadata: rv ? { resourceVersion: rv } : {},
     columnDefinitions: definitionsOf(columns),
     rows: [rowOf(columns, obj, include, Date.now())],
   };

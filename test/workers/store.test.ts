@@ -462,5 +462,19 @@ describe("store semantics", () => {
     expect(p.status).toBe(200);
     expect(p.json.spec.replicas).toBe(5);
     expect((await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets/rs`)).json.spec.replicas).toBe(5);
+    // as a Table (kubectl get --subresource=scale): upstream's Scale columns and the object's version
+    const table = await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets/rs/scale`, undefined, {
+      accept: "application/json;as=Table;v=v1;g=meta.k8s.io",
+    });
+    expect(table.json.kind).toBe("Table");
+    expect(
+      table.json.columnDefinitions.map((c: { name: string; type: string }) => `${c.name}:${c.type}`),
+    ).toEqual(["Name:string", "Desired:integer", "Available:integer", "Age:string"]);
+    expect(table.json.rows[0].cells.slice(0, 2)).toEqual(["rs", 5]);
+    expect(table.json.rows[0].object.kind).toBe("PartialObjectMetadata");
+    // the object's own version (the controller may have written its status since the patch)
+    expect(Number(table.json.metadata.resourceVersion)).toBeGreaterThanOrEqual(
+      Number(p.json.metadata.resourceVersion),
+    );
   });
 });
