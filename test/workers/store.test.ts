@@ -472,6 +472,14 @@ describe("store semantics", () => {
     ).toEqual(["Name:string", "Desired:integer", "Available:integer", "Age:string"]);
     expect(table.json.rows[0].cells.slice(0, 2)).toEqual(["rs", 5]);
     expect(table.json.rows[0].object.kind).toBe("PartialObjectMetadata");
+    // a Table of one object carries that object's version, not its store's latest
+    const cms = `/api/v1/namespaces/${ns}/configmaps`;
+    const first = await api(t, "POST", cms, { metadata: { name: "first" } });
+    await api(t, "POST", cms, { metadata: { name: "second" } });
+    const one = await api(t, "GET", `${cms}/first`, undefined, {
+      accept: "application/json;as=Table;v=v1;g=meta.k8s.io",
+    });
+    expect(one.json.metadata.resourceVersion).toBe(first.json.metadata.resourceVersion);
     // the object's own version (the controller may have written its status since the patch)
     expect(Number(table.json.metadata.resourceVersion)).toBeGreaterThanOrEqual(
       Number(p.json.metadata.resourceVersion),

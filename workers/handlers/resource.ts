@@ -178,6 +178,9 @@ export async function handleResource(c: C): Promise<Response> {
         });
         const t = JSON.parse(text);
         if (t.rows.length === 0) await store.getText(namespace, info.name); // throws the 404
+        // a table of one object carries the object's version, as upstream's does
+        const rv = t.rows[0].object?.metadata?.resourceVersion;
+        if (rv) t.metadata = { resourceVersion: rv };
         return json(t, 200, { "content-type": TABLE_TYPE });
       }
       return encoded(await store.getText(namespace, info.name), 200, c.req.header("accept") ?? null);
