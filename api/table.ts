@@ -4,6 +4,9 @@ import type { KubeObject } from "./types";
 
 export type IncludeObject = "None" | "Metadata" | "Object";
 
+/** The content type of a Table answer. */
+export const TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io";
+
 const NAME: TableColumn = {
   name: "Name",
   type: "string",

@@ -2,9 +2,6 @@
 import { notAcceptable } from "../api/errors";
 import type { IncludeObject } from "../api/table";
 
-/** The content type of a Table answer. */
-export const TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io";
-
 export type Output = { kind: "json" } | { kind: "yaml" } | { kind: "table"; include: IncludeObject };
 
 function params(entry: string): { type: string; p: Record<string, string> } {

@@ -5,7 +5,7 @@ import { badRequest, StatusError } from "../../api/errors";
 import { resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { checkFieldSelector, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
-import { TABLE_TYPE } from "../../workers/negotiate";
+import { TABLE_TYPE } from "../../api/table";
 import { fail } from "./encoding";
 import { supportedFields } from "./fields";
 import type { WatchQuery } from "./protocol";

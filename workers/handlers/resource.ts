@@ -13,6 +13,7 @@ import {
 } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import { TABLE_TYPE } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects/store/protocol";
 import { admissionRollback, admit } from "../admission";
@@ -21,7 +22,7 @@ import { setAuditRequestObject } from "../audit/index";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
 import { decodeBody, decodeObject, decodePatch, mediaType, PATCH_TYPES, readText } from "../body";
-import { negotiate, TABLE_TYPE } from "../negotiate";
+import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
 import { Store } from "../store-client";

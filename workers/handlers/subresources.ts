@@ -2,12 +2,12 @@
 // and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
 import { badRequest, conflict, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
 import { scaleColumns, scaleOf, validateScale } from "../../api/strategies/workloads";
-import { tableOfKind } from "../../api/table";
+import { TABLE_TYPE, tableOfKind } from "../../api/table";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { tokenRequest } from "../authn/index";
 import { type Decoded, decodeBody, decodeObject, decodePatch, mediaType, readText } from "../body";
-import { negotiate, TABLE_TYPE } from "../negotiate";
+import { negotiate } from "../negotiate";
 import { encoded, json } from "../respond";
 import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
