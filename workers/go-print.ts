@@ -13,6 +13,13 @@ function goFloat(v: number): string {
 
 const INT64 = 2 ** 63;
 
+/** An object's keys as a Go map holds them: those with a value, in sorted order. */
+function mapKeys(o: Record<string, unknown>): string[] {
+  return Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort();
+}
+
 /**
  * fmt's %v (and %+v) of a value as upstream's JSON decoding leaves it, numbers as whole
  * numbers kept int64 and the rest float64: maps as `map[k:v ...]` with sorted keys, lists as
@@ -25,10 +32,9 @@ export function goSprint(v: unknown): string {
     return Number.isInteger(v) && Math.abs(v) < INT64 ? BigInt(v).toString() : goFloat(v);
   if (typeof v !== "object") return String(v);
   const o = v as Record<string, unknown>;
-  const keys = Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort();
-  return `map[${keys.map((k) => `${k}:${goSprint(o[k])}`).join(" ")}]`;
+  return `map[${mapKeys(o)
+    .map((k) => `${k}:${goSprint(o[k])}`)
+    .join(" ")}]`;
 }
 
 const HTML_UNSAFE = /[<>&\u2028\u2029]/g;
@@ -38,10 +44,9 @@ function marshalSorted(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map((x) => marshalSorted(x ?? null)).join(",")}]`;
   if (!v || typeof v !== "object") return JSON.stringify(v) ?? "null";
   const o = v as Record<string, unknown>;
-  const keys = Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${marshalSorted(o[k])}`).join(",")}}`;
+  return `{${mapKeys(o)
+    .map((k) => `${JSON.stringify(k)}:${marshalSorted(o[k])}`)
+    .join(",")}}`;
 }
 
 /** encoding/json's Marshal of a decoded value: keys sorted, HTML characters escaped as \u003c. */
