@@ -69,6 +69,12 @@ pid_alive() { # pidfile -> 0 when its process runs and is one of ours (not a reu
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -Eq '^(containerd --config|docker-registry serve) '
 }
 
+# A daemon just spawned is still "bash" or "setsid nohup ..." until its execs finish, which on a
+# slow machine outlasts the first poll; while it starts, only ask whether the process lives.
+spawned_alive() { # pidfile -> 0 while the process spawned into it has not exited
+  kill -0 "$(cat "$1")" 2>/dev/null
+}
+
 write_if_changed() { # path content -> 0 when the file changed
   if [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; then return 1; fi
   printf '%s\n' "$2" >"$1.tmp" && mv "$1.tmp" "$1"
@@ -151,7 +157,7 @@ ensure_registry() { # name addr auth expected-code force-restart
   for _ in $(seq 1 100); do
     code=$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/v2/" || true)
     [ "$code" = "$want" ] && break
-    pid_alive "$pidf" || die "registry $name exited; see $log"
+    spawned_alive "$pidf" || die "registry $name exited; see $log"
     sleep 0.1
   done
   [ "$code" = "$want" ] || die "registry $name on $addr answers $code, want $want; see $log"
@@ -309,8 +315,10 @@ else
   rm -f "$CTD_SOCK" "$CTD_SOCK.ttrpc"
   setsid nohup containerd --config "$CTD_CONF" >>"$CTD_LOG" 2>&1 </dev/null &
   echo $! >"$CTD_PID"
-  for _ in $(seq 1 100); do [ -S "$CTD_SOCK" ] && break; pid_alive "$CTD_PID" || break; sleep 0.1; done
-  pid_alive "$CTD_PID" || { tail -n 20 "$CTD_LOG" >&2; die "containerd exited; see $CTD_LOG"; }
+  for _ in $(seq 1 100); do [ -S "$CTD_SOCK" ] && break; spawned_alive "$CTD_PID" || break; sleep 0.1; done
+  if ! spawned_alive "$CTD_PID"; then tail -n 20 "$CTD_LOG" >&2; die "containerd exited; see $CTD_LOG"; fi
+  [ -S "$CTD_SOCK" ] || { tail -n 20 "$CTD_LOG" >&2; die "containerd made no socket at $CTD_SOCK in 10 s; see $CTD_LOG"; }
+  pid_alive "$CTD_PID" || die "pid $(cat "$CTD_PID") in $CTD_PID is not containerd --config $CTD_CONF"
   say "containerd: started (pid $(cat "$CTD_PID"))"
 fi
 
