@@ -1,7 +1,8 @@
 // api-store: the apiserver + store path against a raw etcd 3.4 on the same machine.
 //   pod creates (1 and 50 clients), get/list with 10,000 pods stored, watch delivery with
 //   1/100/1,000 watchers, a per-request floor profile, then etcd puts/watches with the same
-//   client counts, and ours/etcd ratios. Prints tables; writes .edgeplane/bench/api-store.json.
+//   client counts, the same watches from a bare Node server (the fan-out floor), and
+//   ours/etcd and ours/floor ratios. Prints tables; writes .edgeplane/bench/api-store.json.
 //
 //   npm run bench api-store   (or: node --import tsx bench/api-store.ts)
 // Knobs: BENCH_PODS (pods stored for reads, default 10000), BENCH_FILL_SECONDS (cap on the
@@ -24,6 +25,7 @@ import {
 } from "./lib/apiserver";
 import { withGroupCpu } from "./lib/cpu";
 import { runEtcdBaseline } from "./lib/etcd-bench";
+import { runFanoutFloor } from "./lib/fanout-floor";
 import { oneShot, request } from "./lib/http";
 import { GROUP_LABEL, podBody, SCHEDULER_NAME } from "./lib/pods";
 import { writeResults } from "./lib/report";
@@ -122,6 +124,7 @@ async function measureOurs(podCount: number): Promise<Ours> {
     }
     const one = await request(d, oneShot, "GET", `/api/v1/namespaces/${NS}/pods/bench-0`);
     const podBytes = one.body.length;
+    const podJson = one.body;
     const have = [...Object.values(creates), ...Object.values(engineCreates)].reduce((a, r) => a + r.done, 0);
     log(
       `fill: up to ${Math.max(0, podCount - have)} more pods (50 clients, at most ${FILL_SECONDS}s) toward ${podCount}`,
@@ -204,6 +207,7 @@ async function measureOurs(podCount: number): Promise<Ours> {
       engineCreates,
       fill,
       podBytes,
+      podJson,
       stored,
       get,
       listAll,
@@ -234,7 +238,15 @@ export async function runApiStore(): Promise<Record<string, number>> {
     watches: WATCHES,
     log,
   });
-  const metrics = report(ours, etcd);
+  const pod = JSON.parse(ours.podJson) as { metadata: Record<string, unknown> };
+  const floor = await runFanoutFloor({
+    watches: WATCHES,
+    // the line an apiserver watch carries for a pod named id
+    eventFor: (id) =>
+      `${JSON.stringify({ type: "ADDED", object: { ...pod, metadata: { ...pod.metadata, name: id } } })}\n`,
+    log,
+  });
+  const metrics = report(ours, etcd, floor);
   metrics.bench_seconds = (performance.now() - t0) / 1000;
   // Other work on the machine skews every figure: the 1-minute load average before and after.
   metrics.machine_load1_before = loadBefore;

@@ -31,6 +31,8 @@ export interface Ours {
   engineCreates: Record<number, LoadResult>;
   fill: LoadResult;
   podBytes: number;
+  /** one stored bench pod, as the API returns it (the floor's events carry the same bytes) */
+  podJson: string;
   stored: number;
   get: Summary;
   listAll: Summary & { bytes: number };
@@ -52,7 +54,7 @@ export interface Ours {
   h2Watch?: WatchResult;
 }
 
-export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
+export function report(ours: Ours, etcd: EtcdBaseline, floor: WatchResult[]): Record<string, number> {
   const m: Record<string, number> = {};
   const lat = (s: Summary): (string | number)[] => [s.n, s.p50, s.p99, s.max];
   const load = (r: LoadResult): (string | number)[] => [...lat(r.latency), r.longestStallMs, r.errors];
@@ -149,29 +151,26 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
   });
 
   const wrows: Row[] = [];
+  const watchRow = (label: string, r: WatchResult): Row => [
+    label,
+    r.events,
+    r.latency.n,
+    r.latency.p50,
+    r.latency.p99,
+    r.latency.max,
+    r.missed,
+  ];
   for (const o of ours.watches) {
     const e = etcd.watches.find((x) => x.watchers === o.watchers);
+    const f = floor.find((x) => x.watchers === o.watchers);
     const w = o.watchers;
-    wrows.push([
-      `${w} watcher(s), ours`,
-      o.events,
-      o.latency.n,
-      o.latency.p50,
-      o.latency.p99,
-      o.latency.max,
-      o.missed,
-    ]);
-    if (e)
-      wrows.push([
-        `${w} watcher(s), etcd`,
-        e.events,
-        e.latency.n,
-        e.latency.p50,
-        e.latency.p99,
-        e.latency.max,
-        e.missed,
-      ]);
+    wrows.push(watchRow(`${w} watcher(s), ours`, o));
+    if (e) wrows.push(watchRow(`${w} watcher(s), etcd`, e));
+    if (f) wrows.push(watchRow(`${w} watcher(s), floor: a bare Node server`, f));
     Object.assign(m, {
+      [`floor_watch_w${w}_p50_ms`]: f?.latency.p50 ?? Number.NaN,
+      [`floor_watch_w${w}_p99_ms`]: f?.latency.p99 ?? Number.NaN,
+      [`ratio_watch_vs_floor_w${w}_p99`]: ratio(o.latency.p99, f?.latency.p99 ?? Number.NaN),
       [`watch_w${w}_p50_ms`]: o.latency.p50,
       [`watch_w${w}_p99_ms`]: o.latency.p99,
       [`watch_w${w}_missed`]: o.missed,
@@ -183,7 +182,7 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
   }
   const extra = (label: string, key: string, r: WatchResult | undefined) => {
     if (!r) return;
-    wrows.push([label, r.events, r.latency.n, r.latency.p50, r.latency.p99, r.latency.max, r.missed]);
+    wrows.push(watchRow(label, r));
     Object.assign(m, {
       [`${key}_p50_ms`]: r.latency.p50,
       [`${key}_p99_ms`]: r.latency.p99,
@@ -194,7 +193,8 @@ export function report(ours: Ours, etcd: EtcdBaseline): Record<string, number> {
   extra("1000 watchers, ours, Worker's workerd", "watch_worker_w1000", ours.workerWatch);
   console.log(
     table(
-      "Watch delivery: write sent -> event at each watcher (ms)",
+      "Watch delivery: write sent -> event at each watcher (ms; floor = the same client and event bytes from a\n" +
+        "bare Node server that writes each event to every connection: this machine's cost of the fan-out alone)",
       ["", "events", "samples", "p50", "p99", "max", "missed"],
       wrows,
     ),
