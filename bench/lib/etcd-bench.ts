@@ -39,7 +39,7 @@ function clientFor(etcd: Etcd, kind: "grpc" | "gateway", clients: number): Ops {
 export async function runEtcdBaseline(opts: {
   valueBytes: number;
   puts: { clients: number; count: number }[];
-  watches: { watchers: number; events: number }[];
+  watches: { watchers: number; events: number; seconds?: number }[];
   log: (s: string) => void;
 }): Promise<EtcdBaseline> {
   const kind = process.env.BENCH_ETCD_CLIENT === "gateway" ? "gateway" : "grpc";
@@ -56,7 +56,7 @@ export async function runEtcdBaseline(opts: {
       );
       ops.close();
     }
-    for (const { watchers, events } of opts.watches) {
+    for (const { watchers, events, seconds } of opts.watches) {
       opts.log(`etcd: watch delivery, ${watchers} watcher(s) x ${events} events`);
       const ops = clientFor(etcd, kind, 1);
       const prefix = `/registry/pods/w${watchers}/`;
@@ -66,7 +66,7 @@ export async function runEtcdBaseline(opts: {
             open: (_i, deliver) => ops.watch(prefix, (key, at) => deliver(key.slice(prefix.length), at)),
             fire: (id) => ops.put(`${prefix}${id}`, value).then(() => undefined),
           },
-          { watchers, events, prefix: `e${watchers}` },
+          { watchers, events, prefix: `e${watchers}`, maxSeconds: seconds },
         ),
       );
       ops.close();
