@@ -55,6 +55,16 @@ export const nodes: ResourceDef = {
       if (isObject(status) && isObject(status.capacity) && !isObject(status.allocatable))
         status.allocatable = { ...status.capacity };
     },
+    // Unlike other kinds with a status subresource, a Node keeps the status it is created with
+    // (the kubelet registers its node with capacity, addresses and conditions filled in), as
+    // upstream's node strategy does. Only the retired dynamic kubelet config is dropped.
+    prepareForCreate: (obj) => {
+      if (isObject(obj.spec)) delete obj.spec.configSource;
+      if (isObject(obj.status)) delete obj.status.config;
+    },
+    prepareForUpdate: (obj, old) => {
+      if (isObject(obj.spec) && !isObject(old.spec?.configSource)) delete obj.spec.configSource;
+    },
     validate: (obj, old) => {
       const causes = validateMeta(obj, old, { namespaced: false });
       const taints = Array.isArray(obj.spec?.taints) ? obj.spec.taints : [];

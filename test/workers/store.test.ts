@@ -428,6 +428,73 @@ describe("store semantics", () => {
     expect((await api(t, "GET", `/api/v1/namespaces/${ns}/pods/bound`)).status).toBe(404);
   });
 
+  it("keeps the status a Node is created with (as the kubelet registers it); resets other kinds'", async () => {
+    const name = `registered-${Date.now()}`;
+    const status = {
+      capacity: { cpu: "4", memory: "8Gi", pods: "110" },
+      conditions: [
+        {
+          type: "Ready",
+          status: "True",
+          reason: "KubeletReady",
+          message: "kubelet is posting ready status",
+          lastHeartbeatTime: "2026-01-01T00:00:00Z",
+          lastTransitionTime: "2026-01-01T00:00:00Z",
+        },
+      ],
+      addresses: [{ type: "InternalIP", address: "10.0.0.9" }],
+      nodeInfo: {
+        machineID: "m",
+        systemUUID: "u",
+        bootID: "b",
+        kernelVersion: "6.1.0",
+        osImage: "Debian GNU/Linux 12 (bookworm)",
+        containerRuntimeVersion: "containerd://1.7.0",
+        kubeletVersion: "v1.32.0",
+        kubeProxyVersion: "",
+        operatingSystem: "linux",
+        architecture: "amd64",
+      },
+      config: { active: { configMap: { name: "old", namespace: "kube-system", kubeletConfigKey: "k" } } },
+    };
+    const r = await api(t, "POST", "/api/v1/nodes", {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name },
+      spec: { configSource: { configMap: { name: "old", namespace: "kube-system", kubeletConfigKey: "k" } } },
+      status,
+    });
+    expect(r.status, JSON.stringify(r.json)).toBe(201);
+    const { config: _dropped, ...kept } = status;
+    const got = await api(t, "GET", `/api/v1/nodes/${name}`);
+    for (const node of [r.json, got.json]) {
+      // allocatable defaults to capacity; the retired dynamic kubelet config is dropped
+      expect(node.status).toEqual({ ...kept, allocatable: status.capacity });
+      expect(node.spec?.configSource).toBeUndefined();
+    }
+    // an update of the main resource cannot change it
+    const put = await api(t, "PUT", `/api/v1/nodes/${name}`, {
+      ...got.json,
+      spec: { unschedulable: true },
+      status: { capacity: { cpu: "1" } },
+    });
+    expect(put.status).toBe(200);
+    expect(put.json.spec.unschedulable).toBe(true);
+    expect(put.json.status.capacity).toEqual(status.capacity);
+    // a Service's status is the server's to set, so a create resets it
+    const ns = await freshNamespace(t);
+    const svc = await api(t, "POST", `/api/v1/namespaces/${ns}/services`, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "s" },
+      spec: { ports: [{ port: 80 }] },
+      status: { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } },
+    });
+    expect(svc.status).toBe(201);
+    expect(svc.json.status?.loadBalancer?.ingress).toBeUndefined();
+    await api(t, "DELETE", `/api/v1/nodes/${name}`);
+  });
+
   it("serves the scale subresource", async () => {
     const ns = await freshNamespace(t);
     await api(t, "POST", `/apis/apps/v1/namespaces/${ns}/replicasets`, {
