@@ -41,6 +41,7 @@ const ROOTS = [
     "Service",
     "Endpoints",
     "PodTemplate",
+    "ComponentStatus",
   ].flatMap((k) => [`io.k8s.api.core.v1.${k}`, `io.k8s.api.core.v1.${k}List`]),
   "io.k8s.api.core.v1.Binding",
   "io.k8s.api.apps.v1.Deployment",
@@ -167,7 +168,11 @@ function docOf(node: ts.Node, source: ts.SourceFile): string | undefined {
   const last = ranges.filter((r) => source.text.startsWith("/**", r.pos)).pop();
   if (!last) return undefined;
   const raw = source.text.slice(last.pos + 3, last.end - 2);
-  const lines = raw.split("\n").map((l) => l.replace(/^\s*\* ?/, ""));
+  // JSDoc tags (kubernetes-models marks deprecated types "@deprecated") are not upstream's text
+  const lines = raw
+    .split("\n")
+    .map((l) => l.replace(/^\s*\* ?/, ""))
+    .filter((l) => !/^@[a-z]+\b/.test(l));
   const text = lines.join("\n").trim();
   return text || undefined;
 }
