@@ -78,6 +78,8 @@ export interface ResourceDef {
   verbs: string[];
   subresources?: Record<string, SubresourceDef>;
   strategy: ResourceStrategy;
+  /** Upstream serves the resource as deprecated: each answer warns with this text. */
+  deprecation?: string;
   /** Served from another resource's store in another shape (events.k8s.io Events are core Events). */
   storedIn?: StorageView;
 }

@@ -8,6 +8,7 @@ import {
   validatingadmissionpolicybindings,
   validatingwebhookconfigurations,
 } from "./admissionregistration";
+import { componentstatuses } from "./component-statuses";
 import { configmaps, secrets } from "./config";
 import { endpoints, podtemplates } from "./endpoints";
 import { endpointslices } from "./endpointslices";
@@ -37,6 +38,7 @@ export { scaleOf, validateScale } from "./workloads";
 
 /** In the order upstream lists them in discovery (core group first, then by group). */
 export const RESOURCES: ResourceDef[] = [
+  componentstatuses,
   configmaps,
   endpoints,
   events,

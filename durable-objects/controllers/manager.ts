@@ -95,6 +95,12 @@ export class ControllerManager extends DurableObject<Env> {
     await this.resync();
   }
 
+  /** componentstatuses' probe: "ok" once the caches are filled (upstream's /healthz body). */
+  async healthz(): Promise<string> {
+    await this.start();
+    return "ok";
+  }
+
   /** Test hook: resolves when every queue is empty. */
   async settled(): Promise<void> {
     await this.start();

@@ -63,6 +63,12 @@ export class SchedulerObject extends DurableObject<Env> {
     await this.resync();
   }
 
+  /** componentstatuses' probe: "ok" once the caches are filled (upstream's /healthz body). */
+  async healthz(): Promise<string> {
+    await this.start();
+    return "ok";
+  }
+
   /** Runs scheduling cycles until nothing is ready; calls made meanwhile run one more pass. */
   private kick(): void {
     if (this.running) {

@@ -20,7 +20,7 @@ const STORE_CHECK_MS = 1000;
 let lastStoreCheck: { at: number; result: Promise<void> } | undefined;
 
 /** The namespaces shard reads an object: the store takes requests. */
-const storeCheck: HealthCheck = {
+export const storeCheck: HealthCheck = {
   name: "etcd",
   run(env) {
     const now = Date.now();

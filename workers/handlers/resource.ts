@@ -13,6 +13,7 @@ import {
 } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import { componentstatuses } from "../../api/strategies/component-statuses";
 import { TABLE_TYPE } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects/store/protocol";
@@ -27,6 +28,7 @@ import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
 import { Store } from "../store-client";
 import { warningHeaders } from "../warnings";
+import { componentStatuses } from "./component-statuses";
 import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {
@@ -150,6 +152,7 @@ export async function handleResource(c: C): Promise<Response> {
     warnings: [],
   };
   if (info.subresource && info.subresource !== "status") return subresourceHandler(w, namespace);
+  if (def === componentstatuses) return componentStatuses(w);
   if (def.group === "authentication.k8s.io" && info.verb === "create") {
     const body = await decodeObject(c.req.raw);
     if (def.resource === "tokenreviews")
