@@ -20,6 +20,8 @@ export interface ResourceStrategy {
   defaults?(obj: KubeObject): void;
   /** Field validation beyond the schema; returns one cause per bad field (empty = valid). */
   validate?(obj: KubeObject, old?: KubeObject): StatusCause[];
+  /** An update through a subresource with rules of its own (pods/ephemeralcontainers), in place of validate. */
+  validateSubresource?: Record<string, (obj: KubeObject, old: KubeObject) => StatusCause[]>;
   /** Columns for `kubectl get` (Table). NAME is added by the registry when absent. */
   columns?: TableColumn[];
   /** Values of the fields a field selector may name (metadata.name/namespace are always there). */

@@ -30,7 +30,10 @@ export const UPDATABLE_POD_SPEC_FIELDS = [
   "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
 ];
 
-function validateVolumes(volumes: unknown, path: string): { causes: StatusCause[]; names: Set<string> } {
+export function validateVolumes(
+  volumes: unknown,
+  path: string,
+): { causes: StatusCause[]; names: Set<string> } {
   const causes: StatusCause[] = [];
   const names = new Set<string>();
   if (!Array.isArray(volumes)) return { causes, names };
@@ -118,7 +121,7 @@ function validateResources(res: unknown, path: string): StatusCause[] {
   return causes;
 }
 
-function validateContainer(c: any, path: string, volumes: Set<string>, init: boolean): StatusCause[] {
+export function validateContainer(c: any, path: string, volumes: Set<string>, init: boolean): StatusCause[] {
   const causes: StatusCause[] = [];
   if (!isObject(c)) return [field.required(path)];
   if (typeof c.image !== "string" || c.image.length === 0) causes.push(field.required(`${path}.image`));
@@ -306,8 +309,8 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): StatusCause
 }
 
 /** A short, readable diff of two specs: one "-"/"+" pair per changed top-level field. */
-function specDiff(a: Record<string, any>, b: Record<string, any>): string {
-  const lines = ["  core.PodSpec{"];
+export function specDiff(a: Record<string, any>, b: Record<string, any>, type = "core.PodSpec"): string {
+  const lines = [`  ${type}{`];
   for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
     if (deepEqual(a[k], b[k])) continue;
     lines.push(`- \t${k}: ${JSON.stringify(a[k] ?? null)},`);

@@ -7,6 +7,7 @@ import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
 import { ensureObject, isObject } from "./common";
 import { defaultPod } from "./pod-defaults";
+import { ephemeralOnCreate, validateEphemeralUpdate } from "./pod-ephemeral";
 import { podColumns } from "./pod-table";
 import { validatePod, validatePodUpdate } from "./pod-validation";
 
@@ -81,7 +82,9 @@ export const pods: ResourceDef = {
   },
   strategy: {
     defaults: defaultPod,
-    validate: (obj, old) => (old ? validatePodUpdate(obj, old) : validatePod(obj)),
+    validate: (obj, old) =>
+      old ? validatePodUpdate(obj, old) : [...validatePod(obj), ...ephemeralOnCreate(obj.spec)],
+    validateSubresource: { ephemeralcontainers: validateEphemeralUpdate },
     columns: podColumns,
     generation: false,
     fields: (o) => {

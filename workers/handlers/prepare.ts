@@ -124,7 +124,13 @@ export function prepareUpdate(
   subresource: string,
 ): KubeObject {
   let next: KubeObject;
-  if (subresource === "status") {
+  if (subresource === "ephemeralcontainers") {
+    // only the ephemeral containers change (upstream's dropNonEphemeralContainerUpdates)
+    next = clone(old);
+    next.spec = { ...next.spec, ephemeralContainers: obj.spec?.ephemeralContainers };
+    if (next.spec.ephemeralContainers === undefined) delete next.spec.ephemeralContainers;
+    if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
+  } else if (subresource === "status") {
     next = clone(old); // JSON from the store: a plain deep copy, without the runtime's serializer
     next.status = obj.status;
     // labels and annotations may be written alongside status, as upstream allows
@@ -160,10 +166,17 @@ export function prepareUpdate(
 }
 
 /** 422 with one cause per bad field (schema first, then the strategy's rules), or nothing. */
-export function validateObject(def: ResourceDef, obj: KubeObject, old?: KubeObject): void {
+export function validateObject(
+  def: ResourceDef,
+  obj: KubeObject,
+  old?: KubeObject,
+  subresource?: string,
+): void {
   const meta = obj.metadata;
   const causes: StatusCause[] = schemaCauses(obj.apiVersion ?? "", obj.kind ?? def.kind, obj);
-  if (def.strategy.validate) causes.push(...def.strategy.validate(obj, old));
+  const ownRules = subresource && old ? def.strategy.validateSubresource?.[subresource] : undefined;
+  if (ownRules) causes.push(...ownRules(obj, old!));
+  else if (def.strategy.validate) causes.push(...def.strategy.validate(obj, old));
   else if (!meta.name && !meta.generateName && !old)
     causes.push(field.required("metadata.name", "name or generateName is required"));
   if (old && meta.name !== old.metadata.name)

@@ -47,6 +47,9 @@ import { subresourceHandler } from "./subresources";
 
 type C = Context<AppEnv>;
 
+/** Subresources whose body is the object itself: prepareUpdate says which part each may change. */
+const OBJECT_SUBRESOURCES = new Set(["status", "ephemeralcontainers"]);
+
 export interface WriteContext {
   c: C;
   info: RequestInfo;
@@ -151,7 +154,8 @@ export async function handleResource(c: C): Promise<Response> {
       : "Warn",
     warnings: [],
   };
-  if (info.subresource && info.subresource !== "status") return subresourceHandler(w, namespace);
+  // status and ephemeralcontainers are the object itself, read and written by the generic paths
+  if (info.subresource && !OBJECT_SUBRESOURCES.has(info.subresource)) return subresourceHandler(w, namespace);
   if (def === componentstatuses) return componentStatuses(w);
   if (def.group === "authentication.k8s.io" && info.verb === "create") {
     const body = await decodeObject(c.req.raw);
@@ -313,7 +317,7 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
     throw staleResourceVersion(w.def, w.info.name);
   }
   const next = prepareUpdate(w.def, obj, old, w.info.subresource);
-  validateObject(w.def, next, old);
+  validateObject(w.def, next, old, w.info.subresource);
   await admit(w, "UPDATE", next, old);
   recordManagedFields(w, old, next);
   const text = await admitted(w, "UPDATE", next, old, () =>
@@ -344,6 +348,8 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
     throw invalid({ group: "meta.k8s.io", kind: "PatchOptions" }, "", [
       field.forbidden("force", "may not be specified for non-apply patch"),
     ]);
+  // a patch that names a resourceVersion is a precondition, as an update's is: not retried
+  let pinned = false;
   for (let attempt = 0; ; attempt++) {
     const old = await w.store.find(namespace, w.info.name);
     try {
@@ -352,9 +358,14 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
         return await createByApply(w, body, force);
       }
       const next = applyPatchBody(w, old, body, type, force);
+      const wanted = next.metadata.resourceVersion;
+      if (wanted && wanted !== old.metadata.resourceVersion) {
+        pinned = true;
+        throw staleResourceVersion(w.def, w.info.name);
+      }
       const prepared = prepareUpdate(w.def, next, old, w.info.subresource);
       checkFields(w, prepared, found);
-      validateObject(w.def, prepared, old);
+      validateObject(w.def, prepared, old, w.info.subresource);
       await admit(w, "UPDATE", prepared, old);
       if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared);
       const out = await admitted(w, "UPDATE", prepared, old, () =>
@@ -362,7 +373,6 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       );
       return respondWith(w, out, 200);
     } catch (e) {
-      const pinned = (body as KubeObject | null)?.metadata?.resourceVersion;
       if (isConflict(e) && !pinned && attempt < 8) continue;
       throw e;
     }
