@@ -26,9 +26,9 @@ export function podDir(ctx: NodeContext, uid: string): string {
 }
 
 export function fieldPath(pod: any, name: string): string {
-  const inits = pod.spec?.initContainers ?? [];
-  const i = inits.findIndex((c: any) => c.name === name);
-  if (i >= 0) return `spec.initContainers{${name}}`;
+  const has = (list: string) => (pod.spec?.[list] ?? []).some((c: any) => c.name === name);
+  if (has("initContainers")) return `spec.initContainers{${name}}`;
+  if (has("ephemeralContainers")) return `spec.ephemeralContainers{${name}}`;
   return `spec.containers{${name}}`;
 }
 
@@ -69,6 +69,7 @@ export async function startContainer(
   c: any,
   restartCount: number,
   _isInit: boolean,
+  targetId?: string,
 ): Promise<boolean> {
   const pod = st.pod;
   const fp = fieldPath(pod, c.name);
@@ -132,6 +133,7 @@ export async function startContainer(
     imageRef: pulled.imageRef.startsWith("sha256:") ? pulled.imageRef : c.image,
     qos: qosClass(pod),
     memoryCapacity: ctx.memoryCapacity,
+    targetId,
   });
   let id: string;
   try {

@@ -297,7 +297,24 @@ export function computePodStatus(input: StatusInput): any {
   if (inits.length) status.initContainerStatuses = initStatuses;
   else delete status.initContainerStatuses;
   status.containerStatuses = appStatuses;
+  const ephemeral: any[] = spec.ephemeralContainers ?? [];
+  if (ephemeral.length) status.ephemeralContainerStatuses = ephemeral.map((e) => ephemeralStatus(e, input));
+  else delete status.ephemeralContainerStatuses;
   return status;
+}
+
+/**
+ * An ephemeral container's status, as the kubelet reports it: the shape of an app container's,
+ * but never ready and without `started` (no probe runs for it); it counts toward neither the
+ * phase nor the Ready condition.
+ */
+function ephemeralStatus(spec: any, input: StatusInput): any {
+  const hasInits = (input.pod.spec?.initContainers ?? []).length > 0;
+  const list = byName(input.runtime, spec.name, input.sandboxId);
+  const st = containerStatus(spec, list, input, hasInits ? "PodInitializing" : "ContainerCreating", false);
+  st.ready = false;
+  delete st.started;
+  return st;
 }
 
 function rank(order: string[], t: string): number {

@@ -188,7 +188,7 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
   let rt = ensured;
   const sandboxId = st.sandboxId as string;
   const policy: string = pod.spec?.restartPolicy ?? "Always";
-  let requeueMs: number | undefined;
+  let requeueMs = await startEphemeral(ctx, st, rt);
 
   // init containers, in order, each to completion
   for (const c of pod.spec?.initContainers ?? []) {
@@ -288,6 +288,36 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
   await removeDeadContainers(ctx, rt, sandboxId);
   if (started > 0) await ctx.cache.refreshPod(uid); // report the fresh state without waiting for the relist
   return { requeueMs };
+}
+
+/**
+ * Ephemeral containers (kubectl debug): each started once, before the init containers as the
+ * kubelet does (they may run while a pod initializes), and never restarted; one that ever ran
+ * under its name is not started again. A targetContainerName joins that container's process
+ * namespace, so it must have been created first. Returns a requeue delay when one could not start.
+ */
+async function startEphemeral(ctx: NodeContext, st: PodState, rt: PodRuntime): Promise<number | undefined> {
+  let requeueMs: number | undefined;
+  let started = 0;
+  for (const c of st.pod.spec?.ephemeralContainers ?? []) {
+    if (rt.containers.some((x) => x.name === c.name)) continue;
+    let targetId: string | undefined;
+    if (c.targetContainerName) {
+      targetId = rt.containers.find((x) => x.name === c.targetContainerName)?.id;
+      if (!targetId) {
+        st.waiting.set(c.name, {
+          reason: "CreateContainerConfigError",
+          message: `unable to find target container ${c.targetContainerName}`,
+        });
+        requeueMs = minReq(requeueMs, 2000);
+        continue;
+      }
+    }
+    if (await startContainer(ctx, st, c, 0, false, targetId)) started++;
+    else requeueMs = minReq(requeueMs, retryDelay(ctx, st, c));
+  }
+  if (started > 0) await ctx.cache.refreshPod(st.uid); // its status is reported at once
+  return requeueMs;
 }
 
 /**

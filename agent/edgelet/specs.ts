@@ -6,6 +6,7 @@ import type {
   DNSConfig,
   LinuxContainerSecurityContext,
   Mount,
+  NamespaceOption,
   PodSandboxConfig,
   PortMapping,
   SecurityProfile,
@@ -167,9 +168,24 @@ export interface ContainerInputs {
   imageRef: string;
   qos: QOSClass;
   memoryCapacity: number;
+  /**
+   * An ephemeral container's targetContainerName, as the CRI id of that container: it joins
+   * the target's process namespace (kubectl debug --target) unless the pod shares one.
+   */
+  targetId?: string;
 }
 
-function securityContext(pod: any, c: any): LinuxContainerSecurityContext {
+function namespaces(spec: any, targetId?: string): NamespaceOption {
+  const pid = spec.hostPID ? "NODE" : spec.shareProcessNamespace ? "POD" : "CONTAINER";
+  return {
+    network: spec.hostNetwork ? "NODE" : "POD",
+    // a target's namespace replaces only a container's own: a pod-wide or host one stays
+    ...(pid === "CONTAINER" && targetId ? { pid: "TARGET", target_id: targetId } : { pid }),
+    ipc: spec.hostIPC ? "NODE" : "POD",
+  };
+}
+
+function securityContext(pod: any, c: any, targetId?: string): LinuxContainerSecurityContext {
   const psc = pod.spec?.securityContext ?? {};
   const sc = c.securityContext ?? {};
   const spec = pod.spec ?? {};
@@ -185,11 +201,7 @@ function securityContext(pod: any, c: any): LinuxContainerSecurityContext {
           },
         }
       : {}),
-    namespace_options: {
-      network: spec.hostNetwork ? "NODE" : "POD",
-      pid: spec.hostPID ? "NODE" : spec.shareProcessNamespace ? "POD" : "CONTAINER",
-      ipc: spec.hostIPC ? "NODE" : "POD",
-    },
+    namespace_options: namespaces(spec, targetId),
     ...(runAsUser !== undefined ? { run_as_user: { value: runAsUser } } : {}),
     ...(runAsGroup !== undefined ? { run_as_group: { value: runAsGroup } } : {}),
     readonly_rootfs: !!sc.readOnlyRootFilesystem,
@@ -233,7 +245,7 @@ export function containerConfig(i: ContainerInputs): ContainerConfig {
     tty: !!c.tty,
     linux: {
       resources: linuxResources(c, i.qos, i.memoryCapacity),
-      security_context: securityContext(pod, c),
+      security_context: securityContext(pod, c, i.targetId),
     },
   };
 }

@@ -1,13 +1,14 @@
 // edgelet end to end: a real control plane (workerd), `edgelet join` as a
 // child process, real containerd. Pods are bound with spec.nodeName so no
 // scheduler is involved.
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CriClient } from "../../../agent/cri/client";
 import { locateContainerViaCri } from "../../../agent/edgelet/lookup";
-import { api, freshNamespace } from "../../helpers/cluster";
+import { api, freshNamespace, hasKubectl, KUBECTL, kubectl } from "../../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../../helpers/own-server";
 import { openWatch } from "../../helpers/watch-stream";
 import {
@@ -481,6 +482,95 @@ describe.skipIf(!available)("edgelet against containerd and a real control plane
     expect(p.status.reason).toBe("OutOfcpu");
     await deletePod(server, ns, "too-big");
   });
+
+  it.skipIf(!hasKubectl)(
+    "kubectl debug runs an ephemeral container in the target's process namespace, once, and attaches to it",
+    async () => {
+      await createPod(server, ns, {
+        metadata: { name: "debuggee" },
+        spec: {
+          nodeName: NODE,
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: "app", image: BUSYBOX, command: ["sleep", "3601"] }],
+        },
+      });
+      await waitPod(server, ns, "debuggee", "Running", (p) => p.status?.phase === "Running");
+      // not interactive: kubectl adds the container and returns; its output is in its log
+      const added = await kubectl(server, [
+        "debug",
+        "-n",
+        ns,
+        "debuggee",
+        `--image=${BUSYBOX}`,
+        "--target=app",
+        "--container=peek",
+        "--",
+        "ps",
+        "-o",
+        "pid,args",
+      ]);
+      expect(added.code, added.stderr).toBe(0);
+      const done = await waitPod(
+        server,
+        ns,
+        "debuggee",
+        "peek terminated",
+        (p) => p.status?.ephemeralContainerStatuses?.[0]?.state?.terminated,
+      );
+      expect(done.status.ephemeralContainerStatuses[0]).toMatchObject({
+        name: "peek",
+        ready: false,
+        state: { terminated: { exitCode: 0, reason: "Completed" } },
+      });
+      expect(done.status.phase).toBe("Running");
+      expect(done.status.conditions.find((c: any) => c.type === "Ready").status).toBe("True");
+      // the target's processes are visible: it shares the app container's PID namespace
+      const logs = await kubectl(server, ["logs", "-n", ns, "debuggee", "-c", "peek"]);
+      expect(logs.code, logs.stderr).toBe(0);
+      expect(logs.stdout).toMatch(/^\s*1\s+sleep 3601$/m);
+      // interactive, as a user types: kubectl waits for it to run and attaches; the shell answers
+      // each line. (stdin stays open until the answer: an attach whose stdin ends is closed
+      // by containerd at once, before what the shell writes after can reach it, as upstream.)
+      const shell = spawn(KUBECTL, [
+        "--kubeconfig",
+        server.kubeconfigPath,
+        ...["debug", "-n", ns, "debuggee", "-i", `--image=${BUSYBOX}`, "--container=shell", "--", "sh"],
+      ]);
+      let out = "";
+      shell.stdout.on("data", (d) => (out += d));
+      const exited = new Promise<number | null>((r) => shell.on("close", r));
+      shell.stdin.write("echo hello-from-$(hostname)\n");
+      await waitFor("the shell's answer", async () => out.includes("hello-from-debuggee"), 30_000, 100).catch(
+        (e) => {
+          shell.kill();
+          throw e;
+        },
+      );
+      shell.stdin.end("exit 7\n");
+      expect(await exited).toBe(0);
+      const after = await waitPod(
+        server,
+        ns,
+        "debuggee",
+        "shell terminated",
+        (p) => p.status?.ephemeralContainerStatuses?.[1]?.state?.terminated,
+      );
+      expect(after.status.ephemeralContainerStatuses[1].state.terminated.exitCode).toBe(7);
+      // never restarted: still one container each after further syncs
+      await new Promise((r) => setTimeout(r, 2500));
+      const uid = after.metadata.uid;
+      for (const name of ["peek", "shell"]) {
+        const list = await cri.listContainers({
+          label_selector: { "io.kubernetes.pod.uid": uid, "io.kubernetes.container.name": name },
+        });
+        expect(list, name).toHaveLength(1);
+      }
+      const app = containerStatus(await getPod(server, ns, "debuggee"), "app");
+      expect(app.restartCount).toBe(0);
+      await deletePod(server, ns, "debuggee");
+    },
+    90_000,
+  );
 
   it("adopts running pods after a restart instead of starting them again", async () => {
     const pod = await createPod(server, ns, {

@@ -189,6 +189,27 @@ describe("CRI configs", () => {
     expect(cc.log_path).toBe("c/3.log");
     expect(cc.metadata).toEqual({ name: "c", attempt: 3 });
   });
+  it("puts an ephemeral container with a target into that container's process namespace", () => {
+    const base = {
+      container: { name: "debugger", image: "busybox" },
+      nodeName: "n",
+      restartCount: 0,
+      env: [],
+      mounts: [],
+      imageRef: "sha256:1",
+      qos: "BestEffort" as const,
+      memoryCapacity: 1,
+    };
+    const ns = (pod: any, targetId?: string) =>
+      containerConfig({ ...base, pod, targetId }).linux?.security_context?.namespace_options;
+    expect(ns(p, "abc")).toEqual({ network: "POD", pid: "TARGET", target_id: "abc", ipc: "POD" });
+    expect(ns(p)).toEqual({ network: "POD", pid: "CONTAINER", ipc: "POD" });
+    // a pod-wide or the host's process namespace is kept, as the kubelet keeps it
+    const shared = { ...p, spec: { ...p.spec, shareProcessNamespace: true } };
+    expect(ns(shared, "abc")).toEqual({ network: "POD", pid: "POD", ipc: "POD" });
+    const host = { ...p, spec: { ...p.spec, hostPID: true } };
+    expect(ns(host, "abc")?.pid).toBe("NODE");
+  });
 });
 
 describe("atomic writer", () => {

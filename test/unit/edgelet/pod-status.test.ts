@@ -101,6 +101,47 @@ describe("computePodStatus", () => {
     expect(cond(st, "PodScheduled").status).toBe("True");
   });
 
+  it("reports ephemeral containers beside the app containers, never ready, without changing the phase", () => {
+    const debug = { name: "debugger", image: "busybox:1" };
+    const p = pod({ ephemeralContainers: [debug, { name: "later", image: "busybox:1" }] });
+    const st = computePodStatus(input(p, [ctr({}), ctr({ id: "e1", name: "debugger", image: "busybox:1" })]));
+    expect(st.phase).toBe("Running");
+    expect(cond(st, "Ready").status).toBe("True");
+    expect(st.ephemeralContainerStatuses).toEqual([
+      {
+        name: "debugger",
+        image: "busybox:1",
+        imageID: "sha256:abc",
+        containerID: "containerd://e1",
+        ready: false,
+        restartCount: 0,
+        lastState: {},
+        state: { running: { startedAt: "2026-01-01T00:00:01Z" } },
+      },
+      {
+        name: "later",
+        image: "busybox:1",
+        imageID: "",
+        ready: false,
+        restartCount: 0,
+        lastState: {},
+        state: { waiting: { reason: "ContainerCreating" } },
+      },
+    ]);
+    // an ephemeral container that has exited leaves the pod Running and Ready
+    const done = computePodStatus(
+      input(p, [ctr({}), ctr({ id: "e1", name: "debugger", state: "CONTAINER_EXITED", exitCode: 3 })]),
+    );
+    expect(done.phase).toBe("Running");
+    expect(cond(done, "Ready").status).toBe("True");
+    expect(done.ephemeralContainerStatuses[0].state.terminated).toMatchObject({
+      exitCode: 3,
+      reason: "Error",
+    });
+    // none in the spec: no field
+    expect(computePodStatus(input(pod({}), [ctr({})])).ephemeralContainerStatuses).toBeUndefined();
+  });
+
   it("keeps a running container unready until its readiness probe passes", () => {
     const st = computePodStatus(
       input(pod({}), [ctr({})], { probes: new Map([["c1", { started: true, ready: false }]]) }),
