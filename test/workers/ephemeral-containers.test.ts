@@ -197,15 +197,8 @@ describe("pods/ephemeralcontainers", () => {
     async () => {
       const ns = await freshNamespace(t);
       expect((await kubectl(t, ["-n", ns, "run", "p", "--image=busybox", "--", "sleep", "1d"])).code).toBe(0);
-      const before = await kubectl(t, [
-        "-n",
-        ns,
-        "get",
-        "pod",
-        "p",
-        "-o",
-        "jsonpath={.metadata.resourceVersion}",
-      ]);
+      const field = (path: string) => kubectl(t, ["-n", ns, "get", "pod", "p", "-o", `jsonpath={${path}}`]);
+      const before = await field(".metadata.resourceVersion");
       const debug = await kubectl(t, [
         "-n",
         ns,
@@ -217,15 +210,7 @@ describe("pods/ephemeralcontainers", () => {
         "sh",
       ]);
       expect(debug.code, debug.stderr).toBe(0);
-      const names = await kubectl(t, [
-        "-n",
-        ns,
-        "get",
-        "pod",
-        "p",
-        "-o",
-        "jsonpath={.spec.ephemeralContainers[*].name}",
-      ]);
+      const names = await field(".spec.ephemeralContainers[*].name");
       expect(names.stdout).toBe("dbg");
       const stale = await kubectl(t, [
         "-n",
