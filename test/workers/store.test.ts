@@ -108,6 +108,44 @@ describe("store semantics", () => {
     expect(u3.json.status.collisionCount).toBe(7);
   });
 
+  it("stores no empty finalizers, ownerReferences, labels or annotations (omitempty upstream)", async () => {
+    const ns = await freshNamespace(t);
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    const created = await api(t, "POST", base, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "e", labels: {}, annotations: {}, finalizers: [], ownerReferences: [] },
+    });
+    expect(created.status, created.text).toBe(201);
+    expect(Object.keys(created.json.metadata).sort()).toEqual([
+      "creationTimestamp",
+      "name",
+      "namespace",
+      "resourceVersion",
+      "uid",
+    ]);
+    // taking the last finalizer off, as a controller does, leaves no empty list
+    const withOne = await api(
+      t,
+      "PATCH",
+      `${base}/e`,
+      { metadata: { finalizers: ["x/y"], labels: { a: "b" } } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    expect(withOne.json.metadata.finalizers).toEqual(["x/y"]);
+    const json = { "content-type": "application/json-patch+json" };
+    const ops = [
+      { op: "remove", path: "/metadata/finalizers/0" },
+      { op: "remove", path: "/metadata/labels/a" },
+    ];
+    const emptied = await api(t, "PATCH", `${base}/e`, ops, json);
+    expect(emptied.status, emptied.text).toBe(200);
+    expect(emptied.json.metadata.finalizers).toBeUndefined();
+    expect(emptied.json.metadata.labels).toBeUndefined();
+  });
+
   it("keeps the resourceVersion on an update that changes nothing, whatever the key order", async () => {
     const ns = await freshNamespace(t);
     const path = `/api/v1/namespaces/${ns}/configmaps/same`;

@@ -98,12 +98,26 @@ export function generateName(prefix: string): string {
   return prefix.slice(0, 58) + [...bytes].map((b) => alphabet[b % alphabet.length]).join("");
 }
 
+/**
+ * Empty lists and maps of ObjectMeta are not stored: upstream's types mark them omitempty, so
+ * a patch that takes the last finalizer (or label) off leaves no empty field behind.
+ */
+function dropEmptyMeta(meta: KubeObject["metadata"]): void {
+  for (const k of ["finalizers", "ownerReferences"] as const)
+    if (Array.isArray(meta[k]) && meta[k].length === 0) delete meta[k];
+  for (const k of ["labels", "annotations"] as const) {
+    const v = meta[k];
+    if (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0) delete meta[k];
+  }
+}
+
 export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestInfo): void {
   checkNamespace(def, obj, info);
   // the name is generated before validation, as upstream's BeforeCreate does
   if (!obj.metadata.name && typeof obj.metadata.generateName === "string" && obj.metadata.generateName)
     obj.metadata.name = generateName(obj.metadata.generateName);
   for (const k of SERVER_OWNED) delete obj.metadata[k];
+  dropEmptyMeta(obj.metadata);
   def.strategy.defaults?.(obj);
   def.strategy.prepareForCreate?.(obj);
   if (def.subresources?.status && !def.strategy.prepareForCreate && "status" in obj) {
@@ -154,6 +168,7 @@ export function prepareUpdate(
   if (m.deletionGracePeriodSeconds === undefined) delete m.deletionGracePeriodSeconds;
   m.generation = old.metadata.generation;
   if (m.generation === undefined) delete m.generation;
+  dropEmptyMeta(m);
   def.strategy.defaults?.(next);
   if (
     def.strategy.generation &&
