@@ -26,6 +26,11 @@ export interface ResourceStrategy {
   columns?: TableColumn[];
   /** Values of the fields a field selector may name (metadata.name/namespace are always there). */
   fields?(obj: KubeObject): Record<string, string>;
+  /**
+   * A delete that names no propagation policy orphans the dependents (upstream keeps this for
+   * batch/v1 Jobs), and says so in this warning.
+   */
+  orphanByDefault?: string;
   /** Whether spec changes bump metadata.generation (true for most kinds with a spec). */
   generation?: boolean;
   /** Prepare a new object before it is stored (e.g. a pod's status.phase = Pending). */

@@ -13,6 +13,7 @@ import { configmaps, secrets } from "./config";
 import { endpoints, podtemplates } from "./endpoints";
 import { endpointslices } from "./endpointslices";
 import { events, eventsV1 } from "./events";
+import { jobs } from "./jobs";
 import { leases } from "./leases";
 import { namespaces } from "./namespaces";
 import { nodes } from "./nodes";
@@ -53,6 +54,7 @@ export const RESOURCES: ResourceDef[] = [
   services,
   deployments,
   replicasets,
+  jobs,
   tokenreviews,
   selfsubjectreviews,
   localsubjectaccessreviews,

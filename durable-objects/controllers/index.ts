@@ -3,6 +3,7 @@ import { deploymentController } from "./deployment";
 import { endpointsController } from "./endpoints";
 import { endpointSliceController } from "./endpointslices";
 import { garbageCollector } from "./garbage-collector";
+import { jobController } from "./job";
 import { namespaceController } from "./namespace";
 import { createNodeLifecycleController } from "./node-lifecycle";
 import { createPodGC } from "./pod-gc";
@@ -26,6 +27,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
   return [
     replicaSetController,
     deploymentController,
+    jobController,
     garbageCollector,
     namespaceController,
     serviceAccountController,

@@ -11,7 +11,8 @@ import type { PreparedCreate, PreparedUpdate } from "./protocol";
 
 /** The fields a create sets, as upstream's BeforeCreate (uid, creation time) and strategies do. */
 export function fillCreateFields(def: ResourceDef, meta: ObjectMeta): void {
-  meta.uid = crypto.randomUUID();
+  // a strategy may have given it already (a Job selects its pods by it before validation)
+  meta.uid ||= crypto.randomUUID();
   meta.creationTimestamp = rfc3339();
   if (def.strategy.generation) meta.generation = 1;
   delete meta.deletionTimestamp;

@@ -13,6 +13,7 @@ export interface FieldMeta {
 
 const CORE = "io.k8s.api.core.v1";
 const APPS = "io.k8s.api.apps.v1";
+const BATCH = "io.k8s.api.batch.v1";
 const META = "io.k8s.apimachinery.pkg.apis.meta.v1";
 
 const byName = (key = "name"): FieldMeta => ({
@@ -147,6 +148,13 @@ export const FIELD_META: Record<string, FieldMeta> = {
   [`${APPS}.DeploymentSpec.strategy`]: { strategy: "retainKeys" },
   [`${APPS}.DeploymentStatus.conditions`]: byType,
   [`${APPS}.ReplicaSetStatus.conditions`]: byType,
+  [`${BATCH}.JobStatus.conditions`]: { strategy: "merge", mergeKey: "type", listType: "atomic" },
+  [`${BATCH}.UncountedTerminatedPods.succeeded`]: { listType: "set" },
+  [`${BATCH}.UncountedTerminatedPods.failed`]: { listType: "set" },
+  [`${BATCH}.PodFailurePolicy.rules`]: atomic,
+  [`${BATCH}.PodFailurePolicyRule.onPodConditions`]: atomic,
+  [`${BATCH}.PodFailurePolicyOnExitCodesRequirement.values`]: { listType: "set" },
+  [`${BATCH}.SuccessPolicy.rules`]: atomic,
 
   // admissionregistration
   ["io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration.webhooks"]: byName(),

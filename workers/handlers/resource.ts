@@ -424,8 +424,13 @@ async function deleteOptions(w: WriteContext): Promise<DeleteOptions> {
       ),
     ]);
   const orphan = orphanDependents === true || orphanDependents === "true";
-  const policy =
+  let policy =
     explicitPolicy ?? (orphanDependents !== undefined ? (orphan ? "Orphan" : "Background") : undefined);
+  const byDefault = w.def.strategy.orphanByDefault;
+  if (policy === undefined && byDefault) {
+    policy = "Orphan";
+    w.warnings.push(byDefault);
+  }
   if (policy !== undefined && !["Orphan", "Background", "Foreground"].includes(policy))
     throw invalid({ group: "meta.k8s.io", kind: "DeleteOptions" }, "", [
       field.notSupported("propagationPolicy", policy, ["Foreground", "Background", "Orphan"]),

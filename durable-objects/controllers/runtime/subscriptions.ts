@@ -14,6 +14,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "discovery.k8s.io/endpointslices": ["controllers"],
   "apps/replicasets": ["controllers"],
   "apps/deployments": ["controllers"],
+  "batch/jobs": ["controllers"],
   "coordination.k8s.io/leases": ["controllers"],
 };
 

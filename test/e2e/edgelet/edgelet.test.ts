@@ -572,6 +572,56 @@ describe.skipIf(!available)("edgelet against containerd and a real control plane
     90_000,
   );
 
+  it.skipIf(!hasKubectl)(
+    "runs a Job's pod to completion: the Job is Complete and its log readable",
+    async () => {
+      const r = await api(server, "POST", `/apis/batch/v1/namespaces/${ns}/jobs`, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: "once" },
+        spec: {
+          template: {
+            spec: {
+              nodeName: NODE,
+              restartPolicy: "Never",
+              terminationGracePeriodSeconds: 0,
+              containers: [{ name: "work", image: BUSYBOX, command: ["sh", "-c", "echo job-says-$((6*7))"] }],
+            },
+          },
+        },
+      });
+      expect(r.status, r.text).toBe(201);
+      const waited = await kubectl(server, [
+        "-n",
+        ns,
+        "wait",
+        "--for=condition=complete",
+        "job/once",
+        "--timeout=60s",
+      ]);
+      expect(waited.stdout, waited.stderr).toBe("job.batch/once condition met\n");
+      const logs = await kubectl(server, ["-n", ns, "logs", "job/once"]);
+      expect(logs.stdout, logs.stderr).toBe("job-says-42\n");
+      const job = (await api(server, "GET", `/apis/batch/v1/namespaces/${ns}/jobs/once`)).json;
+      expect(job.status).toMatchObject({ succeeded: 1, ready: 0, terminating: 0 });
+      const del = await kubectl(server, ["-n", ns, "delete", "job", "once"]);
+      expect(del.code, del.stderr).toBe(0);
+      await waitFor(
+        "the Job's pod gone",
+        async () => {
+          const pods = await api(
+            server,
+            "GET",
+            `/api/v1/namespaces/${ns}/pods?labelSelector=job-name%3Donce`,
+          );
+          return pods.json.items.length === 0;
+        },
+        30_000,
+      );
+    },
+    90_000,
+  );
+
   it("adopts running pods after a restart instead of starting them again", async () => {
     const pod = await createPod(server, ns, {
       metadata: { name: "survivor" },

@@ -59,8 +59,9 @@ describe("schemaCauses", () => {
   it("knows the served kinds only", () => {
     expect(hasSchema("apps/v1", "Deployment")).toBe(true);
     expect(hasSchema("autoscaling/v1", "Scale")).toBe(true);
-    expect(hasSchema("batch/v1", "Job")).toBe(false);
-    expect(schemaCauses("batch/v1", "Job", { spec: 1 })).toEqual([]);
+    expect(hasSchema("batch/v1", "Job")).toBe(true);
+    expect(hasSchema("batch/v1", "CronJob")).toBe(false);
+    expect(schemaCauses("batch/v1", "CronJob", { spec: 1 })).toEqual([]);
     expect(
       schemaCauses("apps/v1", "Deployment", {
         metadata: { name: "d" },

@@ -1,0 +1,258 @@
+// batch/v1 jobs: defaulting, the selector a Job gets unless it asks to pick its own, the
+// checks upstream's job validation makes, and the columns of `kubectl get jobs`.
+
+import { field, type StatusCause } from "../errors";
+import type { ResourceDef } from "../resource";
+import { STANDARD_VERBS } from "../resource";
+import type { KubeObject } from "../types";
+import {
+  deepEqual,
+  formatLabelSelector,
+  type LabelSelector,
+  selectorMatches,
+  validateAnnotations,
+  validateLabelSelector,
+  validateLabels,
+  validateMeta,
+} from "../validation/metadata";
+import {
+  ageColumn,
+  column,
+  containersColumn,
+  ensureObject,
+  humanDuration,
+  imagesColumn,
+  isObject,
+  nameColumn,
+} from "./common";
+import { defaultTemplate } from "./pod-defaults";
+import { validatePodSpec } from "./pod-validation";
+
+/** The labels upstream puts on a Job's pods (pkg/apis/batch: the legacy pair and the prefixed pair). */
+export const JOB_LABELS = {
+  legacyJobName: "job-name",
+  legacyControllerUid: "controller-uid",
+  jobName: "batch.kubernetes.io/job-name",
+  controllerUid: "batch.kubernetes.io/controller-uid",
+} as const;
+/** Keeps a finished pod until the Job controller has counted it. */
+export const JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking";
+
+const MAX_INT32 = 2147483647;
+
+export function defaultJob(obj: KubeObject): void {
+  const spec = ensureObject(obj, "spec");
+  if (spec.completions == null && spec.parallelism == null) {
+    spec.completions = 1;
+    spec.parallelism = 1;
+  }
+  if (spec.parallelism == null) spec.parallelism = 1;
+  if (spec.backoffLimit == null) spec.backoffLimit = spec.backoffLimitPerIndex != null ? MAX_INT32 : 6;
+  if (spec.completionMode == null) spec.completionMode = "NonIndexed";
+  if (spec.suspend == null) spec.suspend = false;
+  if (spec.podReplacementPolicy == null)
+    spec.podReplacementPolicy = spec.podFailurePolicy != null ? "Failed" : "TerminatingOrFailed";
+  if (spec.manualSelector == null) spec.manualSelector = false;
+  // a Job without labels takes its template's
+  const templateLabels = spec.template?.metadata?.labels;
+  if (isObject(templateLabels) && Object.keys(obj.metadata.labels ?? {}).length === 0)
+    obj.metadata.labels = { ...templateLabels };
+  defaultTemplate(spec.template);
+}
+
+/**
+ * A new Job: status is the controller's, and unless spec.manualSelector is true the Job selects
+ * its pods by its own uid (given here, before validation, as upstream gives it in BeforeCreate):
+ * the uid and name labels go on the template where absent, the uid label into the selector.
+ */
+function prepareJob(obj: KubeObject): void {
+  obj.status = {};
+  obj.metadata.generation = 1;
+  obj.metadata.uid = crypto.randomUUID();
+  const spec = ensureObject(obj, "spec");
+  if (spec.manualSelector === true) return;
+  const template = ensureObject(spec, "template");
+  const meta = ensureObject(template, "metadata");
+  const labels = ensureObject(meta, "labels");
+  const uid = obj.metadata.uid;
+  const name = obj.metadata.name ?? "";
+  for (const [key, value] of [
+    [JOB_LABELS.legacyControllerUid, uid],
+    [JOB_LABELS.legacyJobName, name],
+    [JOB_LABELS.controllerUid, uid],
+    [JOB_LABELS.jobName, name],
+  ])
+    if (!(key in labels)) labels[key] = value;
+  const selector = ensureObject(spec, "selector");
+  const matchLabels = ensureObject(selector, "matchLabels");
+  if (!(JOB_LABELS.controllerUid in matchLabels)) matchLabels[JOB_LABELS.controllerUid] = uid;
+}
+
+function nonNegative(value: unknown, path: string): StatusCause[] {
+  return typeof value === "number" && value < 0
+    ? [field.invalid(path, value, "must be greater than or equal to 0")]
+    : [];
+}
+
+/** Parts of the Job API this server does not run yet: refused rather than ignored. */
+function unsupported(spec: any): StatusCause[] {
+  const causes: StatusCause[] = [];
+  if (spec.completionMode != null && spec.completionMode !== "NonIndexed")
+    causes.push(field.notSupported("spec.completionMode", spec.completionMode, ["NonIndexed"]));
+  for (const f of [
+    "podFailurePolicy",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
+    "successPolicy",
+    "managedBy",
+  ])
+    if (spec[f] != null) causes.push(field.forbidden(`spec.${f}`, "not supported by this server yet"));
+  return causes;
+}
+
+/** With a generated selector, the template must carry the Job's own labels (ValidateGeneratedSelector). */
+function generatedSelectorCauses(obj: KubeObject, spec: any): StatusCause[] {
+  if (spec.manualSelector === true) return [];
+  const labels = spec.template?.metadata?.labels;
+  if (!isObject(labels)) return [];
+  const causes: StatusCause[] = [];
+  const uid = obj.metadata.uid;
+  if (!uid) return [field.required("metadata.uid")];
+  const want: [string, string][] = [
+    [JOB_LABELS.legacyControllerUid, uid],
+    [JOB_LABELS.controllerUid, uid],
+    [JOB_LABELS.legacyJobName, obj.metadata.name ?? ""],
+    [JOB_LABELS.jobName, obj.metadata.name ?? ""],
+  ];
+  for (const [key, value] of want) {
+    const path = `spec.template.metadata.labels[${key}]`;
+    if (!(key in labels)) causes.push(field.required(path, `must be '${value}'`));
+    else if (labels[key] !== value) causes.push(field.invalid(path, labels, `must be '${value}'`));
+  }
+  // the selector must select the pods by the uid label alone
+  const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
+  if (sel && !selectorMatches(sel, { [JOB_LABELS.controllerUid]: uid }))
+    causes.push(field.invalid("spec.selector", sel, "`selector` not auto-generated"));
+  return causes;
+}
+
+export function validateJob(obj: KubeObject, old?: KubeObject): StatusCause[] {
+  const causes = validateMeta(obj, old, { namespaced: true });
+  const spec = isObject(obj.spec) ? obj.spec : {};
+  for (const f of [
+    "parallelism",
+    "completions",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+    "ttlSecondsAfterFinished",
+  ])
+    causes.push(...nonNegative(spec[f], `spec.${f}`));
+  causes.push(...unsupported(spec));
+  const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
+  if (!sel) causes.push(field.required("spec.selector"));
+  else causes.push(...validateLabelSelector(sel, "spec.selector"));
+  const template = spec.template;
+  if (!isObject(template)) causes.push(field.required("spec.template"));
+  else {
+    const labels = template.metadata?.labels;
+    causes.push(...validateLabels(labels, "spec.template.metadata.labels"));
+    causes.push(...validateAnnotations(template.metadata?.annotations, "spec.template.metadata.annotations"));
+    if (sel && !selectorMatches(sel, labels))
+      causes.push(
+        field.invalid(
+          "spec.template.metadata.labels",
+          labels ?? {},
+          "`selector` does not match template `labels`",
+        ),
+      );
+    causes.push(...validatePodSpec(template.spec, "spec.template.spec"));
+    const rp = template.spec?.restartPolicy;
+    const path = "spec.template.spec.restartPolicy";
+    if (!rp || rp === "Always") causes.push(field.required(path, 'valid values: "OnFailure", "Never"'));
+    else if (rp !== "OnFailure" && rp !== "Never")
+      causes.push(field.notSupported(path, rp, ["OnFailure", "Never"]));
+  }
+  causes.push(...generatedSelectorCauses(obj, spec));
+  if (old && isObject(old.spec)) {
+    const immutable = ["selector", "completions", "completionMode", "template"];
+    immutable.push("podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy");
+    for (const f of immutable)
+      if (!deepEqual(spec[f], old.spec[f]))
+        causes.push(field.invalid(`spec.${f}`, spec[f] ?? null, "field is immutable"));
+  }
+  return causes;
+}
+
+/** A Job's conditions by type, when True. */
+function hasCondition(o: KubeObject, type: string): boolean {
+  return ((o.status?.conditions as any[] | undefined) ?? []).some(
+    (c) => c?.type === type && c.status === "True",
+  );
+}
+
+/** The STATUS cell of `kubectl get jobs`, in upstream's order of precedence. */
+export function jobStatusCell(o: KubeObject): string {
+  if (hasCondition(o, "Complete")) return "Complete";
+  if (hasCondition(o, "Failed")) return "Failed";
+  if (o.metadata.deletionTimestamp) return "Terminating";
+  if (hasCondition(o, "Suspended")) return "Suspended";
+  if (hasCondition(o, "FailureTarget")) return "FailureTarget";
+  return "Running";
+}
+
+function completionsCell(o: KubeObject): string {
+  const succeeded = Number(o.status?.succeeded ?? 0);
+  if (typeof o.spec?.completions === "number") return `${succeeded}/${o.spec.completions}`;
+  const parallelism = Number(o.spec?.parallelism ?? 0);
+  return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
+}
+
+function durationCell(o: KubeObject, now: number): string {
+  const start = Date.parse(o.status?.startTime ?? "");
+  if (Number.isNaN(start)) return "";
+  const end = Date.parse(o.status?.completionTime ?? "");
+  return humanDuration((Number.isNaN(end) ? now : end) - start);
+}
+
+export const jobs: ResourceDef = {
+  group: "batch",
+  version: "v1",
+  resource: "jobs",
+  kind: "Job",
+  listKind: "JobList",
+  singular: "job",
+  namespaced: true,
+  categories: ["all"],
+  verbs: STANDARD_VERBS,
+  subresources: { status: { kind: "Job", verbs: ["get", "patch", "update"] } },
+  strategy: {
+    defaults: defaultJob,
+    validate: validateJob,
+    prepareForCreate: prepareJob,
+    orphanByDefault:
+      "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning",
+    generation: true,
+    columns: [
+      nameColumn,
+      column("Status", "string", "Status of the job.", jobStatusCell),
+      column(
+        "Completions",
+        "string",
+        "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
+        completionsCell,
+      ),
+      column("Duration", "string", "Time required to complete the job.", durationCell),
+      ageColumn,
+      containersColumn,
+      imagesColumn,
+      column(
+        "Selector",
+        "string",
+        "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        (o) => formatLabelSelector(o.spec?.selector),
+        1,
+      ),
+    ],
+    fields: (o) => ({ "status.successful": String(Number(o.status?.succeeded ?? 0)) }),
+  },
+};

@@ -1,0 +1,426 @@
+// The Job controller (upstream pkg/controller/job), for NonIndexed Jobs: runs pods from the
+// template until spec.completions of them succeed (or, with no completions, until one does and
+// none is left running), at most spec.parallelism at a time, replacing failed ones after a
+// growing delay; fails the Job past spec.backoffLimit or spec.activeDeadlineSeconds; deletes
+// the pods of a suspended Job. Each pod carries the job-tracking finalizer until it is counted:
+// its uid goes into status.uncountedTerminatedPods first, then the finalizer comes off, then it
+// moves into the succeeded/failed counters, so no finished pod is counted twice or lost.
+// Finished Jobs with spec.ttlSecondsAfterFinished are deleted once that has passed.
+
+import { lookupGVR } from "../../api/registry";
+import { JOB_TRACKING_FINALIZER } from "../../api/strategies/jobs";
+import type { KubeObject } from "../../api/types";
+import { claim } from "./claim";
+import {
+  type Condition,
+  controllerRefOf,
+  errorMessage,
+  getCondition,
+  isActivePod,
+  isGone,
+  isNamespaceTerminating,
+  isNotFound,
+  isPodReady,
+  isTerminal,
+  jsonEqual,
+  keyOf,
+  rfc3339,
+  selects,
+  setCondition,
+  splitKey,
+  timeOf,
+} from "./controller-utils";
+import { podFromTemplate, slowStartBatch } from "./replicaset-status";
+import type { Controller, ControllerContext } from "./runtime/controller";
+
+const JOB = lookupGVR("batch", "v1", "jobs")!;
+const POD = lookupGVR("", "v1", "pods")!;
+const JOBS = "batch/jobs";
+
+/** Replacement pods of a failing Job wait 10 s, doubling per failure since the last success, up to 10 min. */
+export const POD_FAILURE_BACKOFF_MS = 10_000;
+export const MAX_POD_FAILURE_BACKOFF_MS = 600_000;
+
+export const MESSAGES = {
+  backoffLimit: { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" },
+  deadline: { reason: "DeadlineExceeded", message: "Job was active longer than specified deadline" },
+  completions: { reason: "CompletionsReached", message: "Reached expected number of succeeded pods" },
+  suspended: { reason: "JobSuspended", message: "Job suspended" },
+  resumed: { reason: "JobResumed", message: "Job resumed" },
+};
+
+/** Failures since the last success, per Job uid: the replacement delay (upstream's backoff store). */
+const backoffs = new Map<string, { failures: number; last: number }>();
+
+const finishedCondition = (job: KubeObject): Condition | undefined =>
+  ((job.status?.conditions as Condition[] | undefined) ?? []).find(
+    (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
+  );
+
+const trueCondition = (job: KubeObject, type: string) => {
+  const c = getCondition(job.status?.conditions, type);
+  return c?.status === "True" ? c : undefined;
+};
+
+const tracked = (pod: KubeObject) => !!pod.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER);
+
+/** How a finished (or going) pod counts: upstream's isPodFailed, with deleted pods as failures. */
+function outcome(pod: KubeObject, job: KubeObject): "succeeded" | "failed" | undefined {
+  if (pod.status?.phase === "Succeeded") return "succeeded";
+  if (pod.status?.phase === "Failed") return "failed";
+  if (!pod.metadata.deletionTimestamp) return undefined;
+  // a pod the Job deleted on suspending is not a failure of the Job
+  if (job.spec?.suspend === true) return undefined;
+  return job.spec?.podReplacementPolicy === "Failed" ? undefined : "failed";
+}
+
+/** The Jobs that should look at a pod: its controller, or for orphans every selecting Job. */
+function jobsForPod(pod: KubeObject, ctx: ControllerContext): string[] {
+  const ref = controllerRefOf(pod);
+  if (ref) return ref.kind === "Job" ? [`${pod.metadata.namespace}/${ref.name}`] : [];
+  return ctx.informers
+    .list(JOBS, pod.metadata.namespace)
+    .filter((j) => selects(j, pod))
+    .map(keyOf);
+}
+
+function condition(
+  type: string,
+  status: "True" | "False",
+  r: { reason: string; message: string },
+  now: string,
+): Condition {
+  return { type, status, lastProbeTime: now, lastTransitionTime: now, reason: r.reason, message: r.message };
+}
+
+async function releasePod(ctx: ControllerContext, pod: KubeObject): Promise<boolean> {
+  try {
+    await ctx.api.patch(
+      POD,
+      pod.metadata.namespace,
+      pod.metadata.name!,
+      { metadata: { [`$deleteFromPrimitiveList/finalizers`]: [JOB_TRACKING_FINALIZER] } },
+      "application/strategic-merge-patch+json",
+    );
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return true;
+    throw e;
+  }
+}
+
+async function deletePods(ctx: ControllerContext, job: KubeObject, pods: KubeObject[]): Promise<void> {
+  const results = await Promise.allSettled(
+    pods.map(async (p) => {
+      try {
+        await ctx.api.remove(POD, p.metadata.namespace, p.metadata.name!, {
+          preconditions: { uid: p.metadata.uid },
+        });
+        void ctx.recorder.event(job, "Normal", "SuccessfulDelete", `Deleted pod: ${p.metadata.name}`);
+      } catch (e) {
+        if (isNotFound(e)) return;
+        void ctx.recorder.event(job, "Warning", "FailedDelete", `Error deleting: ${errorMessage(e)}`);
+        throw e;
+      }
+    }),
+  );
+  const failed = results.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
+  if (failed) throw failed.reason;
+}
+
+/** Keys of this controller that name a pod, not a Job: an orphan holding the finalizer. */
+const ORPHAN_POD = "pod:";
+
+/** A tracked pod whose controlling Job is gone (or that was orphaned) loses the finalizer. */
+function isOrphanTracked(pod: KubeObject, ctx: ControllerContext): boolean {
+  if (!tracked(pod)) return false;
+  const ref = controllerRefOf(pod);
+  if (!ref) return true;
+  if (ref.kind !== "Job") return false;
+  return ctx.informers.get(JOBS, `${pod.metadata.namespace}/${ref.name}`)?.metadata.uid !== ref.uid;
+}
+
+async function syncOrphanPod(ctx: ControllerContext, key: string): Promise<void> {
+  const pod = ctx.informers.get("/pods", key);
+  if (pod && isOrphanTracked(pod, ctx)) await releasePod(ctx, pod);
+}
+
+/** A deleted Job's pods keep no finalizer of it (the garbage collector then deletes them). */
+async function releaseOrphans(ctx: ControllerContext, key: string): Promise<void> {
+  const { namespace, name } = splitKey(key);
+  const pods = ctx.informers
+    .list("/pods", namespace)
+    .filter((p) => tracked(p) && controllerRefOf(p)?.kind === "Job" && controllerRefOf(p)?.name === name);
+  for (const p of pods) await releasePod(ctx, p);
+}
+
+/**
+ * Counts the finished pods that still hold the finalizer: first recorded as uncounted (so a
+ * crash before the counters move loses nothing), then released, then moved into the counters.
+ */
+async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: KubeObject[], status: any) {
+  const uncounted = {
+    succeeded: [...(status.uncountedTerminatedPods?.succeeded ?? [])] as string[],
+    failed: [...(status.uncountedTerminatedPods?.failed ?? [])] as string[],
+  };
+  const finished = !!finishedCondition(job) || !!job.metadata.deletionTimestamp;
+  const release: KubeObject[] = [];
+  let newFailures = 0;
+  for (const pod of pods) {
+    if (!tracked(pod)) continue;
+    const uid = pod.metadata.uid!;
+    if (uncounted.succeeded.includes(uid) || uncounted.failed.includes(uid)) {
+      release.push(pod);
+      continue;
+    }
+    const how = outcome(pod, job) ?? (finished && pod.metadata.deletionTimestamp ? "failed" : undefined);
+    if (how) {
+      uncounted[how].push(uid);
+      if (how === "failed") newFailures++;
+      release.push(pod);
+    } else if (pod.metadata.deletionTimestamp && job.spec?.suspend === true) release.push(pod);
+  }
+  const before = status.uncountedTerminatedPods ?? {};
+  if (
+    uncounted.succeeded.length !== (before.succeeded ?? []).length ||
+    uncounted.failed.length !== (before.failed ?? []).length
+  ) {
+    status.uncountedTerminatedPods = uncounted;
+    const written = await ctx.api.update(JOB, { ...job, status }, "status");
+    status = structuredClone(written.status ?? status);
+    job = written;
+  }
+  const released = new Set<string>();
+  for (const pod of release) if (await releasePod(ctx, pod)) released.add(pod.metadata.uid!);
+  // pods gone or no longer holding the finalizer are counted now
+  const gone = (uid: string) => released.has(uid) || !pods.some((p) => p.metadata.uid === uid && tracked(p));
+  const moved = { succeeded: uncounted.succeeded.filter(gone), failed: uncounted.failed.filter(gone) };
+  status.succeeded = (status.succeeded ?? 0) + moved.succeeded.length;
+  status.failed = (status.failed ?? 0) + moved.failed.length;
+  status.uncountedTerminatedPods = {
+    ...(uncounted.succeeded.length > moved.succeeded.length
+      ? { succeeded: uncounted.succeeded.filter((u) => !gone(u)) }
+      : {}),
+    ...(uncounted.failed.length > moved.failed.length
+      ? { failed: uncounted.failed.filter((u) => !gone(u)) }
+      : {}),
+  };
+  return { job, status, newFailures, newSuccesses: moved.succeeded.length };
+}
+
+/** How long a replacement pod must still wait after the Job's recent failures. */
+function backoffRemaining(job: KubeObject, now: number): number {
+  const b = backoffs.get(job.metadata.uid!);
+  if (!b || b.failures === 0) return 0;
+  const delay = Math.min(POD_FAILURE_BACKOFF_MS * 2 ** (b.failures - 1), MAX_POD_FAILURE_BACKOFF_MS);
+  return Math.max(0, b.last + delay - now);
+}
+
+async function createPods(ctx: ControllerContext, job: KubeObject, n: number): Promise<number> {
+  const res = await slowStartBatch(n, 1, async () => {
+    const pod = podFromTemplate(job, "batch/v1", "Job");
+    pod.metadata.finalizers = [...(pod.metadata.finalizers ?? []), JOB_TRACKING_FINALIZER];
+    try {
+      const created = await ctx.api.create(POD, pod);
+      void ctx.recorder.event(job, "Normal", "SuccessfulCreate", `Created pod: ${created.metadata.name}`);
+    } catch (e) {
+      if (isNamespaceTerminating(e)) return;
+      void ctx.recorder.event(job, "Warning", "FailedCreate", `Error creating: ${errorMessage(e)}`);
+      throw e;
+    }
+  });
+  if (res.error) throw res.error;
+  return res.ok;
+}
+
+/** Restarts of the containers of active pods count toward the backoff limit with restartPolicy OnFailure. */
+function restartsExceeded(job: KubeObject, active: KubeObject[]): boolean {
+  if (job.spec?.template?.spec?.restartPolicy !== "OnFailure") return false;
+  const limit = job.spec?.backoffLimit ?? 6;
+  let restarts = 0;
+  for (const p of active)
+    for (const s of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])])
+      restarts += s.restartCount ?? 0;
+  return limit === 0 ? restarts > 0 : restarts >= limit;
+}
+
+export async function syncJob(key: string, ctx: ControllerContext): Promise<void> {
+  try {
+    await syncJobOnce(key, ctx);
+  } catch (e) {
+    if (isNotFound(e) && (!ctx.informers.get(JOBS, key) || isGone(e, "jobs", splitKey(key).name))) return;
+    throw e;
+  }
+}
+
+async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
+  if (key.startsWith(ORPHAN_POD)) return syncOrphanPod(ctx, key.slice(ORPHAN_POD.length));
+  const cached = ctx.informers.get(JOBS, key);
+  if (!cached) return releaseOrphans(ctx, key);
+  const { namespace } = splitKey(key);
+  const now = ctx.now();
+  const at = rfc3339(now);
+  const pods = await claim(ctx, cached, "batch/v1", "Job", POD, ctx.informers.list("/pods", namespace));
+  const tracked0 = await trackFinishedPods(ctx, cached, pods, structuredClone(cached.status ?? {}));
+  const { job, status } = tracked0;
+  const uid = job.metadata.uid!;
+  if (tracked0.newSuccesses > 0) backoffs.delete(uid);
+  if (tracked0.newFailures > 0) {
+    const b = backoffs.get(uid) ?? { failures: 0, last: 0 };
+    backoffs.set(uid, { failures: b.failures + tracked0.newFailures, last: now });
+  }
+  const current = (p: KubeObject) => ctx.informers.get("/pods", keyOf(p)) ?? p;
+  let active = pods.map(current).filter(isActivePod);
+  const terminating = pods.map(current).filter((p) => p.metadata.deletionTimestamp && !isTerminal(p));
+  const succeeded = status.succeeded + (status.uncountedTerminatedPods.succeeded?.length ?? 0);
+  const failed = status.failed + (status.uncountedTerminatedPods.failed?.length ?? 0);
+  const spec = job.spec ?? {};
+  let conditions: Condition[] = status.conditions ?? [];
+  let created = 0;
+  let manageError: unknown;
+  const finished = finishedCondition(job);
+  if (!finished && !job.metadata.deletionTimestamp) {
+    let failure = trueCondition(job, "FailureTarget");
+    let success = trueCondition(job, "SuccessCriteriaMet");
+    if (!failure && !success) {
+      const start = timeOf(status.startTime);
+      if (failed > (spec.backoffLimit ?? 6) || restartsExceeded(job, active)) {
+        failure = condition("FailureTarget", "True", MESSAGES.backoffLimit, at);
+      } else if (
+        typeof spec.activeDeadlineSeconds === "number" &&
+        spec.suspend !== true &&
+        start !== undefined &&
+        now - start >= spec.activeDeadlineSeconds * 1000
+      ) {
+        failure = condition("FailureTarget", "True", MESSAGES.deadline, at);
+      } else if (
+        active.length === 0 &&
+        (typeof spec.completions === "number" ? succeeded >= spec.completions : succeeded > 0)
+      ) {
+        success = condition("SuccessCriteriaMet", "True", MESSAGES.completions, at);
+      }
+      if (failure) {
+        conditions = setCondition(conditions, failure);
+        void ctx.recorder.event(job, "Warning", failure.reason!, failure.message!);
+      } else if (success) conditions = setCondition(conditions, success);
+    }
+    const ending = failure ?? success;
+    if (ending) {
+      try {
+        await deletePods(ctx, job, active);
+      } catch (e) {
+        manageError = e;
+      }
+      if (active.length === 0 && terminating.length === 0) {
+        const type = failure ? "Failed" : "Complete";
+        conditions = setCondition(
+          conditions,
+          condition(type, "True", { reason: ending.reason!, message: ending.message! }, at),
+        );
+        if (!failure) {
+          status.completionTime = at;
+          void ctx.recorder.event(job, "Normal", "Completed", "Job completed");
+        }
+      } else ctx.enqueue(key, 1000);
+      active = [];
+    } else if (spec.suspend === true) {
+      if (!trueCondition(job, "Suspended")) {
+        conditions = setCondition(conditions, condition("Suspended", "True", MESSAGES.suspended, at));
+        void ctx.recorder.event(job, "Normal", "Suspended", "Job suspended");
+      }
+      try {
+        await deletePods(ctx, job, active);
+      } catch (e) {
+        manageError = e;
+      }
+      active = [];
+    } else {
+      if (trueCondition(job, "Suspended")) {
+        conditions = setCondition(conditions, condition("Suspended", "False", MESSAGES.resumed, at));
+        void ctx.recorder.event(job, "Normal", "Resumed", "Job resumed");
+        status.startTime = at;
+      }
+      status.startTime ??= at;
+      const parallelism = spec.parallelism ?? 1;
+      const want =
+        typeof spec.completions === "number"
+          ? Math.max(0, Math.min(parallelism, spec.completions - succeeded))
+          : succeeded > 0
+            ? 0
+            : parallelism;
+      try {
+        if (active.length < want) {
+          const wait = backoffRemaining(job, now);
+          if (wait > 0) ctx.enqueue(key, wait);
+          else created = await createPods(ctx, job, want - active.length);
+        } else if (active.length > want) {
+          const extra = [...active]
+            .sort(
+              (a, b) =>
+                (timeOf(b.metadata.creationTimestamp) ?? 0) - (timeOf(a.metadata.creationTimestamp) ?? 0),
+            )
+            .slice(0, active.length - want);
+          await deletePods(ctx, job, extra);
+          active = active.filter((p) => !extra.includes(p));
+        }
+      } catch (e) {
+        manageError = e;
+      }
+      const start = timeOf(status.startTime) ?? now;
+      if (typeof spec.activeDeadlineSeconds === "number")
+        ctx.enqueue(key, Math.max(0, start + spec.activeDeadlineSeconds * 1000 - now));
+    }
+  }
+  const next = { ...status, conditions };
+  if (!conditions.length) delete next.conditions;
+  next.active = active.length + created;
+  next.ready = active.filter(isPodReady).length;
+  next.terminating = terminating.length;
+  for (const k of ["active", "succeeded", "failed"]) if (!next[k]) delete next[k];
+  if (!jsonEqual(next, job.status ?? {})) {
+    try {
+      await ctx.api.update(JOB, { ...job, status: next }, "status");
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      return;
+    }
+  }
+  await expireFinished(ctx, job, conditions, key);
+  if (manageError) throw manageError;
+}
+
+/** spec.ttlSecondsAfterFinished: a finished Job is deleted (with its pods) once that has passed. */
+async function expireFinished(ctx: ControllerContext, job: KubeObject, conditions: Condition[], key: string) {
+  const ttl = job.spec?.ttlSecondsAfterFinished;
+  const done = conditions.find((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+  if (typeof ttl !== "number" || !done || job.metadata.deletionTimestamp) return;
+  const due = (timeOf(done.lastTransitionTime) ?? ctx.now()) + ttl * 1000;
+  if (due > ctx.now()) {
+    ctx.enqueue(key, due - ctx.now());
+    return;
+  }
+  await ctx.api.remove(JOB, job.metadata.namespace, job.metadata.name!, {
+    propagationPolicy: "Foreground",
+    preconditions: { uid: job.metadata.uid },
+  });
+}
+
+export const jobController: Controller = {
+  name: "job-controller",
+  watches: {
+    [JOBS]: (job) => [keyOf(job)],
+    "/pods": (pod, old, ctx) => {
+      const keys = new Set(jobsForPod(pod, ctx));
+      if (isOrphanTracked(pod, ctx)) keys.add(`${ORPHAN_POD}${keyOf(pod)}`);
+      if (
+        old &&
+        (old.metadata.labels !== pod.metadata.labels ||
+          controllerRefOf(old)?.uid !== controllerRefOf(pod)?.uid)
+      )
+        for (const k of jobsForPod(old, ctx)) keys.add(k);
+      return [...keys];
+    },
+  },
+  resync: (ctx) => ctx.informers.keys(JOBS),
+  sync: syncJob,
+};
