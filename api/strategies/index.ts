@@ -10,6 +10,7 @@ import {
 } from "./admissionregistration";
 import { componentstatuses } from "./component-statuses";
 import { configmaps, secrets } from "./config";
+import { cronjobs } from "./cronjobs";
 import { endpoints, podtemplates } from "./endpoints";
 import { endpointslices } from "./endpointslices";
 import { events, eventsV1 } from "./events";
@@ -54,6 +55,7 @@ export const RESOURCES: ResourceDef[] = [
   services,
   deployments,
   replicasets,
+  cronjobs,
   jobs,
   tokenreviews,
   selfsubjectreviews,

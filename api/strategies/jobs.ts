@@ -95,10 +95,10 @@ function nonNegative(value: unknown, path: string): StatusCause[] {
 }
 
 /** Parts of the Job API this server does not run yet: refused rather than ignored. */
-function unsupported(spec: any): StatusCause[] {
+function unsupported(spec: any, at: string): StatusCause[] {
   const causes: StatusCause[] = [];
   if (spec.completionMode != null && spec.completionMode !== "NonIndexed")
-    causes.push(field.notSupported("spec.completionMode", spec.completionMode, ["NonIndexed"]));
+    causes.push(field.notSupported(`${at}.completionMode`, spec.completionMode, ["NonIndexed"]));
   for (const f of [
     "podFailurePolicy",
     "backoffLimitPerIndex",
@@ -106,7 +106,7 @@ function unsupported(spec: any): StatusCause[] {
     "successPolicy",
     "managedBy",
   ])
-    if (spec[f] != null) causes.push(field.forbidden(`spec.${f}`, "not supported by this server yet"));
+    if (spec[f] != null) causes.push(field.forbidden(`${at}.${f}`, "not supported by this server yet"));
   return causes;
 }
 
@@ -136,9 +136,12 @@ function generatedSelectorCauses(obj: KubeObject, spec: any): StatusCause[] {
   return causes;
 }
 
-export function validateJob(obj: KubeObject, old?: KubeObject): StatusCause[] {
-  const causes = validateMeta(obj, old, { namespaced: true });
-  const spec = isObject(obj.spec) ? obj.spec : {};
+/**
+ * The checks of a JobSpec at `at` ("spec", or a CronJob's "spec.jobTemplate.spec"); the
+ * selector is required of a Job only (a CronJob's template has none until its Jobs are made).
+ */
+export function validateJobSpec(spec: any, at: string, selectorRequired: boolean): StatusCause[] {
+  const causes: StatusCause[] = [];
   for (const f of [
     "parallelism",
     "completions",
@@ -146,32 +149,40 @@ export function validateJob(obj: KubeObject, old?: KubeObject): StatusCause[] {
     "backoffLimit",
     "ttlSecondsAfterFinished",
   ])
-    causes.push(...nonNegative(spec[f], `spec.${f}`));
-  causes.push(...unsupported(spec));
+    causes.push(...nonNegative(spec[f], `${at}.${f}`));
+  causes.push(...unsupported(spec, at));
   const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
-  if (!sel) causes.push(field.required("spec.selector"));
-  else causes.push(...validateLabelSelector(sel, "spec.selector"));
+  if (sel) causes.push(...validateLabelSelector(sel, `${at}.selector`));
+  else if (selectorRequired) causes.push(field.required(`${at}.selector`));
   const template = spec.template;
-  if (!isObject(template)) causes.push(field.required("spec.template"));
-  else {
-    const labels = template.metadata?.labels;
-    causes.push(...validateLabels(labels, "spec.template.metadata.labels"));
-    causes.push(...validateAnnotations(template.metadata?.annotations, "spec.template.metadata.annotations"));
-    if (sel && !selectorMatches(sel, labels))
-      causes.push(
-        field.invalid(
-          "spec.template.metadata.labels",
-          labels ?? {},
-          "`selector` does not match template `labels`",
-        ),
-      );
-    causes.push(...validatePodSpec(template.spec, "spec.template.spec"));
-    const rp = template.spec?.restartPolicy;
-    const path = "spec.template.spec.restartPolicy";
-    if (!rp || rp === "Always") causes.push(field.required(path, 'valid values: "OnFailure", "Never"'));
-    else if (rp !== "OnFailure" && rp !== "Never")
-      causes.push(field.notSupported(path, rp, ["OnFailure", "Never"]));
+  if (!isObject(template)) {
+    causes.push(field.required(`${at}.template`));
+    return causes;
   }
+  const labels = template.metadata?.labels;
+  causes.push(...validateLabels(labels, `${at}.template.metadata.labels`));
+  causes.push(...validateAnnotations(template.metadata?.annotations, `${at}.template.metadata.annotations`));
+  if (sel && !selectorMatches(sel, labels))
+    causes.push(
+      field.invalid(
+        `${at}.template.metadata.labels`,
+        labels ?? {},
+        "`selector` does not match template `labels`",
+      ),
+    );
+  causes.push(...validatePodSpec(template.spec, `${at}.template.spec`));
+  const rp = template.spec?.restartPolicy;
+  const path = `${at}.template.spec.restartPolicy`;
+  if (!rp || rp === "Always") causes.push(field.required(path, 'valid values: "OnFailure", "Never"'));
+  else if (rp !== "OnFailure" && rp !== "Never")
+    causes.push(field.notSupported(path, rp, ["OnFailure", "Never"]));
+  return causes;
+}
+
+export function validateJob(obj: KubeObject, old?: KubeObject): StatusCause[] {
+  const causes = validateMeta(obj, old, { namespaced: true });
+  const spec = isObject(obj.spec) ? obj.spec : {};
+  causes.push(...validateJobSpec(spec, "spec", true));
   causes.push(...generatedSelectorCauses(obj, spec));
   if (old && isObject(old.spec)) {
     const immutable = ["selector", "completions", "completionMode", "template"];

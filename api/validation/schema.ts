@@ -12,6 +12,7 @@ import { SelfSubjectAccessReview } from "kubernetes-models/authorization.k8s.io/
 import { SelfSubjectRulesReview } from "kubernetes-models/authorization.k8s.io/v1/SelfSubjectRulesReview";
 import { SubjectAccessReview } from "kubernetes-models/authorization.k8s.io/v1/SubjectAccessReview";
 import { Scale } from "kubernetes-models/autoscaling/v1/Scale";
+import { CronJob } from "kubernetes-models/batch/v1/CronJob";
 import { Job } from "kubernetes-models/batch/v1/Job";
 import { Lease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
 import { EndpointSlice } from "kubernetes-models/discovery.k8s.io/v1/EndpointSlice";
@@ -58,6 +59,7 @@ const MODELS: ModelClass[] = [
   Binding,
   Deployment,
   ReplicaSet,
+  CronJob,
   Job,
   Scale,
   Lease,

@@ -1,4 +1,6 @@
 // Every controller the manager runs, in one list.
+
+import { cronJobController } from "./cronjob";
 import { deploymentController } from "./deployment";
 import { endpointsController } from "./endpoints";
 import { endpointSliceController } from "./endpointslices";
@@ -28,6 +30,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     replicaSetController,
     deploymentController,
     jobController,
+    cronJobController,
     garbageCollector,
     namespaceController,
     serviceAccountController,

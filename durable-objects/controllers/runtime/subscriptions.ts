@@ -15,6 +15,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "apps/replicasets": ["controllers"],
   "apps/deployments": ["controllers"],
   "batch/jobs": ["controllers"],
+  "batch/cronjobs": ["controllers"],
   "coordination.k8s.io/leases": ["controllers"],
 };
 

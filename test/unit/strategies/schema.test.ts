@@ -60,8 +60,9 @@ describe("schemaCauses", () => {
     expect(hasSchema("apps/v1", "Deployment")).toBe(true);
     expect(hasSchema("autoscaling/v1", "Scale")).toBe(true);
     expect(hasSchema("batch/v1", "Job")).toBe(true);
-    expect(hasSchema("batch/v1", "CronJob")).toBe(false);
-    expect(schemaCauses("batch/v1", "CronJob", { spec: 1 })).toEqual([]);
+    expect(hasSchema("batch/v1", "CronJob")).toBe(true);
+    expect(hasSchema("networking.k8s.io/v1", "Ingress")).toBe(false);
+    expect(schemaCauses("networking.k8s.io/v1", "Ingress", { spec: 1 })).toEqual([]);
     expect(
       schemaCauses("apps/v1", "Deployment", {
         metadata: { name: "d" },
