@@ -1,6 +1,7 @@
 // Helpers shared by the strategies: upstream's human durations, standard columns,
 // container cells, safe accessors.
 
+import { field, type StatusCause } from "../errors";
 import type { TableColumn } from "../resource";
 import { wireTime } from "../time";
 import type { KubeObject } from "../types";
@@ -126,3 +127,10 @@ export function ensureObject(obj: Record<string, any>, key: string): Record<stri
 }
 
 export const countKeys = (v: unknown): number => (isObject(v) ? Object.keys(v).length : 0);
+
+/** upstream's ValidateNonnegativeField: one cause when a number is below zero. */
+export function nonNegative(value: unknown, path: string): StatusCause[] {
+  return typeof value === "number" && value < 0
+    ? [field.invalid(path, value, "must be greater than or equal to 0")]
+    : [];
+}

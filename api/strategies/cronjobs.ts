@@ -20,6 +20,7 @@ import {
   ensureObject,
   isObject,
   nameColumn,
+  nonNegative,
   translateAge,
 } from "./common";
 import { validateJobSpec } from "./jobs";
@@ -103,8 +104,7 @@ export function validateCronJob(obj: KubeObject, old?: KubeObject): StatusCause[
   else if (!policies.includes(spec.concurrencyPolicy))
     causes.push(field.notSupported("spec.concurrencyPolicy", spec.concurrencyPolicy, policies));
   for (const f of ["startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"])
-    if (typeof spec[f] === "number" && spec[f] < 0)
-      causes.push(field.invalid(`spec.${f}`, spec[f], "must be greater than or equal to 0"));
+    causes.push(...nonNegative(spec[f], `spec.${f}`));
   const template = spec.jobTemplate;
   if (!isObject(template)) {
     causes.push(field.required("spec.jobTemplate"));

@@ -10,9 +10,7 @@ import {
   formatLabelSelector,
   type LabelSelector,
   selectorMatches,
-  validateAnnotations,
   validateLabelSelector,
-  validateLabels,
   validateMeta,
 } from "../validation/metadata";
 import {
@@ -24,9 +22,10 @@ import {
   imagesColumn,
   isObject,
   nameColumn,
+  nonNegative,
 } from "./common";
 import { defaultTemplate } from "./pod-defaults";
-import { validatePodSpec } from "./pod-validation";
+import { validatePodTemplate } from "./pod-validation";
 
 /** The labels upstream puts on a Job's pods (pkg/apis/batch: the legacy pair and the prefixed pair). */
 export const JOB_LABELS = {
@@ -86,12 +85,6 @@ function prepareJob(obj: KubeObject): void {
   const selector = ensureObject(spec, "selector");
   const matchLabels = ensureObject(selector, "matchLabels");
   if (!(JOB_LABELS.controllerUid in matchLabels)) matchLabels[JOB_LABELS.controllerUid] = uid;
-}
-
-function nonNegative(value: unknown, path: string): StatusCause[] {
-  return typeof value === "number" && value < 0
-    ? [field.invalid(path, value, "must be greater than or equal to 0")]
-    : [];
 }
 
 /** Parts of the Job API this server does not run yet: refused rather than ignored. */
@@ -155,22 +148,8 @@ export function validateJobSpec(spec: any, at: string, selectorRequired: boolean
   if (sel) causes.push(...validateLabelSelector(sel, `${at}.selector`));
   else if (selectorRequired) causes.push(field.required(`${at}.selector`));
   const template = spec.template;
-  if (!isObject(template)) {
-    causes.push(field.required(`${at}.template`));
-    return causes;
-  }
-  const labels = template.metadata?.labels;
-  causes.push(...validateLabels(labels, `${at}.template.metadata.labels`));
-  causes.push(...validateAnnotations(template.metadata?.annotations, `${at}.template.metadata.annotations`));
-  if (sel && !selectorMatches(sel, labels))
-    causes.push(
-      field.invalid(
-        `${at}.template.metadata.labels`,
-        labels ?? {},
-        "`selector` does not match template `labels`",
-      ),
-    );
-  causes.push(...validatePodSpec(template.spec, `${at}.template.spec`));
+  causes.push(...validatePodTemplate(template, `${at}.template`, sel));
+  if (!isObject(template)) return causes;
   const rp = template.spec?.restartPolicy;
   const path = `${at}.template.spec.restartPolicy`;
   if (!rp || rp === "Always") causes.push(field.required(path, 'valid values: "OnFailure", "Never"'));

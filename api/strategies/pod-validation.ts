@@ -6,7 +6,10 @@ import { parseQuantity } from "../quantity";
 import type { KubeObject } from "../types";
 import {
   deepEqual,
+  type LabelSelector,
   notFoundCause,
+  selectorMatches,
+  validateAnnotations,
   validateLabels,
   validateObjectMeta,
   validateObjectMetaUpdate,
@@ -196,6 +199,30 @@ function validateContainerList(
 }
 
 /** ValidatePodSpec essentials; `path` is where the spec sits ("spec", "spec.template.spec"). */
+/**
+ * A pod template at `path` (a controller's spec.template): present, its labels and annotations
+ * valid and selected by `selector` (unless that is empty), and its pod spec valid.
+ */
+export function validatePodTemplate(
+  template: unknown,
+  path: string,
+  selector?: LabelSelector,
+): StatusCause[] {
+  if (!isObject(template)) return [field.required(path)];
+  const labels = template.metadata?.labels;
+  const causes = validateLabels(labels, `${path}.metadata.labels`);
+  causes.push(...validateAnnotations(template.metadata?.annotations, `${path}.metadata.annotations`));
+  const terms = selector
+    ? Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions ?? []).length
+    : 0;
+  if (selector && terms > 0 && !selectorMatches(selector, labels))
+    causes.push(
+      field.invalid(`${path}.metadata.labels`, labels ?? {}, "`selector` does not match template `labels`"),
+    );
+  causes.push(...validatePodSpec(template.spec, `${path}.spec`));
+  return causes;
+}
+
 export function validatePodSpec(spec: unknown, path = "spec"): StatusCause[] {
   if (!isObject(spec)) return [field.required(path)];
   const causes: StatusCause[] = [];

@@ -8,10 +8,7 @@ import {
   deepEqual,
   formatLabelSelector,
   type LabelSelector,
-  selectorMatches,
-  validateAnnotations,
   validateLabelSelector,
-  validateLabels,
   validateMeta,
 } from "../validation/metadata";
 import {
@@ -22,20 +19,15 @@ import {
   imagesColumn,
   isObject,
   nameColumn,
+  nonNegative,
 } from "./common";
 import { defaultTemplate } from "./pod-defaults";
-import { validatePodSpec } from "./pod-validation";
+import { validatePodTemplate } from "./pod-validation";
 
 const SCALE_AND_STATUS = (kind: string) => ({
   scale: { kind: "Scale", group: "autoscaling", version: "v1", verbs: ["get", "patch", "update"] },
   status: { kind, verbs: ["get", "patch", "update"] },
 });
-
-function nonNegative(value: unknown, path: string): StatusCause[] {
-  return typeof value === "number" && value < 0
-    ? [field.invalid(path, value, "must be greater than or equal to 0")]
-    : [];
-}
 
 /** The selector/template checks deployments and replicasets share. */
 function validateSelectorAndTemplate(spec: any, old: KubeObject | undefined): StatusCause[] {
@@ -48,26 +40,8 @@ function validateSelectorAndTemplate(spec: any, old: KubeObject | undefined): St
       causes.push(field.invalid("spec.selector", sel, "empty selector is invalid for deployment"));
   }
   const template = spec.template;
-  if (!isObject(template)) {
-    causes.push(field.required("spec.template"));
-    return causes;
-  }
-  const labels = template.metadata?.labels;
-  causes.push(...validateLabels(labels, "spec.template.metadata.labels"));
-  causes.push(...validateAnnotations(template.metadata?.annotations, "spec.template.metadata.annotations"));
-  if (
-    sel &&
-    Object.keys(sel.matchLabels ?? {}).length + (sel.matchExpressions ?? []).length > 0 &&
-    !selectorMatches(sel, labels)
-  )
-    causes.push(
-      field.invalid(
-        "spec.template.metadata.labels",
-        labels ?? {},
-        "`selector` does not match template `labels`",
-      ),
-    );
-  causes.push(...validatePodSpec(template.spec, "spec.template.spec"));
+  causes.push(...validatePodTemplate(template, "spec.template", sel));
+  if (!isObject(template)) return causes;
   const rp = template.spec?.restartPolicy;
   if (rp && rp !== "Always")
     causes.push(field.notSupported("spec.template.spec.restartPolicy", rp, ["Always"]));

@@ -14,11 +14,9 @@ import { claim } from "./claim";
 import {
   type Condition,
   controllerRefOf,
-  errorMessage,
   getCondition,
   isActivePod,
   isGone,
-  isNamespaceTerminating,
   isNotFound,
   isPodReady,
   isTerminal,
@@ -30,7 +28,8 @@ import {
   splitKey,
   timeOf,
 } from "./controller-utils";
-import { podFromTemplate, slowStartBatch } from "./replicaset-status";
+import { createPods, deletePods } from "./pod-control";
+import { podFromTemplate } from "./replicaset-status";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const JOB = lookupGVR("batch", "v1", "jobs")!;
@@ -107,25 +106,6 @@ async function releasePod(ctx: ControllerContext, pod: KubeObject): Promise<bool
     if (isNotFound(e)) return true;
     throw e;
   }
-}
-
-async function deletePods(ctx: ControllerContext, job: KubeObject, pods: KubeObject[]): Promise<void> {
-  const results = await Promise.allSettled(
-    pods.map(async (p) => {
-      try {
-        await ctx.api.remove(POD, p.metadata.namespace, p.metadata.name!, {
-          preconditions: { uid: p.metadata.uid },
-        });
-        void ctx.recorder.event(job, "Normal", "SuccessfulDelete", `Deleted pod: ${p.metadata.name}`);
-      } catch (e) {
-        if (isNotFound(e)) return;
-        void ctx.recorder.event(job, "Warning", "FailedDelete", `Error deleting: ${errorMessage(e)}`);
-        throw e;
-      }
-    }),
-  );
-  const failed = results.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
-  if (failed) throw failed.reason;
 }
 
 /** Keys of this controller that name a pod, not a Job: an orphan holding the finalizer. */
@@ -216,21 +196,10 @@ function backoffRemaining(job: KubeObject, now: number): number {
   return Math.max(0, b.last + delay - now);
 }
 
-async function createPods(ctx: ControllerContext, job: KubeObject, n: number): Promise<number> {
-  const res = await slowStartBatch(n, 1, async () => {
-    const pod = podFromTemplate(job, "batch/v1", "Job");
-    pod.metadata.finalizers = [...(pod.metadata.finalizers ?? []), JOB_TRACKING_FINALIZER];
-    try {
-      const created = await ctx.api.create(POD, pod);
-      void ctx.recorder.event(job, "Normal", "SuccessfulCreate", `Created pod: ${created.metadata.name}`);
-    } catch (e) {
-      if (isNamespaceTerminating(e)) return;
-      void ctx.recorder.event(job, "Warning", "FailedCreate", `Error creating: ${errorMessage(e)}`);
-      throw e;
-    }
-  });
-  if (res.error) throw res.error;
-  return res.ok;
+function jobPod(job: KubeObject): KubeObject {
+  const pod = podFromTemplate(job, "batch/v1", "Job");
+  pod.metadata.finalizers = [...(pod.metadata.finalizers ?? []), JOB_TRACKING_FINALIZER];
+  return pod;
 }
 
 /** Restarts of the containers of active pods count toward the backoff limit with restartPolicy OnFailure. */
@@ -352,7 +321,7 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
         if (active.length < want) {
           const wait = backoffRemaining(job, now);
           if (wait > 0) ctx.enqueue(key, wait);
-          else created = await createPods(ctx, job, want - active.length);
+          else created = await createPods(ctx, job, want - active.length, () => jobPod(job));
         } else if (active.length > want) {
           const extra = [...active]
             .sort(

@@ -6,22 +6,16 @@ import type { KubeObject } from "../../api/types";
 import { byController, claim, INDEX_CONTROLLER } from "./claim";
 import {
   controllerRefOf,
-  errorMessage,
   isActivePod,
   isGone,
-  isNamespaceTerminating,
   isNotFound,
   keyOf,
   selects,
   splitKey,
 } from "./controller-utils";
+import { createPods, deletePods } from "./pod-control";
 import { podsToDelete } from "./pod-ranking";
-import {
-  calculateReplicaSetStatus,
-  podFromTemplate,
-  slowStartBatch,
-  statusChanged,
-} from "./replicaset-status";
+import { calculateReplicaSetStatus, podFromTemplate, statusChanged } from "./replicaset-status";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const RS = lookupGVR("apps", "v1", "replicasets")!;
@@ -44,36 +38,10 @@ async function manageReplicas(ctx: ControllerContext, rs: KubeObject, pods: Kube
   const diff = pods.length - want;
   if (diff < 0) {
     const n = Math.min(-diff, BURST_REPLICAS);
-    const res = await slowStartBatch(n, 1, async () => {
-      try {
-        const pod = await ctx.api.create(POD, podFromTemplate(rs, "apps/v1", "ReplicaSet"));
-        void ctx.recorder.event(rs, "Normal", "SuccessfulCreate", `Created pod: ${pod.metadata.name}`);
-      } catch (e) {
-        if (isNamespaceTerminating(e)) return; // the namespace is going away: nothing to do
-        void ctx.recorder.event(rs, "Warning", "FailedCreate", `Error creating: ${errorMessage(e)}`);
-        throw e;
-      }
-    });
-    if (res.error) throw res.error;
+    await createPods(ctx, rs, n, () => podFromTemplate(rs, "apps/v1", "ReplicaSet"));
   } else if (diff > 0) {
     const n = Math.min(diff, BURST_REPLICAS);
-    const victims = podsToDelete(pods, relatedPods(ctx, rs, pods), n, ctx.now());
-    const results = await Promise.allSettled(
-      victims.map(async (p) => {
-        try {
-          await ctx.api.remove(POD, p.metadata.namespace, p.metadata.name!, {
-            preconditions: { uid: p.metadata.uid },
-          });
-          void ctx.recorder.event(rs, "Normal", "SuccessfulDelete", `Deleted pod: ${p.metadata.name}`);
-        } catch (e) {
-          if (isNotFound(e)) return;
-          void ctx.recorder.event(rs, "Warning", "FailedDelete", `Error deleting: ${errorMessage(e)}`);
-          throw e;
-        }
-      }),
-    );
-    const failed = results.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
-    if (failed) throw failed.reason;
+    await deletePods(ctx, rs, podsToDelete(pods, relatedPods(ctx, rs, pods), n, ctx.now()));
   }
 }
 
