@@ -48,8 +48,11 @@ export const MESSAGES = {
   resumed: { reason: "JobResumed", message: "Job resumed" },
 };
 
-/** Failures since the last success, per Job uid: the replacement delay (upstream's backoff store). */
-const backoffs = new Map<string, { failures: number; last: number }>();
+/**
+ * Failures since the last success, per Job key (for the Job of that uid): the replacement
+ * delay (upstream's backoff store). Dropped when the Job finishes or goes.
+ */
+const backoffs = new Map<string, { uid: string; failures: number; last: number }>();
 
 const finishedCondition = (job: KubeObject): Condition | undefined =>
   ((job.status?.conditions as Condition[] | undefined) ?? []).find(
@@ -189,9 +192,9 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
 }
 
 /** How long a replacement pod must still wait after the Job's recent failures. */
-function backoffRemaining(job: KubeObject, now: number): number {
-  const b = backoffs.get(job.metadata.uid!);
-  if (!b || b.failures === 0) return 0;
+function backoffRemaining(key: string, job: KubeObject, now: number): number {
+  const b = backoffs.get(key);
+  if (!b || b.uid !== job.metadata.uid || b.failures === 0) return 0;
   const delay = Math.min(POD_FAILURE_BACKOFF_MS * 2 ** (b.failures - 1), MAX_POD_FAILURE_BACKOFF_MS);
   return Math.max(0, b.last + delay - now);
 }
@@ -225,7 +228,10 @@ export async function syncJob(key: string, ctx: ControllerContext): Promise<void
 async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
   if (key.startsWith(ORPHAN_POD)) return syncOrphanPod(ctx, key.slice(ORPHAN_POD.length));
   const cached = ctx.informers.get(JOBS, key);
-  if (!cached) return releaseOrphans(ctx, key);
+  if (!cached) {
+    backoffs.delete(key);
+    return releaseOrphans(ctx, key);
+  }
   const { namespace } = splitKey(key);
   const now = ctx.now();
   const at = rfc3339(now);
@@ -233,10 +239,11 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
   const tracked0 = await trackFinishedPods(ctx, cached, pods, structuredClone(cached.status ?? {}));
   const { job, status } = tracked0;
   const uid = job.metadata.uid!;
-  if (tracked0.newSuccesses > 0) backoffs.delete(uid);
+  if (tracked0.newSuccesses > 0 || finishedCondition(job)) backoffs.delete(key);
   if (tracked0.newFailures > 0) {
-    const b = backoffs.get(uid) ?? { failures: 0, last: 0 };
-    backoffs.set(uid, { failures: b.failures + tracked0.newFailures, last: now });
+    const b = backoffs.get(key);
+    const failures = (b?.uid === uid ? b.failures : 0) + tracked0.newFailures;
+    backoffs.set(key, { uid, failures, last: now });
   }
   const current = (p: KubeObject) => ctx.informers.get("/pods", keyOf(p)) ?? p;
   let active = pods.map(current).filter(isActivePod);
@@ -319,7 +326,7 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
             : parallelism;
       try {
         if (active.length < want) {
-          const wait = backoffRemaining(job, now);
+          const wait = backoffRemaining(key, job, now);
           if (wait > 0) ctx.enqueue(key, wait);
           else created = await createPods(ctx, job, want - active.length, () => jobPod(job));
         } else if (active.length > want) {
