@@ -2,6 +2,8 @@
 // set), never worked on twice at once (processing set), and failures come back with
 // per-key exponential backoff (5 ms doubling to 1000 s, as upstream's default limiter).
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class WorkQueue {
   private dirty = new Set<string>();
   private processing = new Set<string>();
@@ -36,10 +38,15 @@ export class WorkQueue {
     if (existing) clearTimeout(existing);
     this.timers.set(
       key,
-      setTimeout(() => {
-        this.timers.delete(key);
-        this.add(key);
-      }, ms),
+      // a timer's delay is a 32-bit count of ms: a later one would fire at once (the minute's
+      // resync looks at every key long before 24 days pass anyway)
+      setTimeout(
+        () => {
+          this.timers.delete(key);
+          this.add(key);
+        },
+        Math.min(ms, MAX_TIMER_MS),
+      ),
     );
   }
 

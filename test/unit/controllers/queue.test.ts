@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { WorkQueue } from "../../../durable-objects/controllers/runtime/queue";
+
+describe("WorkQueue.addAfter", () => {
+  it("waits out a short delay, and does not fire at once for one past a timer's 32-bit range", async () => {
+    const seen: string[] = [];
+    const q = new WorkQueue("t", async (k) => {
+      seen.push(k);
+    });
+    // a yearly CronJob's next run: over 2^31 ms away
+    q.addAfter("next-year", 365 * 24 * 3600_000);
+    q.addAfter("soon", 20);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(seen).toEqual(["soon"]);
+    q.addAfter("next-year", 1); // re-armed: the far timer is replaced
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toEqual(["soon", "next-year"]);
+  });
+});
