@@ -38,6 +38,7 @@ export const JOB_LABELS = {
 export const JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking";
 
 const MAX_INT32 = 2147483647;
+const MAX_INDEXED_PARALLELISM = 100000;
 
 export function defaultJob(obj: KubeObject): void {
   const spec = ensureObject(obj, "spec");
@@ -90,8 +91,21 @@ function prepareJob(obj: KubeObject): void {
 /** Parts of the Job API this server does not run yet: refused rather than ignored. */
 function unsupported(spec: any, at: string): StatusCause[] {
   const causes: StatusCause[] = [];
-  if (spec.completionMode != null && spec.completionMode !== "NonIndexed")
-    causes.push(field.notSupported(`${at}.completionMode`, spec.completionMode, ["NonIndexed"]));
+  const modes = ["NonIndexed", "Indexed"];
+  if (spec.completionMode != null && !modes.includes(spec.completionMode))
+    causes.push(field.notSupported(`${at}.completionMode`, spec.completionMode, modes));
+  if (spec.completionMode === "Indexed") {
+    if (spec.completions == null)
+      causes.push(field.required(`${at}.completions`, "when completion mode is Indexed"));
+    if (typeof spec.parallelism === "number" && spec.parallelism > MAX_INDEXED_PARALLELISM)
+      causes.push(
+        field.invalid(
+          `${at}.parallelism`,
+          spec.parallelism,
+          `must be less than or equal to ${MAX_INDEXED_PARALLELISM} when completion mode is Indexed`,
+        ),
+      );
+  }
   for (const f of [
     "podFailurePolicy",
     "backoffLimitPerIndex",

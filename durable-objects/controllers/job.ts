@@ -28,6 +28,7 @@ import {
   splitKey,
   timeOf,
 } from "./controller-utils";
+import { formatIndexes, indexOf, indexPod, isIndexed, parseIndexes } from "./job-indexes";
 import { createPods, deletePods } from "./pod-control";
 import { podFromTemplate } from "./replicaset-status";
 import type { Controller, ControllerContext } from "./runtime/controller";
@@ -147,6 +148,9 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
     failed: [...(status.uncountedTerminatedPods?.failed ?? [])] as string[],
   };
   const finished = !!finishedCondition(job) || !!job.metadata.deletionTimestamp;
+  const completions = job.spec?.completions ?? 0;
+  const completed = parseIndexes(status.completedIndexes);
+  const completedBefore = completed.size;
   const release: KubeObject[] = [];
   let newFailures = 0;
   for (const pod of pods) {
@@ -159,6 +163,8 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
     const how = outcome(pod, job) ?? (finished && pod.metadata.deletionTimestamp ? "failed" : undefined);
     if (how) {
       uncounted[how].push(uid);
+      const index = isIndexed(job) && how === "succeeded" ? indexOf(pod, completions) : undefined;
+      if (index !== undefined) completed.add(index);
       if (how === "failed") newFailures++;
       release.push(pod);
     } else if (pod.metadata.deletionTimestamp && job.spec?.suspend === true) release.push(pod);
@@ -166,9 +172,11 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
   const before = status.uncountedTerminatedPods ?? {};
   if (
     uncounted.succeeded.length !== (before.succeeded ?? []).length ||
-    uncounted.failed.length !== (before.failed ?? []).length
+    uncounted.failed.length !== (before.failed ?? []).length ||
+    completed.size !== completedBefore
   ) {
     status.uncountedTerminatedPods = uncounted;
+    if (completed.size) status.completedIndexes = formatIndexes(completed);
     const written = await ctx.api.update(JOB, { ...job, status }, "status");
     status = structuredClone(written.status ?? status);
     job = written;
@@ -178,7 +186,8 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
   // pods gone or no longer holding the finalizer are counted now
   const gone = (uid: string) => released.has(uid) || !pods.some((p) => p.metadata.uid === uid && tracked(p));
   const moved = { succeeded: uncounted.succeeded.filter(gone), failed: uncounted.failed.filter(gone) };
-  status.succeeded = (status.succeeded ?? 0) + moved.succeeded.length;
+  // an Indexed Job counts the indexes that succeeded, once each
+  status.succeeded = isIndexed(job) ? completed.size : (status.succeeded ?? 0) + moved.succeeded.length;
   status.failed = (status.failed ?? 0) + moved.failed.length;
   status.uncountedTerminatedPods = {
     ...(uncounted.succeeded.length > moved.succeeded.length
@@ -199,10 +208,29 @@ function backoffRemaining(key: string, job: KubeObject, now: number): number {
   return Math.max(0, b.last + delay - now);
 }
 
-function jobPod(job: KubeObject): KubeObject {
+function jobPod(job: KubeObject, index?: number): KubeObject {
   const pod = podFromTemplate(job, "batch/v1", "Job");
   pod.metadata.finalizers = [...(pod.metadata.finalizers ?? []), JOB_TRACKING_FINALIZER];
-  return pod;
+  return index === undefined ? pod : indexPod(job, pod, index);
+}
+
+/** Active pods of an Indexed Job with no valid index, a completed one, or one another pod holds. */
+function misplacedPods(active: KubeObject[], completed: Set<number>, completions: number): KubeObject[] {
+  const held = new Set<number>();
+  return active.filter((p) => {
+    const i = indexOf(p, completions);
+    if (i === undefined || completed.has(i) || held.has(i)) return true;
+    held.add(i);
+    return false;
+  });
+}
+
+/** The indexes still to run that no active pod holds, lowest first. */
+function pendingIndexes(active: KubeObject[], completed: Set<number>, completions: number): number[] {
+  const held = new Set(active.map((p) => indexOf(p, completions)));
+  const out: number[] = [];
+  for (let i = 0; i < completions; i++) if (!completed.has(i) && !held.has(i)) out.push(i);
+  return out;
 }
 
 /** Restarts of the containers of active pods count toward the backoff limit with restartPolicy OnFailure. */
@@ -248,7 +276,11 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
   const current = (p: KubeObject) => ctx.informers.get("/pods", keyOf(p)) ?? p;
   let active = pods.map(current).filter(isActivePod);
   const terminating = pods.map(current).filter((p) => p.metadata.deletionTimestamp && !isTerminal(p));
-  const succeeded = status.succeeded + (status.uncountedTerminatedPods.succeeded?.length ?? 0);
+  const indexed = isIndexed(job);
+  const completed = parseIndexes(status.completedIndexes);
+  const succeeded = indexed
+    ? completed.size
+    : status.succeeded + (status.uncountedTerminatedPods.succeeded?.length ?? 0);
   const failed = status.failed + (status.uncountedTerminatedPods.failed?.length ?? 0);
   const spec = job.spec ?? {};
   let conditions: Condition[] = status.conditions ?? [];
@@ -325,10 +357,18 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
             ? 0
             : parallelism;
       try {
+        // an Indexed Job's pods without a valid index of their own (or a duplicate) go
+        const misplaced = indexed ? misplacedPods(active, completed, spec.completions) : [];
+        if (misplaced.length) {
+          await deletePods(ctx, job, misplaced);
+          active = active.filter((p) => !misplaced.includes(p));
+        }
         if (active.length < want) {
           const wait = backoffRemaining(key, job, now);
+          const pending = indexed ? pendingIndexes(active, completed, spec.completions) : [];
+          const make = indexed ? () => jobPod(job, pending.shift()) : () => jobPod(job);
           if (wait > 0) ctx.enqueue(key, wait);
-          else created = await createPods(ctx, job, want - active.length, () => jobPod(job));
+          else created = await createPods(ctx, job, want - active.length, make);
         } else if (active.length > want) {
           const extra = [...active]
             .sort(

@@ -151,10 +151,16 @@ describe("batch/v1 jobs", () => {
     const manual = job("f", { manualSelector: true, selector: { matchLabels: { app: "y" } } });
     (manual.spec.template as any).metadata = { labels: { app: "y" } };
     expect((await api(t, "POST", jobPath(ns), manual)).status).toBe(201);
-    // not run by this server yet: said, not ignored
-    expect(await bad(job("g", { completionMode: "Indexed" }))).toEqual([
-      'spec.completionMode: Unsupported value: "Indexed": supported values: "NonIndexed"',
+    expect(await bad(job("g", { completionMode: "Sometimes" }))).toEqual([
+      'spec.completionMode: Unsupported value: "Sometimes": supported values: "NonIndexed", "Indexed"',
     ]);
+    expect(await bad(job("i", { completionMode: "Indexed", parallelism: 2 }))).toEqual([
+      "spec.completions: Required value: when completion mode is Indexed",
+    ]);
+    // not run by this server yet: said, not ignored
+    expect(
+      await bad(job("p", { backoffLimitPerIndex: 1, completionMode: "Indexed", completions: 2 })),
+    ).toEqual(["spec.backoffLimitPerIndex: Forbidden: not supported by this server yet"]);
     // the template and completions do not change after create
     const ok = await api(t, "POST", jobPath(ns), job("h", { suspend: true }));
     expect(ok.status).toBe(201);
@@ -239,6 +245,40 @@ describe("batch/v1 jobs", () => {
     await finishPod(ns, pods[0], "Succeeded");
     const done = await waitJob(ns, "par", "Complete", (x) => conditionOf(x, "Complete")?.status === "True");
     expect(done.status.succeeded).toBe(3);
+    expect(await podsOf(ns, j)).toHaveLength(3);
+  });
+
+  it("runs an Indexed Job: one pod per index, each told its index, completed indexes listed", async () => {
+    const ns = await freshNamespace(t);
+    const body = job("idx", { completionMode: "Indexed", completions: 3, parallelism: 2 });
+    expect((await api(t, "POST", jobPath(ns), body)).status).toBe(201);
+    const j = await getJob(ns, "idx");
+    const index = (p: any) => p.metadata.annotations["batch.kubernetes.io/job-completion-index"];
+    const first = await waitPods(ns, j, 2, "indexes 0 and 1");
+    expect(first.map(index).sort()).toEqual(["0", "1"]);
+    const one = first.find((p) => index(p) === "1");
+    expect(one.metadata.generateName).toBe("idx-1-");
+    expect(one.metadata.labels["batch.kubernetes.io/job-completion-index"]).toBe("1");
+    expect(one.spec.hostname).toBe("idx-1");
+    expect(one.spec.containers[0].env).toEqual([
+      {
+        name: "JOB_COMPLETION_INDEX",
+        valueFrom: {
+          fieldRef: {
+            apiVersion: "v1",
+            fieldPath: "metadata.labels['batch.kubernetes.io/job-completion-index']",
+          },
+        },
+      },
+    ]);
+    await finishPod(ns, one, "Succeeded");
+    const next = await waitPods(ns, j, 2, "index 2 started");
+    expect(next.map(index).sort()).toEqual(["0", "2"]);
+    const partial = await waitJob(ns, "idx", "index 1 listed", (x) => x.status?.completedIndexes === "1");
+    expect(partial.status.succeeded).toBe(1);
+    for (const p of next) await finishPod(ns, p, "Succeeded");
+    const done = await waitJob(ns, "idx", "Complete", (x) => conditionOf(x, "Complete")?.status === "True");
+    expect([done.status.completedIndexes, done.status.succeeded]).toEqual(["0-2", 3]);
     expect(await podsOf(ns, j)).toHaveLength(3);
   });
 

@@ -181,6 +181,8 @@ export function prepareUpdate(
 }
 
 /** 422 with one cause per bad field (schema first, then the strategy's rules), or nothing. */
+const NOT_SUPPORTED = "FieldValueNotSupported";
+
 export function validateObject(
   def: ResourceDef,
   obj: KubeObject,
@@ -188,11 +190,16 @@ export function validateObject(
   subresource?: string,
 ): void {
   const meta = obj.metadata;
-  const causes: StatusCause[] = schemaCauses(obj.apiVersion ?? "", obj.kind ?? def.kind, obj);
+  const schema: StatusCause[] = schemaCauses(obj.apiVersion ?? "", obj.kind ?? def.kind, obj);
+  const own: StatusCause[] = [];
   const ownRules = subresource && old ? def.strategy.validateSubresource?.[subresource] : undefined;
-  if (ownRules) causes.push(...ownRules(obj, old!));
-  else if (def.strategy.validate) causes.push(...def.strategy.validate(obj, old));
-  else if (!meta.name && !meta.generateName && !old)
+  if (ownRules) own.push(...ownRules(obj, old!));
+  else if (def.strategy.validate) own.push(...def.strategy.validate(obj, old));
+  // a value outside an enum is said once, in the strategy's words when it has its own
+  const notSupported = new Set(own.filter((c) => c.type === NOT_SUPPORTED).map((c) => c.field));
+  const causes = schema.filter((c) => !(c.type === NOT_SUPPORTED && notSupported.has(c.field)));
+  causes.push(...own);
+  if (!ownRules && !def.strategy.validate && !meta.name && !meta.generateName && !old)
     causes.push(field.required("metadata.name", "name or generateName is required"));
   if (old && meta.name !== old.metadata.name)
     causes.push(field.invalid("metadata.name", meta.name, "field is immutable"));
