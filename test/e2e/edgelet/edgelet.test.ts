@@ -622,6 +622,55 @@ describe.skipIf(!available)("edgelet against containerd and a real control plane
     90_000,
   );
 
+  it.skipIf(!hasKubectl)(
+    "tells each pod of an Indexed Job its index",
+    async () => {
+      const r = await api(server, "POST", `/apis/batch/v1/namespaces/${ns}/jobs`, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: "idx" },
+        spec: {
+          completionMode: "Indexed",
+          completions: 2,
+          parallelism: 2,
+          template: {
+            spec: {
+              nodeName: NODE,
+              restartPolicy: "Never",
+              terminationGracePeriodSeconds: 0,
+              containers: [
+                {
+                  name: "work",
+                  image: BUSYBOX,
+                  command: ["sh", "-c", "echo index-$JOB_COMPLETION_INDEX-on-$(hostname)"],
+                },
+              ],
+            },
+          },
+        },
+      });
+      expect(r.status, r.text).toBe(201);
+      const waited = await kubectl(server, [
+        "-n",
+        ns,
+        "wait",
+        "--for=condition=complete",
+        "job/idx",
+        "--timeout=60s",
+      ]);
+      expect(waited.stdout, waited.stderr).toBe("job.batch/idx condition met\n");
+      const logs = await kubectl(server, ["-n", ns, "logs", "-l", "batch.kubernetes.io/job-name=idx"]);
+      expect(logs.stdout.split("\n").filter(Boolean).sort()).toEqual([
+        "index-0-on-idx-0",
+        "index-1-on-idx-1",
+      ]);
+      const job = (await api(server, "GET", `/apis/batch/v1/namespaces/${ns}/jobs/idx`)).json;
+      expect([job.status.completedIndexes, job.status.succeeded]).toEqual(["0-1", 2]);
+      expect((await kubectl(server, ["-n", ns, "delete", "job", "idx"])).code).toBe(0);
+    },
+    90_000,
+  );
+
   it("adopts running pods after a restart instead of starting them again", async () => {
     const pod = await createPod(server, ns, {
       metadata: { name: "survivor" },
