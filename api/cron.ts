@@ -97,6 +97,7 @@ function wall(t: number, zone: Intl.DateTimeFormat | undefined) {
   if (!zone) {
     const d = new Date(t);
     return {
+      year: d.getUTCFullYear(),
       min: d.getUTCMinutes(),
       hour: d.getUTCHours(),
       dom: d.getUTCDate(),
@@ -108,6 +109,7 @@ function wall(t: number, zone: Intl.DateTimeFormat | undefined) {
   for (const x of zone.formatToParts(new Date(t))) p[x.type] = x.value;
   const days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
   return {
+    year: Number(p.year),
     min: Number(p.minute),
     hour: Number(p.hour) % 24,
     dom: Number(p.day),
@@ -132,18 +134,30 @@ export function zoneFormatter(timeZone?: string): Intl.DateTimeFormat | undefine
 }
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+/** An instant as RFC 3339 in a zone, with its offset ("2026-12-01T09:00:00-05:00"; UTC: "...Z"). */
+export function zonedRfc3339(t: number, zone?: Intl.DateTimeFormat): string {
+  const w = wall(t, zone);
+  const local = Date.UTC(w.year, w.mon - 1, w.dom, w.hour, w.min, new Date(t).getUTCSeconds());
+  const offset = Math.round((local - t) / MINUTE);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const stamp = `${w.year}-${two(w.mon)}-${two(w.dom)}T${two(w.hour)}:${two(w.min)}:${two(new Date(t).getUTCSeconds())}`;
+  if (offset === 0) return `${stamp}Z`;
+  return `${stamp}${offset < 0 ? "-" : "+"}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+}
 
 /** The first run strictly after `after` (ms), within about five years; undefined if none. */
 export function nextRun(s: Schedule, after: number, zone?: Intl.DateTimeFormat): number | undefined {
-  let t = Math.floor(after / MINUTE) * MINUTE + MINUTE;
   if (s.everyMinutes) return Math.floor(after / MINUTE) * MINUTE + s.everyMinutes * MINUTE;
+  let t = Math.floor(after / MINUTE) * MINUTE + MINUTE;
   const [mins, hours, doms, mons, dows] = s.sets;
-  const limit = after + 5 * 366 * 24 * 60 * MINUTE;
+  const limit = after + 5 * 366 * DAY;
   while (t <= limit) {
     const w = wall(t, zone);
     const dayOk =
       s.domStar || s.dowStar ? doms.has(w.dom) && dows.has(w.dow) : doms.has(w.dom) || dows.has(w.dow);
-    if (!mons.has(w.mon) || !dayOk) t += (24 * 60 - (w.hour * 60 + w.min)) * MINUTE;
+    if (!mons.has(w.mon) || !dayOk) t += DAY - (w.hour * 60 + w.min) * MINUTE;
     else if (!hours.has(w.hour)) t += (60 - w.min) * MINUTE;
     else if (!mins.has(w.min)) t += MINUTE;
     else return t;
@@ -167,12 +181,15 @@ export function missedRuns(
   for (let t = nextRun(s, from, zone); t !== undefined && t <= to; t = nextRun(s, t, zone)) {
     last = t;
     if (++count > cap) {
-      // too many to walk: the most recent is found from just before `to`
-      let probe = to - 24 * 60 * MINUTE;
+      // too many to walk: the most recent is found from a day before `to`
       let recent = last;
-      for (let n = nextRun(s, probe, zone); n !== undefined && n <= to; n = nextRun(s, n, zone)) recent = n;
-      probe = recent;
-      return { last: probe, count };
+      for (
+        let n = nextRun(s, Math.max(last, to - DAY), zone);
+        n !== undefined && n <= to;
+        n = nextRun(s, n, zone)
+      )
+        recent = n;
+      return { last: recent, count };
     }
   }
   return { last, count };

@@ -17,6 +17,7 @@ import {
   ageColumn,
   column,
   containersColumn,
+  countKeys,
   ensureObject,
   humanDuration,
   imagesColumn,
@@ -37,6 +38,16 @@ export const JOB_LABELS = {
 /** Keeps a finished pod until the Job controller has counted it. */
 export const JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking";
 
+/** The labels a generated selector puts on the template: [key, value] for a Job's uid and name. */
+function generatedLabels(uid: string, name: string): [string, string][] {
+  return [
+    [JOB_LABELS.legacyControllerUid, uid],
+    [JOB_LABELS.legacyJobName, name],
+    [JOB_LABELS.controllerUid, uid],
+    [JOB_LABELS.jobName, name],
+  ];
+}
+
 const MAX_INT32 = 2147483647;
 const MAX_INDEXED_PARALLELISM = 100000;
 
@@ -55,7 +66,7 @@ export function defaultJob(obj: KubeObject): void {
   if (spec.manualSelector == null) spec.manualSelector = false;
   // a Job without labels takes its template's
   const templateLabels = spec.template?.metadata?.labels;
-  if (isObject(templateLabels) && Object.keys(obj.metadata.labels ?? {}).length === 0)
+  if (isObject(templateLabels) && countKeys(obj.metadata.labels) === 0)
     obj.metadata.labels = { ...templateLabels };
   defaultTemplate(spec.template);
 }
@@ -75,21 +86,15 @@ function prepareJob(obj: KubeObject): void {
   const meta = ensureObject(template, "metadata");
   const labels = ensureObject(meta, "labels");
   const uid = obj.metadata.uid;
-  const name = obj.metadata.name ?? "";
-  for (const [key, value] of [
-    [JOB_LABELS.legacyControllerUid, uid],
-    [JOB_LABELS.legacyJobName, name],
-    [JOB_LABELS.controllerUid, uid],
-    [JOB_LABELS.jobName, name],
-  ])
+  for (const [key, value] of generatedLabels(uid, obj.metadata.name ?? ""))
     if (!(key in labels)) labels[key] = value;
   const selector = ensureObject(spec, "selector");
   const matchLabels = ensureObject(selector, "matchLabels");
   if (!(JOB_LABELS.controllerUid in matchLabels)) matchLabels[JOB_LABELS.controllerUid] = uid;
 }
 
-/** Parts of the Job API this server does not run yet: refused rather than ignored. */
-function unsupported(spec: any, at: string): StatusCause[] {
+/** The completion mode, and what Indexed asks of completions and parallelism. */
+function completionModeCauses(spec: any, at: string): StatusCause[] {
   const causes: StatusCause[] = [];
   const modes = ["NonIndexed", "Indexed"];
   if (spec.completionMode != null && !modes.includes(spec.completionMode))
@@ -106,6 +111,12 @@ function unsupported(spec: any, at: string): StatusCause[] {
         ),
       );
   }
+  return causes;
+}
+
+/** Parts of the Job API this server does not run yet: refused rather than ignored. */
+function unsupported(spec: any, at: string): StatusCause[] {
+  const causes: StatusCause[] = [];
   for (const f of [
     "podFailurePolicy",
     "backoffLimitPerIndex",
@@ -125,13 +136,7 @@ function generatedSelectorCauses(obj: KubeObject, spec: any): StatusCause[] {
   const causes: StatusCause[] = [];
   const uid = obj.metadata.uid;
   if (!uid) return [field.required("metadata.uid")];
-  const want: [string, string][] = [
-    [JOB_LABELS.legacyControllerUid, uid],
-    [JOB_LABELS.controllerUid, uid],
-    [JOB_LABELS.legacyJobName, obj.metadata.name ?? ""],
-    [JOB_LABELS.jobName, obj.metadata.name ?? ""],
-  ];
-  for (const [key, value] of want) {
+  for (const [key, value] of generatedLabels(uid, obj.metadata.name ?? "")) {
     const path = `spec.template.metadata.labels[${key}]`;
     if (!(key in labels)) causes.push(field.required(path, `must be '${value}'`));
     else if (labels[key] !== value) causes.push(field.invalid(path, labels, `must be '${value}'`));
@@ -157,7 +162,7 @@ export function validateJobSpec(spec: any, at: string, selectorRequired: boolean
     "ttlSecondsAfterFinished",
   ])
     causes.push(...nonNegative(spec[f], `${at}.${f}`));
-  causes.push(...unsupported(spec, at));
+  causes.push(...completionModeCauses(spec, at), ...unsupported(spec, at));
   const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
   if (sel) causes.push(...validateLabelSelector(sel, `${at}.selector`));
   else if (selectorRequired) causes.push(field.required(`${at}.selector`));

@@ -198,7 +198,6 @@ function validateContainerList(
   return causes;
 }
 
-/** ValidatePodSpec essentials; `path` is where the spec sits ("spec", "spec.template.spec"). */
 /**
  * A pod template at `path` (a controller's spec.template): present, its labels and annotations
  * valid and selected by `selector` (unless that is empty), and its pod spec valid.
@@ -223,6 +222,7 @@ export function validatePodTemplate(
   return causes;
 }
 
+/** ValidatePodSpec essentials; `path` is where the spec sits ("spec", "spec.template.spec"). */
 export function validatePodSpec(spec: unknown, path = "spec"): StatusCause[] {
   if (!isObject(spec)) return [field.required(path)];
   const causes: StatusCause[] = [];

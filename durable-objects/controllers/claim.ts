@@ -2,7 +2,7 @@
 // selector matches and lets go of the objects it owns that no longer match.
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
-import { controllerRefOf, isNotFound, newControllerRef, selects } from "./controller-utils";
+import { controllerRefOf, isNotFound, keyOf, newControllerRef, selects } from "./controller-utils";
 import type { ControllerContext } from "./runtime/controller";
 
 export const INDEX_CONTROLLER = "controllerUID";
@@ -69,4 +69,30 @@ async function patchOwners(
     if (isNotFound(e)) return undefined;
     throw e;
   }
+}
+
+/**
+ * The keys of the owners of `kind` (cached as `res`) that should look at an object: its
+ * controller if it has one of that kind, else, an orphan, every owner whose selector matches.
+ */
+export function ownersOf(obj: KubeObject, kind: string, res: string, ctx: ControllerContext): string[] {
+  const ref = controllerRefOf(obj);
+  if (ref) return ref.kind === kind ? [`${obj.metadata.namespace}/${ref.name}`] : [];
+  return ctx.informers
+    .list(res, obj.metadata.namespace)
+    .filter((owner) => selects(owner, obj))
+    .map(keyOf);
+}
+
+/** A watch handler for owned objects: their owners, and the old owners when labels or controller changed. */
+export function ownerKeys(kind: string, res: string) {
+  return (obj: KubeObject, old: KubeObject | undefined, ctx: ControllerContext): string[] => {
+    const keys = new Set(ownersOf(obj, kind, res, ctx));
+    if (
+      old &&
+      (old.metadata.labels !== obj.metadata.labels || controllerRefOf(old)?.uid !== controllerRefOf(obj)?.uid)
+    )
+      for (const k of ownersOf(old, kind, res, ctx)) keys.add(k);
+    return [...keys];
+  };
 }

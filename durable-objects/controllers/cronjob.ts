@@ -4,11 +4,10 @@
 // startingDeadlineSeconds, suspend, the time zone, status.active/lastScheduleTime/
 // lastSuccessfulTime, and the finished Jobs kept to the history limits.
 
-import { missedRuns, nextRun, parseSchedule, zoneFormatter } from "../../api/cron";
+import { missedRuns, nextRun, parseSchedule, zonedRfc3339, zoneFormatter } from "../../api/cron";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import {
-  type Condition,
   controllerRefOf,
   errorMessage,
   isAlreadyExists,
@@ -20,6 +19,7 @@ import {
   splitKey,
   timeOf,
 } from "./controller-utils";
+import { finishedCondition } from "./job";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const CRONJOB = lookupGVR("batch", "v1", "cronjobs")!;
@@ -41,38 +41,11 @@ interface JobRef {
   resourceVersion?: string;
 }
 
-function finishedAs(job: KubeObject): "Complete" | "Failed" | undefined {
-  const c = ((job.status?.conditions as Condition[] | undefined) ?? []).find(
-    (x) => (x.type === "Complete" || x.type === "Failed") && x.status === "True",
-  );
-  return c?.type as "Complete" | "Failed" | undefined;
-}
+const finishedAs = (job: KubeObject) =>
+  finishedCondition(job.status?.conditions)?.type as "Complete" | "Failed" | undefined;
 
-/** The scheduled time as the annotation carries it: RFC 3339 in the CronJob's zone. */
-function scheduledStamp(t: number, timeZone: string | undefined): string {
-  const zone = zoneFormatter(timeZone);
-  if (!zone) return rfc3339(t);
-  const p: Record<string, string> = {};
-  const full = new Intl.DateTimeFormat("en-US", {
-    timeZone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  });
-  for (const x of full.formatToParts(new Date(t))) p[x.type] = x.value;
-  const local = Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour % 24, +p.minute, +p.second);
-  const offset = Math.round((local - t) / MINUTE);
-  const sign = offset < 0 ? "-" : "+";
-  const hh = String(Math.floor(Math.abs(offset) / 60)).padStart(2, "0");
-  const mm = String(Math.abs(offset) % 60).padStart(2, "0");
-  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}${offset === 0 ? "Z" : `${sign}${hh}:${mm}`}`;
-}
-
-function jobFromTemplate(cj: KubeObject, at: number): KubeObject {
+/** The Job for the run at `at`; its scheduled-timestamp annotation is in the CronJob's zone. */
+function jobFromTemplate(cj: KubeObject, at: number, zone: Intl.DateTimeFormat | undefined): KubeObject {
   const tpl = structuredClone(cj.spec?.jobTemplate ?? {});
   return {
     apiVersion: "batch/v1",
@@ -83,7 +56,7 @@ function jobFromTemplate(cj: KubeObject, at: number): KubeObject {
       ...(tpl.metadata?.labels ? { labels: tpl.metadata.labels } : {}),
       annotations: {
         ...(tpl.metadata?.annotations ?? {}),
-        [SCHEDULED_ANNOTATION]: scheduledStamp(at, cj.spec?.timeZone),
+        [SCHEDULED_ANNOTATION]: zonedRfc3339(at, zone),
       },
       ownerReferences: [newControllerRef(cj, "batch/v1", "CronJob")],
     },
@@ -250,7 +223,7 @@ async function schedule(
     );
     return active;
   }
-  const job = jobFromTemplate(cj, last);
+  const job = jobFromTemplate(cj, last, zone);
   if (active.some((r) => r.name === job.metadata.name) || timeOf(status.lastScheduleTime) === last)
     return active;
   if (spec.concurrencyPolicy === "Forbid" && active.length) {

@@ -1,16 +1,17 @@
-// The Job controller (upstream pkg/controller/job), for NonIndexed Jobs: runs pods from the
-// template until spec.completions of them succeed (or, with no completions, until one does and
-// none is left running), at most spec.parallelism at a time, replacing failed ones after a
-// growing delay; fails the Job past spec.backoffLimit or spec.activeDeadlineSeconds; deletes
-// the pods of a suspended Job. Each pod carries the job-tracking finalizer until it is counted:
-// its uid goes into status.uncountedTerminatedPods first, then the finalizer comes off, then it
-// moves into the succeeded/failed counters, so no finished pod is counted twice or lost.
+// The Job controller (upstream pkg/controller/job): runs pods from the template until
+// spec.completions of them succeed (or, with no completions, until one does and none is left
+// running; an Indexed Job runs one per index, job-indexes.ts), at most spec.parallelism at a
+// time, replacing failed ones after a growing delay; fails the Job past spec.backoffLimit or
+// spec.activeDeadlineSeconds; deletes the pods of a suspended Job. Each pod carries the
+// job-tracking finalizer until it is counted: its uid goes into status.uncountedTerminatedPods
+// first, then the finalizer comes off, then it moves into the succeeded/failed counters, so no
+// finished pod is counted twice or lost.
 // Finished Jobs with spec.ttlSecondsAfterFinished are deleted once that has passed.
 
 import { lookupGVR } from "../../api/registry";
 import { JOB_TRACKING_FINALIZER } from "../../api/strategies/jobs";
 import type { KubeObject } from "../../api/types";
-import { claim } from "./claim";
+import { claim, ownerKeys } from "./claim";
 import {
   type Condition,
   controllerRefOf,
@@ -23,7 +24,6 @@ import {
   jsonEqual,
   keyOf,
   rfc3339,
-  selects,
   setCondition,
   splitKey,
   timeOf,
@@ -36,6 +36,7 @@ import type { Controller, ControllerContext } from "./runtime/controller";
 const JOB = lookupGVR("batch", "v1", "jobs")!;
 const POD = lookupGVR("", "v1", "pods")!;
 const JOBS = "batch/jobs";
+const jobKeys = ownerKeys("Job", JOBS);
 
 /** Replacement pods of a failing Job wait 10 s, doubling per failure since the last success, up to 10 min. */
 export const POD_FAILURE_BACKOFF_MS = 10_000;
@@ -55,10 +56,9 @@ export const MESSAGES = {
  */
 const backoffs = new Map<string, { uid: string; failures: number; last: number }>();
 
-const finishedCondition = (job: KubeObject): Condition | undefined =>
-  ((job.status?.conditions as Condition[] | undefined) ?? []).find(
-    (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
-  );
+/** A Job's terminal condition (Complete or Failed, True) in its conditions, if it has ended. */
+export const finishedCondition = (conditions: Condition[] | undefined): Condition | undefined =>
+  conditions?.find((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
 
 const trueCondition = (job: KubeObject, type: string) => {
   const c = getCondition(job.status?.conditions, type);
@@ -75,16 +75,6 @@ function outcome(pod: KubeObject, job: KubeObject): "succeeded" | "failed" | und
   // a pod the Job deleted on suspending is not a failure of the Job
   if (job.spec?.suspend === true) return undefined;
   return job.spec?.podReplacementPolicy === "Failed" ? undefined : "failed";
-}
-
-/** The Jobs that should look at a pod: its controller, or for orphans every selecting Job. */
-function jobsForPod(pod: KubeObject, ctx: ControllerContext): string[] {
-  const ref = controllerRefOf(pod);
-  if (ref) return ref.kind === "Job" ? [`${pod.metadata.namespace}/${ref.name}`] : [];
-  return ctx.informers
-    .list(JOBS, pod.metadata.namespace)
-    .filter((j) => selects(j, pod))
-    .map(keyOf);
 }
 
 function condition(
@@ -134,7 +124,7 @@ async function releaseOrphans(ctx: ControllerContext, key: string): Promise<void
   const { namespace, name } = splitKey(key);
   const pods = ctx.informers
     .list("/pods", namespace)
-    .filter((p) => tracked(p) && controllerRefOf(p)?.kind === "Job" && controllerRefOf(p)?.name === name);
+    .filter((p) => controllerRefOf(p)?.name === name && isOrphanTracked(p, ctx));
   for (const p of pods) await releasePod(ctx, p);
 }
 
@@ -147,7 +137,7 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
     succeeded: [...(status.uncountedTerminatedPods?.succeeded ?? [])] as string[],
     failed: [...(status.uncountedTerminatedPods?.failed ?? [])] as string[],
   };
-  const finished = !!finishedCondition(job) || !!job.metadata.deletionTimestamp;
+  const finished = !!finishedCondition(job.status?.conditions) || !!job.metadata.deletionTimestamp;
   const completions = job.spec?.completions ?? 0;
   const completed = parseIndexes(status.completedIndexes);
   const completedBefore = completed.size;
@@ -267,15 +257,16 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
   const tracked0 = await trackFinishedPods(ctx, cached, pods, structuredClone(cached.status ?? {}));
   const { job, status } = tracked0;
   const uid = job.metadata.uid!;
-  if (tracked0.newSuccesses > 0 || finishedCondition(job)) backoffs.delete(key);
+  if (tracked0.newSuccesses > 0 || finishedCondition(job.status?.conditions)) backoffs.delete(key);
   if (tracked0.newFailures > 0) {
     const b = backoffs.get(key);
     const failures = (b?.uid === uid ? b.failures : 0) + tracked0.newFailures;
     backoffs.set(key, { uid, failures, last: now });
   }
-  const current = (p: KubeObject) => ctx.informers.get("/pods", keyOf(p)) ?? p;
-  let active = pods.map(current).filter(isActivePod);
-  const terminating = pods.map(current).filter((p) => p.metadata.deletionTimestamp && !isTerminal(p));
+  // as they are now: counting above may have written some of them
+  const current = pods.map((p) => ctx.informers.get("/pods", keyOf(p)) ?? p);
+  let active = current.filter(isActivePod);
+  const terminating = current.filter((p) => p.metadata.deletionTimestamp && !isTerminal(p));
   const indexed = isIndexed(job);
   const completed = parseIndexes(status.completedIndexes);
   const succeeded = indexed
@@ -286,7 +277,7 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
   let conditions: Condition[] = status.conditions ?? [];
   let created = 0;
   let manageError: unknown;
-  const finished = finishedCondition(job);
+  const finished = finishedCondition(job.status?.conditions);
   if (!finished && !job.metadata.deletionTimestamp) {
     let failure = trueCondition(job, "FailureTarget");
     let success = trueCondition(job, "SuccessCriteriaMet");
@@ -408,7 +399,7 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
 /** spec.ttlSecondsAfterFinished: a finished Job is deleted (with its pods) once that has passed. */
 async function expireFinished(ctx: ControllerContext, job: KubeObject, conditions: Condition[], key: string) {
   const ttl = job.spec?.ttlSecondsAfterFinished;
-  const done = conditions.find((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+  const done = finishedCondition(conditions);
   if (typeof ttl !== "number" || !done || job.metadata.deletionTimestamp) return;
   const due = (timeOf(done.lastTransitionTime) ?? ctx.now()) + ttl * 1000;
   if (due > ctx.now()) {
@@ -426,15 +417,8 @@ export const jobController: Controller = {
   watches: {
     [JOBS]: (job) => [keyOf(job)],
     "/pods": (pod, old, ctx) => {
-      const keys = new Set(jobsForPod(pod, ctx));
-      if (isOrphanTracked(pod, ctx)) keys.add(`${ORPHAN_POD}${keyOf(pod)}`);
-      if (
-        old &&
-        (old.metadata.labels !== pod.metadata.labels ||
-          controllerRefOf(old)?.uid !== controllerRefOf(pod)?.uid)
-      )
-        for (const k of jobsForPod(old, ctx)) keys.add(k);
-      return [...keys];
+      const keys = jobKeys(pod, old, ctx);
+      return isOrphanTracked(pod, ctx) ? [...keys, `${ORPHAN_POD}${keyOf(pod)}`] : keys;
     },
   },
   resync: (ctx) => ctx.informers.keys(JOBS),

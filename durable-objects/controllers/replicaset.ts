@@ -3,16 +3,8 @@
 
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import { byController, claim, INDEX_CONTROLLER } from "./claim";
-import {
-  controllerRefOf,
-  isActivePod,
-  isGone,
-  isNotFound,
-  keyOf,
-  selects,
-  splitKey,
-} from "./controller-utils";
+import { byController, claim, INDEX_CONTROLLER, ownerKeys } from "./claim";
+import { controllerRefOf, isActivePod, isGone, isNotFound, keyOf, splitKey } from "./controller-utils";
 import { createPods, deletePods } from "./pod-control";
 import { podsToDelete } from "./pod-ranking";
 import { calculateReplicaSetStatus, podFromTemplate, statusChanged } from "./replicaset-status";
@@ -22,16 +14,6 @@ const RS = lookupGVR("apps", "v1", "replicasets")!;
 const POD = lookupGVR("", "v1", "pods")!;
 /** upstream BurstReplicas: at most this many creations or deletions per sync */
 export const BURST_REPLICAS = 500;
-
-/** The ReplicaSets that should look at a pod: its controller, or for orphans every selecting set. */
-function replicaSetsForPod(pod: KubeObject, ctx: ControllerContext): string[] {
-  const ref = controllerRefOf(pod);
-  if (ref) return ref.kind === "ReplicaSet" ? [`${pod.metadata.namespace}/${ref.name}`] : [];
-  return ctx.informers
-    .list("apps/replicasets", pod.metadata.namespace)
-    .filter((rs) => selects(rs, pod))
-    .map(keyOf);
-}
 
 async function manageReplicas(ctx: ControllerContext, rs: KubeObject, pods: KubeObject[]): Promise<void> {
   const want = rs.spec?.replicas ?? 1;
@@ -111,17 +93,7 @@ export const replicaSetController: Controller = {
   },
   watches: {
     "apps/replicasets": (rs) => [keyOf(rs)],
-    "/pods": (pod, old, ctx) => {
-      const keys = new Set(replicaSetsForPod(pod, ctx));
-      if (
-        old &&
-        (old.metadata.labels !== pod.metadata.labels ||
-          controllerRefOf(old)?.uid !== controllerRefOf(pod)?.uid)
-      ) {
-        for (const k of replicaSetsForPod(old, ctx)) keys.add(k);
-      }
-      return [...keys];
-    },
+    "/pods": ownerKeys("ReplicaSet", "apps/replicasets"),
   },
   resync: (ctx) => ctx.informers.keys("apps/replicasets"),
   sync: syncReplicaSet,

@@ -3,6 +3,7 @@
 import { badRequest, field, invalid, type StatusCause, StatusError } from "../../api/errors";
 import { clone } from "../../api/patch/util";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
+import { countKeys } from "../../api/strategies/common";
 import type { KubeObject } from "../../api/types";
 import { schemaCauses } from "../../api/validation/schema";
 import { decodeTypeError } from "../discovery/decode-types";
@@ -105,10 +106,8 @@ export function generateName(prefix: string): string {
 function dropEmptyMeta(meta: KubeObject["metadata"]): void {
   for (const k of ["finalizers", "ownerReferences"] as const)
     if (Array.isArray(meta[k]) && meta[k].length === 0) delete meta[k];
-  for (const k of ["labels", "annotations"] as const) {
-    const v = meta[k];
-    if (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0) delete meta[k];
-  }
+  for (const k of ["labels", "annotations"] as const)
+    if (isObject(meta[k]) && countKeys(meta[k]) === 0) delete meta[k];
 }
 
 export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestInfo): void {
@@ -180,9 +179,9 @@ export function prepareUpdate(
   return next;
 }
 
-/** 422 with one cause per bad field (schema first, then the strategy's rules), or nothing. */
 const NOT_SUPPORTED = "FieldValueNotSupported";
 
+/** 422 with one cause per bad field (schema first, then the strategy's rules), or nothing. */
 export function validateObject(
   def: ResourceDef,
   obj: KubeObject,

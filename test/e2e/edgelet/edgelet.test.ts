@@ -572,37 +572,43 @@ describe.skipIf(!available)("edgelet against containerd and a real control plane
     90_000,
   );
 
+  /** Creates a Job whose pods run `script` on this node, waits for Complete, returns it. */
+  async function runJob(name: string, script: string, spec: Record<string, unknown> = {}): Promise<any> {
+    const r = await api(server, "POST", `/apis/batch/v1/namespaces/${ns}/jobs`, {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name },
+      spec: {
+        ...spec,
+        template: {
+          spec: {
+            nodeName: NODE,
+            restartPolicy: "Never",
+            terminationGracePeriodSeconds: 0,
+            containers: [{ name: "work", image: BUSYBOX, command: ["sh", "-c", script] }],
+          },
+        },
+      },
+    });
+    expect(r.status, r.text).toBe(201);
+    const waited = await kubectl(server, [
+      "-n",
+      ns,
+      "wait",
+      "--for=condition=complete",
+      `job/${name}`,
+      "--timeout=60s",
+    ]);
+    expect(waited.stdout, waited.stderr).toBe(`job.batch/${name} condition met\n`);
+    return (await api(server, "GET", `/apis/batch/v1/namespaces/${ns}/jobs/${name}`)).json;
+  }
+
   it.skipIf(!hasKubectl)(
     "runs a Job's pod to completion: the Job is Complete and its log readable",
     async () => {
-      const r = await api(server, "POST", `/apis/batch/v1/namespaces/${ns}/jobs`, {
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: { name: "once" },
-        spec: {
-          template: {
-            spec: {
-              nodeName: NODE,
-              restartPolicy: "Never",
-              terminationGracePeriodSeconds: 0,
-              containers: [{ name: "work", image: BUSYBOX, command: ["sh", "-c", "echo job-says-$((6*7))"] }],
-            },
-          },
-        },
-      });
-      expect(r.status, r.text).toBe(201);
-      const waited = await kubectl(server, [
-        "-n",
-        ns,
-        "wait",
-        "--for=condition=complete",
-        "job/once",
-        "--timeout=60s",
-      ]);
-      expect(waited.stdout, waited.stderr).toBe("job.batch/once condition met\n");
+      const job = await runJob("once", "echo job-says-$((6*7))");
       const logs = await kubectl(server, ["-n", ns, "logs", "job/once"]);
       expect(logs.stdout, logs.stderr).toBe("job-says-42\n");
-      const job = (await api(server, "GET", `/apis/batch/v1/namespaces/${ns}/jobs/once`)).json;
       expect(job.status).toMatchObject({ succeeded: 1, ready: 0, terminating: 0 });
       const del = await kubectl(server, ["-n", ns, "delete", "job", "once"]);
       expect(del.code, del.stderr).toBe(0);
@@ -625,46 +631,16 @@ describe.skipIf(!available)("edgelet against containerd and a real control plane
   it.skipIf(!hasKubectl)(
     "tells each pod of an Indexed Job its index",
     async () => {
-      const r = await api(server, "POST", `/apis/batch/v1/namespaces/${ns}/jobs`, {
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: { name: "idx" },
-        spec: {
-          completionMode: "Indexed",
-          completions: 2,
-          parallelism: 2,
-          template: {
-            spec: {
-              nodeName: NODE,
-              restartPolicy: "Never",
-              terminationGracePeriodSeconds: 0,
-              containers: [
-                {
-                  name: "work",
-                  image: BUSYBOX,
-                  command: ["sh", "-c", "echo index-$JOB_COMPLETION_INDEX-on-$(hostname)"],
-                },
-              ],
-            },
-          },
-        },
+      const job = await runJob("idx", "echo index-$JOB_COMPLETION_INDEX-on-$(hostname)", {
+        completionMode: "Indexed",
+        completions: 2,
+        parallelism: 2,
       });
-      expect(r.status, r.text).toBe(201);
-      const waited = await kubectl(server, [
-        "-n",
-        ns,
-        "wait",
-        "--for=condition=complete",
-        "job/idx",
-        "--timeout=60s",
-      ]);
-      expect(waited.stdout, waited.stderr).toBe("job.batch/idx condition met\n");
       const logs = await kubectl(server, ["-n", ns, "logs", "-l", "batch.kubernetes.io/job-name=idx"]);
       expect(logs.stdout.split("\n").filter(Boolean).sort()).toEqual([
         "index-0-on-idx-0",
         "index-1-on-idx-1",
       ]);
-      const job = (await api(server, "GET", `/apis/batch/v1/namespaces/${ns}/jobs/idx`)).json;
       expect([job.status.completedIndexes, job.status.succeeded]).toEqual(["0-1", 2]);
       expect((await kubectl(server, ["-n", ns, "delete", "job", "idx"])).code).toBe(0);
     },
