@@ -123,6 +123,30 @@ export const TYPES: Record<string, TypeDef> = {
   DeploymentStrategy: {},
   ReplicaSetSpec: { selector: atomic, template: npStruct("PodTemplateSpec") },
   WorkloadStatus: { conditions },
+  DaemonSetSpec: {
+    selector: atomic,
+    template: npStruct("PodTemplateSpec"),
+    updateStrategy: npStruct("DaemonSetUpdateStrategy"),
+  },
+  DaemonSetUpdateStrategy: {},
+
+  // batch/v1
+  JobSpec: {
+    selector: atomic,
+    template: npStruct("PodTemplateSpec"),
+    podFailurePolicy: struct("PodFailurePolicy"),
+    successPolicy: struct("SuccessPolicy"),
+  },
+  PodFailurePolicy: { rules: atomicList },
+  SuccessPolicy: { rules: atomicList },
+  JobStatus: {
+    conditions: { strategy: "merge", mergeKey: "type", list: "atomic" },
+    uncountedTerminatedPods: struct("UncountedTerminatedPods"),
+  },
+  UncountedTerminatedPods: { succeeded: { list: "set" }, failed: { list: "set" } },
+  CronJobSpec: { jobTemplate: npStruct("JobTemplateSpec") },
+  JobTemplateSpec: { metadata: npStruct("ObjectMeta"), spec: npStruct("JobSpec") },
+  CronJobStatus: { active: atomicList },
 
   // admissionregistration.k8s.io/v1
   Webhook: {
@@ -171,6 +195,10 @@ export const KINDS: Record<string, TypeDef> = {
   ResourceQuota: root("ResourceQuotaSpec"),
   Deployment: root("DeploymentSpec", "WorkloadStatus"),
   ReplicaSet: root("ReplicaSetSpec", "WorkloadStatus"),
+  DaemonSet: root("DaemonSetSpec", "WorkloadStatus"),
+  ControllerRevision: root(undefined, undefined, { data: atomic }),
+  Job: root("JobSpec", "JobStatus"),
+  CronJob: root("CronJobSpec", "CronJobStatus"),
   Lease: root(),
   Role: root(undefined, undefined, { rules: atomicList }),
   ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),

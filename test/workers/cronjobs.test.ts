@@ -243,34 +243,44 @@ describe("batch/v1 cronjobs", () => {
     expect(await jobsOf(ns)).toHaveLength(0);
   });
 
-  it.skipIf(!hasKubectl)("kubectl create cronjob, get cronjobs and create job --from", async () => {
-    const ns = await freshNamespace(t);
-    const made = await kubectl(t, [
-      "-n",
-      ns,
-      "create",
-      "cronjob",
-      "tick",
-      "--image=busybox",
-      "--schedule=*/5 * * * *",
-      "--",
-      "date",
-    ]);
-    expect(made.stdout, made.stderr).toBe("cronjob.batch/tick created\n");
-    const listed = await kubectl(t, ["-n", ns, "get", "cronjobs"]);
-    expect(listed.stdout).toMatch(
-      /^NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+AGE\ntick\s+\*\/5 \* \* \* \*\s+<none>\s+False\s+0\s+<none>\s+\d+s\n$/,
-    );
-    const wide = await kubectl(t, ["-n", ns, "get", "cj", "tick", "-o", "wide"]);
-    expect(wide.stdout).toMatch(/\stick\s+busybox\s+<none>\n$/);
-    const manual = await kubectl(t, ["-n", ns, "create", "job", "by-hand", "--from=cronjob/tick"]);
-    expect(manual.stdout, manual.stderr).toBe("job.batch/by-hand created\n");
-    const job = (await api(t, "GET", jobsPath(ns, "by-hand"))).json;
-    expect(job.metadata.annotations["cronjob.kubernetes.io/instantiate"]).toBe("manual");
-    expect(job.metadata.ownerReferences[0]).toMatchObject({
-      kind: "CronJob",
-      name: "tick",
-      controller: true,
-    });
-  });
+  it.skipIf(!hasKubectl)(
+    "kubectl create cronjob, get cronjobs, create job --from and set image",
+    async () => {
+      const ns = await freshNamespace(t);
+      const made = await kubectl(t, [
+        "-n",
+        ns,
+        "create",
+        "cronjob",
+        "tick",
+        "--image=busybox",
+        "--schedule=*/5 * * * *",
+        "--",
+        "date",
+      ]);
+      expect(made.stdout, made.stderr).toBe("cronjob.batch/tick created\n");
+      const listed = await kubectl(t, ["-n", ns, "get", "cronjobs"]);
+      expect(listed.stdout).toMatch(
+        /^NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+AGE\ntick\s+\*\/5 \* \* \* \*\s+<none>\s+False\s+0\s+<none>\s+\d+s\n$/,
+      );
+      const wide = await kubectl(t, ["-n", ns, "get", "cj", "tick", "-o", "wide"]);
+      expect(wide.stdout).toMatch(/\stick\s+busybox\s+<none>\n$/);
+      const manual = await kubectl(t, ["-n", ns, "create", "job", "by-hand", "--from=cronjob/tick"]);
+      expect(manual.stdout, manual.stderr).toBe("job.batch/by-hand created\n");
+      const job = (await api(t, "GET", jobsPath(ns, "by-hand"))).json;
+      expect(job.metadata.annotations["cronjob.kubernetes.io/instantiate"]).toBe("manual");
+      expect(job.metadata.ownerReferences[0]).toMatchObject({
+        kind: "CronJob",
+        name: "tick",
+        controller: true,
+      });
+      // kubectl's strategic merge patches reach into the job template (containers merged by name)
+      const set = await kubectl(t, ["-n", ns, "set", "image", "cronjob/tick", "tick=busybox:2"]);
+      expect(set.stdout, set.stderr).toBe("cronjob.batch/tick image updated\n");
+      const cj = (await api(t, "GET", `/apis/batch/v1/namespaces/${ns}/cronjobs/tick`)).json;
+      expect(cj.spec.jobTemplate.spec.template.spec.containers.map((c: any) => c.image)).toEqual([
+        "busybox:2",
+      ]);
+    },
+  );
 });
