@@ -10,7 +10,9 @@ import {
 } from "./admissionregistration";
 import { componentstatuses } from "./component-statuses";
 import { configmaps, secrets } from "./config";
+import { controllerrevisions } from "./controllerrevisions";
 import { cronjobs } from "./cronjobs";
+import { daemonsets } from "./daemonsets";
 import { endpoints, podtemplates } from "./endpoints";
 import { endpointslices } from "./endpointslices";
 import { events, eventsV1 } from "./events";
@@ -53,6 +55,8 @@ export const RESOURCES: ResourceDef[] = [
   secrets,
   serviceaccounts,
   services,
+  controllerrevisions,
+  daemonsets,
   deployments,
   replicasets,
   cronjobs,

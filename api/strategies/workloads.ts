@@ -29,15 +29,28 @@ const SCALE_AND_STATUS = (kind: string) => ({
   status: { kind, verbs: ["get", "patch", "update"] },
 });
 
-/** The selector/template checks deployments and replicasets share. */
-function validateSelectorAndTemplate(spec: any, old: KubeObject | undefined): StatusCause[] {
+/**
+ * The selector/template checks the apps/v1 controllers share. `owner` is the word upstream's
+ * empty-selector message names ("deployment" for ReplicaSets too); `activeDeadline` is its
+ * refusal of a template activeDeadlineSeconds, which differs by kind.
+ */
+export function validateSelectorAndTemplate(
+  spec: any,
+  old: KubeObject | undefined,
+  owner = "deployment",
+  activeDeadline: (value: unknown) => StatusCause = () =>
+    field.forbidden(
+      "spec.template.spec.activeDeadlineSeconds",
+      "activeDeadlineSeconds in ReplicaSet is not Supported",
+    ),
+): StatusCause[] {
   const causes: StatusCause[] = [];
   const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
   if (!sel) causes.push(field.required("spec.selector"));
   else {
     causes.push(...validateLabelSelector(sel, "spec.selector"));
     if (Object.keys(sel.matchLabels ?? {}).length + (sel.matchExpressions ?? []).length === 0)
-      causes.push(field.invalid("spec.selector", sel, "empty selector is invalid for deployment"));
+      causes.push(field.invalid("spec.selector", sel, `empty selector is invalid for ${owner}`));
   }
   const template = spec.template;
   causes.push(...validatePodTemplate(template, "spec.template", sel));
@@ -46,12 +59,7 @@ function validateSelectorAndTemplate(spec: any, old: KubeObject | undefined): St
   if (rp && rp !== "Always")
     causes.push(field.notSupported("spec.template.spec.restartPolicy", rp, ["Always"]));
   if (template.spec?.activeDeadlineSeconds != null)
-    causes.push(
-      field.forbidden(
-        "spec.template.spec.activeDeadlineSeconds",
-        "activeDeadlineSeconds in ReplicaSet is not Supported",
-      ),
-    );
+    causes.push(activeDeadline(template.spec.activeDeadlineSeconds));
   if (old && isObject(old.spec) && !deepEqual(spec.selector, old.spec.selector))
     causes.push(field.invalid("spec.selector", spec.selector ?? null, "field is immutable"));
   return causes;
@@ -59,7 +67,8 @@ function validateSelectorAndTemplate(spec: any, old: KubeObject | undefined): St
 
 const INT_OR_PERCENT = /^(\d+)%$/;
 
-function intOrPercent(
+/** An int-or-percent field's checks, and whether its value is zero. */
+export function intOrPercent(
   value: unknown,
   path: string,
   maxPercent: boolean,
@@ -166,7 +175,7 @@ const prepare = (obj: KubeObject) => {
   obj.metadata.generation = 1;
 };
 
-const int = (v: unknown) => (typeof v === "number" ? v : 0);
+export const int = (v: unknown) => (typeof v === "number" ? v : 0);
 
 export const deployments: ResourceDef = {
   group: "apps",

@@ -2,6 +2,8 @@
 // validators, mapped to upstream-like field causes. Only the kinds we serve are
 // imported, to keep the Worker bundle small.
 
+import { ControllerRevision } from "kubernetes-models/apps/v1/ControllerRevision";
+import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { ReplicaSet } from "kubernetes-models/apps/v1/ReplicaSet";
 import { SelfSubjectReview } from "kubernetes-models/authentication.k8s.io/v1/SelfSubjectReview";
@@ -57,6 +59,8 @@ const MODELS: ModelClass[] = [
   Endpoints,
   PodTemplate,
   Binding,
+  ControllerRevision,
+  DaemonSet,
   Deployment,
   ReplicaSet,
   CronJob,

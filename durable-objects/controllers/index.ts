@@ -1,6 +1,7 @@
 // Every controller the manager runs, in one list.
 
 import { cronJobController } from "./cronjob";
+import { daemonSetController } from "./daemonset";
 import { deploymentController } from "./deployment";
 import { endpointsController } from "./endpoints";
 import { endpointSliceController } from "./endpointslices";
@@ -29,6 +30,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
   return [
     replicaSetController,
     deploymentController,
+    daemonSetController,
     jobController,
     cronJobController,
     garbageCollector,

@@ -148,6 +148,7 @@ export const FIELD_META: Record<string, FieldMeta> = {
   [`${APPS}.DeploymentSpec.strategy`]: { strategy: "retainKeys" },
   [`${APPS}.DeploymentStatus.conditions`]: byType,
   [`${APPS}.ReplicaSetStatus.conditions`]: byType,
+  [`${APPS}.DaemonSetStatus.conditions`]: byType,
   [`${BATCH}.CronJobStatus.active`]: atomic,
   [`${BATCH}.JobStatus.conditions`]: { strategy: "merge", mergeKey: "type", listType: "atomic" },
   [`${BATCH}.UncountedTerminatedPods.succeeded`]: { listType: "set" },

@@ -14,6 +14,8 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "discovery.k8s.io/endpointslices": ["controllers"],
   "apps/replicasets": ["controllers"],
   "apps/deployments": ["controllers"],
+  "apps/daemonsets": ["controllers"],
+  "apps/controllerrevisions": ["controllers"],
   "batch/jobs": ["controllers"],
   "batch/cronjobs": ["controllers"],
   "coordination.k8s.io/leases": ["controllers"],
