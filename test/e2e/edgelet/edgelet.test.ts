@@ -42,20 +42,7 @@ describe.skipIf(!available)("edgelet against containerd and a real control plane
     ns = await freshNamespace(server, "edgelet");
     edgelet = new EdgeletProcess(server, NODE, root);
     edgelet.start();
-    await waitFor(
-      "node Ready",
-      async () => {
-        const r = await api(server, "GET", `/api/v1/nodes/${NODE}`);
-        return (
-          r.status === 200 &&
-          r.json.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True")
-        );
-      },
-      60_000,
-      200,
-    ).catch((e) => {
-      throw new Error(`${e.message}\nedgelet output:\n${edgelet.output}`);
-    });
+    await edgelet.waitReady();
   }, 120_000);
 
   afterAll(async () => {
@@ -568,81 +555,6 @@ describe.skipIf(!available)("edgelet against containerd and a real control plane
       const app = containerStatus(await getPod(server, ns, "debuggee"), "app");
       expect(app.restartCount).toBe(0);
       await deletePod(server, ns, "debuggee");
-    },
-    90_000,
-  );
-
-  /** Creates a Job whose pods run `script` on this node, waits for Complete, returns it. */
-  async function runJob(name: string, script: string, spec: Record<string, unknown> = {}): Promise<any> {
-    const r = await api(server, "POST", `/apis/batch/v1/namespaces/${ns}/jobs`, {
-      apiVersion: "batch/v1",
-      kind: "Job",
-      metadata: { name },
-      spec: {
-        ...spec,
-        template: {
-          spec: {
-            nodeName: NODE,
-            restartPolicy: "Never",
-            terminationGracePeriodSeconds: 0,
-            containers: [{ name: "work", image: BUSYBOX, command: ["sh", "-c", script] }],
-          },
-        },
-      },
-    });
-    expect(r.status, r.text).toBe(201);
-    const waited = await kubectl(server, [
-      "-n",
-      ns,
-      "wait",
-      "--for=condition=complete",
-      `job/${name}`,
-      "--timeout=60s",
-    ]);
-    expect(waited.stdout, waited.stderr).toBe(`job.batch/${name} condition met\n`);
-    return (await api(server, "GET", `/apis/batch/v1/namespaces/${ns}/jobs/${name}`)).json;
-  }
-
-  it.skipIf(!hasKubectl)(
-    "runs a Job's pod to completion: the Job is Complete and its log readable",
-    async () => {
-      const job = await runJob("once", "echo job-says-$((6*7))");
-      const logs = await kubectl(server, ["-n", ns, "logs", "job/once"]);
-      expect(logs.stdout, logs.stderr).toBe("job-says-42\n");
-      expect(job.status).toMatchObject({ succeeded: 1, ready: 0, terminating: 0 });
-      const del = await kubectl(server, ["-n", ns, "delete", "job", "once"]);
-      expect(del.code, del.stderr).toBe(0);
-      await waitFor(
-        "the Job's pod gone",
-        async () => {
-          const pods = await api(
-            server,
-            "GET",
-            `/api/v1/namespaces/${ns}/pods?labelSelector=job-name%3Donce`,
-          );
-          return pods.json.items.length === 0;
-        },
-        30_000,
-      );
-    },
-    90_000,
-  );
-
-  it.skipIf(!hasKubectl)(
-    "tells each pod of an Indexed Job its index",
-    async () => {
-      const job = await runJob("idx", "echo index-$JOB_COMPLETION_INDEX-on-$(hostname)", {
-        completionMode: "Indexed",
-        completions: 2,
-        parallelism: 2,
-      });
-      const logs = await kubectl(server, ["-n", ns, "logs", "-l", "batch.kubernetes.io/job-name=idx"]);
-      expect(logs.stdout.split("\n").filter(Boolean).sort()).toEqual([
-        "index-0-on-idx-0",
-        "index-1-on-idx-1",
-      ]);
-      expect([job.status.completedIndexes, job.status.succeeded]).toEqual(["0-1", 2]);
-      expect((await kubectl(server, ["-n", ns, "delete", "job", "idx"])).code).toBe(0);
     },
     90_000,
   );

@@ -62,6 +62,24 @@ export class EdgeletProcess {
     this.child.stderr?.on("data", (d) => (this.output += d));
   }
 
+  /** Waits for its Node to be Ready (the edgelet's output in the error when it is not). */
+  async waitReady(ms = 60_000): Promise<void> {
+    await waitFor(
+      "node Ready",
+      async () => {
+        const r = await api(this.t, "GET", `/api/v1/nodes/${this.nodeName}`);
+        return (
+          r.status === 200 &&
+          r.json.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True")
+        );
+      },
+      ms,
+      200,
+    ).catch((e) => {
+      throw new Error(`${e.message}\nedgelet output:\n${this.output}`);
+    });
+  }
+
   async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
     const c = this.child;
     if (!c || c.exitCode !== null) return;
