@@ -194,9 +194,11 @@ export function validateObject(
   const ownRules = subresource && old ? def.strategy.validateSubresource?.[subresource] : undefined;
   if (ownRules) own.push(...ownRules(obj, old!));
   else if (def.strategy.validate) own.push(...def.strategy.validate(obj, old));
-  // a value outside an enum is said once, in the strategy's words when it has its own
-  const notSupported = new Set(own.filter((c) => c.type === NOT_SUPPORTED).map((c) => c.field));
-  const causes = schema.filter((c) => !(c.type === NOT_SUPPORTED && notSupported.has(c.field)));
+  // a value outside an enum is said once, in the strategy's words when it has its own for
+  // that field or the object holding it (spec.updateStrategy for its type)
+  const ownFields = own.map((c) => c.field ?? "");
+  const said = (f = "") => ownFields.some((g) => f === g || f.startsWith(`${g}.`));
+  const causes = schema.filter((c) => !(c.type === NOT_SUPPORTED && said(c.field)));
   causes.push(...own);
   if (!ownRules && !def.strategy.validate && !meta.name && !meta.generateName && !old)
     causes.push(field.required("metadata.name", "name or generateName is required"));
