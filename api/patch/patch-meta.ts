@@ -129,6 +129,13 @@ export const TYPES: Record<string, TypeDef> = {
     updateStrategy: npStruct("DaemonSetUpdateStrategy"),
   },
   DaemonSetUpdateStrategy: {},
+  StatefulSetSpec: {
+    selector: atomic,
+    template: npStruct("PodTemplateSpec"),
+    updateStrategy: npStruct("StatefulSetUpdateStrategy"),
+    volumeClaimTemplates: atomicList,
+  },
+  StatefulSetUpdateStrategy: {},
 
   // batch/v1
   JobSpec: {
@@ -196,6 +203,7 @@ export const KINDS: Record<string, TypeDef> = {
   Deployment: root("DeploymentSpec", "WorkloadStatus"),
   ReplicaSet: root("ReplicaSetSpec", "WorkloadStatus"),
   DaemonSet: root("DaemonSetSpec", "WorkloadStatus"),
+  StatefulSet: root("StatefulSetSpec", "WorkloadStatus"),
   ControllerRevision: root(undefined, undefined, { data: atomic }),
   Job: root("JobSpec", "JobStatus"),
   CronJob: root("CronJobSpec", "CronJobStatus"),

@@ -33,6 +33,7 @@ import {
 } from "./reviews";
 import { serviceaccounts } from "./serviceaccounts";
 import { services } from "./services";
+import { statefulsets } from "./statefulsets";
 import { deployments, replicasets } from "./workloads";
 
 export { humanDuration, translateAge } from "./common";
@@ -59,6 +60,7 @@ export const RESOURCES: ResourceDef[] = [
   daemonsets,
   deployments,
   replicasets,
+  statefulsets,
   cronjobs,
   jobs,
   tokenreviews,

@@ -24,7 +24,7 @@ import {
 import { defaultTemplate } from "./pod-defaults";
 import { validatePodTemplate } from "./pod-validation";
 
-const SCALE_AND_STATUS = (kind: string) => ({
+export const SCALE_AND_STATUS = (kind: string) => ({
   scale: { kind: "Scale", group: "autoscaling", version: "v1", verbs: ["get", "patch", "update"] },
   status: { kind, verbs: ["get", "patch", "update"] },
 });

@@ -6,6 +6,7 @@ import { ControllerRevision } from "kubernetes-models/apps/v1/ControllerRevision
 import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { ReplicaSet } from "kubernetes-models/apps/v1/ReplicaSet";
+import { StatefulSet } from "kubernetes-models/apps/v1/StatefulSet";
 import { SelfSubjectReview } from "kubernetes-models/authentication.k8s.io/v1/SelfSubjectReview";
 import { TokenRequest } from "kubernetes-models/authentication.k8s.io/v1/TokenRequest";
 import { TokenReview } from "kubernetes-models/authentication.k8s.io/v1/TokenReview";
@@ -63,6 +64,7 @@ const MODELS: ModelClass[] = [
   DaemonSet,
   Deployment,
   ReplicaSet,
+  StatefulSet,
   CronJob,
   Job,
   Scale,

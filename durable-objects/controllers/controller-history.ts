@@ -1,7 +1,8 @@
-// A DaemonSet's ControllerRevisions (upstream pkg/controller/daemon/update.go, history part):
-// one per distinct template, named <ds>-<hash>, holding the strategic merge patch that puts
-// that template back (what `kubectl rollout undo` sends), numbered in the order the templates
-// were current; the oldest beyond spec.revisionHistoryLimit are deleted unless pods still use them.
+// The ControllerRevisions of a DaemonSet or a StatefulSet (upstream pkg/controller/history and
+// the two controllers' use of it): one per distinct template, named <owner>-<hash>, holding the
+// strategic merge patch that puts that template back (what `kubectl rollout undo` sends),
+// numbered in the order the templates were current; the oldest beyond
+// spec.revisionHistoryLimit are deleted unless still in use.
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { claim } from "./claim";
@@ -27,27 +28,40 @@ export function templatePatch(ds: KubeObject): unknown {
 
 const revisionOf = (cr: KubeObject) => (typeof cr.revision === "number" ? cr.revision : 0);
 
-/** The revision hash of the DaemonSet's current template. */
-export function templateHash(ds: KubeObject): string {
-  return computeHash(ds.spec?.template, ds.status?.collisionCount);
+/** The owners of revisions, and the label each puts its revision's hash under. */
+export type HistoryOwner = "DaemonSet" | "StatefulSet";
+const HASH_LABEL: Record<HistoryOwner, string> = {
+  DaemonSet: REVISION_HASH,
+  StatefulSet: "controller.kubernetes.io/hash",
+};
+
+/** The revision hash of the owner's current template. */
+export function templateHash(owner: KubeObject): string {
+  return computeHash(owner.spec?.template, owner.status?.collisionCount);
 }
 
+/** The hash a revision carries under its owner kind's label. */
+export const revisionHash = (cr: KubeObject, kind: HistoryOwner): string | undefined =>
+  cr.metadata.labels?.[HASH_LABEL[kind]];
+
 /**
- * The current revision (made, or renumbered to come after the others when an old template is
- * current again) and the old ones. Duplicates of the current one are deleted, keeping the newest.
+ * The revision of the owner's current template (made, or renumbered to come after the others
+ * when an old template is current again) and the others. Duplicates of it are deleted, keeping
+ * the newest.
  */
 export async function constructHistory(
   ctx: ControllerContext,
-  ds: KubeObject,
+  owner: KubeObject,
+  kind: HistoryOwner,
 ): Promise<{ current: KubeObject; old: KubeObject[] }> {
-  const ns = ds.metadata.namespace;
-  const histories = await claim(ctx, ds, "apps/v1", "DaemonSet", CR, ctx.informers.list(REVISIONS, ns));
-  const patch = stableStringify(templatePatch(ds));
+  const ns = owner.metadata.namespace;
+  const histories = await claim(ctx, owner, "apps/v1", kind, CR, ctx.informers.list(REVISIONS, ns));
+  const patch = stableStringify(templatePatch(owner));
   const matching: KubeObject[] = [];
   const old: KubeObject[] = [];
   for (const h of histories) (stableStringify(h.data) === patch ? matching : old).push(h);
   const next = Math.max(0, ...old.map(revisionOf)) + 1;
-  if (!matching.length) return { current: await snapshot(ctx, ds, next), old };
+  if (!matching.length) return { current: await snapshot(ctx, owner, kind, next), old };
   matching.sort((a, b) => revisionOf(b) - revisionOf(a));
   const [keep, ...dups] = matching as [KubeObject, ...KubeObject[]];
   for (const d of dups)
@@ -59,21 +73,26 @@ export async function constructHistory(
   return { current: renumbered, old };
 }
 
-async function snapshot(ctx: ControllerContext, ds: KubeObject, revision: number): Promise<KubeObject> {
-  const hash = templateHash(ds);
+async function snapshot(
+  ctx: ControllerContext,
+  owner: KubeObject,
+  kind: HistoryOwner,
+  revision: number,
+): Promise<KubeObject> {
+  const hash = templateHash(owner);
   const cr: KubeObject = {
     apiVersion: "apps/v1",
     kind: "ControllerRevision",
     metadata: {
-      name: `${ds.metadata.name}-${hash}`,
-      namespace: ds.metadata.namespace,
-      labels: { ...ds.spec?.template?.metadata?.labels, [REVISION_HASH]: hash },
-      ownerReferences: [newControllerRef(ds, "apps/v1", "DaemonSet")],
+      name: `${owner.metadata.name}-${hash}`,
+      namespace: owner.metadata.namespace,
+      labels: { ...owner.spec?.template?.metadata?.labels, [HASH_LABEL[kind]]: hash },
+      ownerReferences: [newControllerRef(owner, "apps/v1", kind)],
     },
-    data: templatePatch(ds),
+    data: templatePatch(owner),
     revision,
   };
-  if (ds.metadata.annotations) cr.metadata.annotations = { ...ds.metadata.annotations };
+  if (owner.metadata.annotations) cr.metadata.annotations = { ...owner.metadata.annotations };
   try {
     return await ctx.api.create(CR, cr);
   } catch (e) {
@@ -82,27 +101,26 @@ async function snapshot(ctx: ControllerContext, ds: KubeObject, revision: number
     // whose hash collides, which the collision count in status moves past on the next sync
     const existing: KubeObject = await ctx.api.request(
       "GET",
-      pathFor(CR, ds.metadata.namespace, cr.metadata.name),
+      pathFor(CR, owner.metadata.namespace, cr.metadata.name),
     );
-    const ours = existing.metadata.ownerReferences?.some((r) => r.uid === ds.metadata.uid && r.controller);
+    const ours = existing.metadata.ownerReferences?.some((r) => r.uid === owner.metadata.uid && r.controller);
     if (ours && stableStringify(existing.data) === stableStringify(cr.data)) return existing;
     throw new Error(`controllerrevision ${cr.metadata.name} already exists with another template`);
   }
 }
 
-/** Deletes the oldest old revisions beyond spec.revisionHistoryLimit whose hash no pod still carries. */
+/** Deletes the oldest old revisions beyond spec.revisionHistoryLimit that are not `live`. */
 export async function cleanupHistory(
   ctx: ControllerContext,
-  ds: KubeObject,
+  owner: KubeObject,
   old: KubeObject[],
-  pods: KubeObject[],
+  live: (cr: KubeObject) => boolean,
 ): Promise<void> {
-  let toKill = old.length - (ds.spec?.revisionHistoryLimit ?? 10);
+  let toKill = old.length - (owner.spec?.revisionHistoryLimit ?? 10);
   if (toKill <= 0) return;
-  const live = new Set(pods.map((p) => p.metadata.labels?.[REVISION_HASH]).filter(Boolean));
   for (const h of [...old].sort((a, b) => revisionOf(a) - revisionOf(b))) {
     if (toKill <= 0) break;
-    if (live.has(h.metadata.labels?.[REVISION_HASH])) continue;
+    if (live(h)) continue;
     await ctx.api
       .remove(CR, h.metadata.namespace, h.metadata.name!, { preconditions: { uid: h.metadata.uid } })
       .catch((e) => {

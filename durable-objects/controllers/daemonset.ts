@@ -9,7 +9,13 @@
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { claim, ownerKeys } from "./claim";
-import { cleanupHistory, constructHistory, REVISIONS, templateHash } from "./controller-history";
+import {
+  cleanupHistory,
+  constructHistory,
+  REVISIONS,
+  revisionHash,
+  templateHash,
+} from "./controller-history";
 import {
   controllerRefOf,
   isGone,
@@ -262,13 +268,15 @@ async function syncOnce(key: string, ctx: ControllerContext): Promise<void> {
   }
   if (ds.metadata.deletionTimestamp) return;
   const nodes = ctx.informers.list("/nodes");
-  const { current, old } = await constructHistory(ctx, ds);
+  const { current, old } = await constructHistory(ctx, ds, "DaemonSet");
   const hash = current.metadata.labels?.[REVISION_HASH] ?? templateHash(ds);
   let error: unknown;
   try {
     await manage(ctx, key, ds, nodes, hash);
     if (ds.spec?.updateStrategy?.type === "RollingUpdate") await rollingUpdate(ctx, ds, nodes, hash);
-    await cleanupHistory(ctx, ds, old, ownPods(ctx, ds));
+    // a revision stays while a pod still carries its hash
+    const live = new Set(ownPods(ctx, ds).map((p) => p.metadata.labels?.[REVISION_HASH]));
+    await cleanupHistory(ctx, ds, old, (cr) => live.has(revisionHash(cr, "DaemonSet")));
   } catch (e) {
     error = e;
   }

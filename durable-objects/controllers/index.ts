@@ -13,6 +13,7 @@ import { createPodGC } from "./pod-gc";
 import { replicaSetController } from "./replicaset";
 import type { Controller } from "./runtime/controller";
 import { serviceAccountController } from "./serviceaccount";
+import { statefulSetController } from "./statefulset";
 
 /** Knobs upstream sets with kube-controller-manager flags (defaults as upstream). */
 export interface ControllerConfig {
@@ -31,6 +32,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     replicaSetController,
     deploymentController,
     daemonSetController,
+    statefulSetController,
     jobController,
     cronJobController,
     garbageCollector,

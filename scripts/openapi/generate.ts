@@ -50,6 +50,8 @@ const ROOTS = [
   "io.k8s.api.apps.v1.ReplicaSetList",
   "io.k8s.api.apps.v1.DaemonSet",
   "io.k8s.api.apps.v1.DaemonSetList",
+  "io.k8s.api.apps.v1.StatefulSet",
+  "io.k8s.api.apps.v1.StatefulSetList",
   "io.k8s.api.apps.v1.ControllerRevision",
   "io.k8s.api.apps.v1.ControllerRevisionList",
   "io.k8s.api.batch.v1.CronJob",

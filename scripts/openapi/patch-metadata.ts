@@ -149,6 +149,8 @@ export const FIELD_META: Record<string, FieldMeta> = {
   [`${APPS}.DeploymentStatus.conditions`]: byType,
   [`${APPS}.ReplicaSetStatus.conditions`]: byType,
   [`${APPS}.DaemonSetStatus.conditions`]: byType,
+  [`${APPS}.StatefulSetStatus.conditions`]: byType,
+  [`${APPS}.StatefulSetSpec.volumeClaimTemplates`]: atomic,
   [`${BATCH}.CronJobStatus.active`]: atomic,
   [`${BATCH}.JobStatus.conditions`]: { strategy: "merge", mergeKey: "type", listType: "atomic" },
   [`${BATCH}.UncountedTerminatedPods.succeeded`]: { listType: "set" },

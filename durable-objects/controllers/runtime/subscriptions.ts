@@ -15,6 +15,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "apps/replicasets": ["controllers"],
   "apps/deployments": ["controllers"],
   "apps/daemonsets": ["controllers"],
+  "apps/statefulsets": ["controllers"],
   "apps/controllerrevisions": ["controllers"],
   "batch/jobs": ["controllers"],
   "batch/cronjobs": ["controllers"],

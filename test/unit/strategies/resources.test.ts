@@ -58,7 +58,16 @@ describe("discovery facts", () => {
     const all = RESOURCES.filter((r) => r.categories?.includes("all"))
       .map((r) => r.resource)
       .sort();
-    expect(all).toEqual(["cronjobs", "daemonsets", "deployments", "jobs", "pods", "replicasets", "services"]);
+    expect(all).toEqual([
+      "cronjobs",
+      "daemonsets",
+      "deployments",
+      "jobs",
+      "pods",
+      "replicasets",
+      "services",
+      "statefulsets",
+    ]);
     expect(findResource("", "v1", "nodes")?.namespaced).toBe(false);
     expect(findResource("rbac.authorization.k8s.io", "v1", "clusterroles")?.namespaced).toBe(false);
     expect(findResource("authorization.k8s.io", "v1", "selfsubjectaccessreviews")?.verbs).toEqual(["create"]);
