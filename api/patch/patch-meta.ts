@@ -155,6 +155,10 @@ export const TYPES: Record<string, TypeDef> = {
   JobTemplateSpec: { metadata: npStruct("ObjectMeta"), spec: npStruct("JobSpec") },
   CronJobStatus: { active: atomicList },
 
+  // policy/v1
+  PodDisruptionBudgetSpec: { selector: { strategy: "replace", atomic: true } },
+  PodDisruptionBudgetStatus: { conditions },
+
   // admissionregistration.k8s.io/v1
   Webhook: {
     rules: atomicList,
@@ -207,6 +211,7 @@ export const KINDS: Record<string, TypeDef> = {
   ControllerRevision: root(undefined, undefined, { data: atomic }),
   Job: root("JobSpec", "JobStatus"),
   CronJob: root("CronJobSpec", "CronJobStatus"),
+  PodDisruptionBudget: root("PodDisruptionBudgetSpec", "PodDisruptionBudgetStatus"),
   Lease: root(),
   Role: root(undefined, undefined, { rules: atomicList }),
   ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),

@@ -20,6 +20,7 @@ import { jobs } from "./jobs";
 import { leases } from "./leases";
 import { namespaces } from "./namespaces";
 import { nodes } from "./nodes";
+import { poddisruptionbudgets } from "./poddisruptionbudgets";
 import { pods } from "./pods";
 import { limitranges, resourcequotas } from "./quotas";
 import { clusterrolebindings, clusterroles, rolebindings, roles } from "./rbac";
@@ -72,6 +73,7 @@ export const RESOURCES: ResourceDef[] = [
   leases,
   eventsV1,
   endpointslices,
+  poddisruptionbudgets,
   clusterrolebindings,
   clusterroles,
   rolebindings,

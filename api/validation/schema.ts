@@ -21,6 +21,7 @@ import { Lease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
 import { EndpointSlice } from "kubernetes-models/discovery.k8s.io/v1/EndpointSlice";
 import { Event as EventsEvent } from "kubernetes-models/events.k8s.io/v1/Event";
 import { Eviction } from "kubernetes-models/policy/v1/Eviction";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
@@ -72,6 +73,7 @@ const MODELS: ModelClass[] = [
   EventsEvent,
   EndpointSlice,
   Eviction,
+  PodDisruptionBudget,
   Role,
   ClusterRole,
   RoleBinding,

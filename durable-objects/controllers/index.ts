@@ -3,6 +3,7 @@
 import { cronJobController } from "./cronjob";
 import { daemonSetController } from "./daemonset";
 import { deploymentController } from "./deployment";
+import { disruptionController } from "./disruption";
 import { endpointsController } from "./endpoints";
 import { endpointSliceController } from "./endpointslices";
 import { garbageCollector } from "./garbage-collector";
@@ -33,6 +34,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     deploymentController,
     daemonSetController,
     statefulSetController,
+    disruptionController,
     jobController,
     cronJobController,
     garbageCollector,

@@ -60,6 +60,8 @@ const ROOTS = [
   "io.k8s.api.batch.v1.JobList",
   "io.k8s.api.autoscaling.v1.Scale",
   "io.k8s.api.policy.v1.Eviction",
+  "io.k8s.api.policy.v1.PodDisruptionBudget",
+  "io.k8s.api.policy.v1.PodDisruptionBudgetList",
   "io.k8s.api.coordination.v1.Lease",
   "io.k8s.api.coordination.v1.LeaseList",
   "io.k8s.api.events.v1.Event",

@@ -150,6 +150,8 @@ export const FIELD_META: Record<string, FieldMeta> = {
   [`${APPS}.ReplicaSetStatus.conditions`]: byType,
   [`${APPS}.DaemonSetStatus.conditions`]: byType,
   [`${APPS}.StatefulSetStatus.conditions`]: byType,
+  ["io.k8s.api.policy.v1.PodDisruptionBudgetSpec.selector"]: { strategy: "replace" },
+  ["io.k8s.api.policy.v1.PodDisruptionBudgetStatus.conditions"]: byType,
   [`${APPS}.StatefulSetSpec.volumeClaimTemplates`]: atomic,
   [`${BATCH}.CronJobStatus.active`]: atomic,
   [`${BATCH}.JobStatus.conditions`]: { strategy: "merge", mergeKey: "type", listType: "atomic" },

@@ -9,20 +9,12 @@ import { tokenRequest } from "../authn/index";
 import { type Decoded, decodeBody, decodeObject, decodePatch, mediaType, readText } from "../body";
 import { negotiate } from "../negotiate";
 import { encoded, json } from "../respond";
+import { eviction, SUCCESS_201 } from "./eviction";
 import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
 import { checkDecodedTypeMeta, checkTypeMeta, isConflict, isObject } from "./prepare";
 import { respondWith, type WriteContext } from "./resource";
 import { streamSubresource } from "./streams";
-
-/** upstream's answer to a binding or an eviction */
-const SUCCESS_201 = JSON.stringify({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Success",
-  code: 201,
-});
 
 async function scale(w: WriteContext, namespace: string): Promise<Response> {
   const accept = w.c.req.header("accept") ?? null;
@@ -103,35 +95,6 @@ function applyPatchBodyForScale(
   // the patch engines work on the Scale document; checkTypeMeta would expect the parent kind
   const def = { ...w.def, kind: "Scale", group: "autoscaling", version: "v1" };
   return applyPatchBody({ ...w, def }, current, body, type, false);
-}
-
-/**
- * pods/eviction (what `kubectl drain` posts): a policy/v1 Eviction deletes the pod with the
- * eviction's deleteOptions, graceful as any delete. No PodDisruptionBudgets are served, so
- * nothing blocks an eviction; the answer is upstream's 201 Success Status.
- */
-async function eviction(w: WriteContext, namespace: string): Promise<Response> {
-  const decoded = await decodeBody(w.c.req.raw, "Eviction");
-  const body = decoded.value;
-  if (!isObject(body)) throw badRequest("the body of the request must be an Eviction object");
-  if (body.kind !== undefined && body.kind !== "Eviction")
-    throw badRequest(
-      `the kind in the data (${String(body.kind)}) does not match the expected kind (Eviction)`,
-    );
-  // a body without apiVersion and kind is read as the URL's type, and its fields checked so
-  body.apiVersion ??= "policy/v1";
-  body.kind ??= "Eviction";
-  checkFields(w, body as KubeObject, objectFound(decoded, body as KubeObject, "Eviction"));
-  const name = (body.metadata as { name?: string } | undefined)?.name;
-  if (name && name !== w.info.name) throw badRequest(`name in URL does not match name in Eviction object`);
-  const opts = isObject(body.deleteOptions) ? body.deleteOptions : {};
-  const pod = await w.store.get(namespace, w.info.name);
-  await w.store.remove(namespace, w.info.name, {
-    gracePeriodSeconds: typeof opts.gracePeriodSeconds === "number" ? opts.gracePeriodSeconds : undefined,
-    preconditions: opts.preconditions ?? { uid: pod.metadata.uid },
-    dryRun: w.dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes("All")),
-  });
-  return respondWith(w, SUCCESS_201, 201);
 }
 
 async function binding(w: WriteContext, namespace: string): Promise<Response> {

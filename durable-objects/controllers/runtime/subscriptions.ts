@@ -18,6 +18,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "apps/statefulsets": ["controllers"],
   "apps/controllerrevisions": ["controllers"],
   "batch/jobs": ["controllers"],
+  "policy/poddisruptionbudgets": ["controllers"],
   "batch/cronjobs": ["controllers"],
   "coordination.k8s.io/leases": ["controllers"],
 };

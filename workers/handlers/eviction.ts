@@ -1,0 +1,136 @@
+// pods/eviction (what `kubectl drain` posts): a policy/v1 Eviction deletes the pod with the
+// eviction's deleteOptions, graceful as any delete, unless the PodDisruptionBudget covering
+// the pod has no disruption to spare: then 429, and kubectl drain tries again. An allowed
+// eviction spends one (status.disruptionsAllowed down, the pod in status.disruptedPods) before
+// the pod is deleted, so two evictions at once cannot both spend the last one.
+
+import { badRequest, forbidden, StatusError } from "../../api/errors";
+import { lookupGVR } from "../../api/registry";
+import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
+import { rfc3339 } from "../../api/time";
+import type { KubeObject } from "../../api/types";
+import { decodeBody } from "../body";
+import { Store } from "../store-client";
+import { checkFields, objectFound } from "./field-validation";
+import { isConflict, isObject } from "./prepare";
+import { respondWith, type WriteContext } from "./resource";
+
+/** upstream's answer to a binding or an eviction */
+export const SUCCESS_201 = JSON.stringify({
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Success",
+  code: 201,
+});
+
+const PDB = lookupGVR("policy", "v1", "poddisruptionbudgets")!;
+/** upstream MaxDisruptedPodSize: past this many evictions the controller has not yet seen, no more */
+const MAX_DISRUPTED_PODS = 2000;
+const ATTEMPTS = 20;
+const REFUSED = "Cannot evict pod as it would violate the pod's disruption budget.";
+
+const isReady = (pod: KubeObject) =>
+  (pod.status?.conditions as any[] | undefined)?.some((c) => c.type === "Ready" && c.status === "True") ??
+  false;
+
+/** 429 with the budget named in a DisruptionBudget cause (and a retry delay when it is only stale). */
+function refused(message: string, retryAfterSeconds?: number): StatusError {
+  return new StatusError(429, "TooManyRequests", REFUSED, {
+    ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
+    causes: [{ type: "DisruptionBudget", message }],
+  });
+}
+
+const pdbForbidden = (name: string, why: string) =>
+  forbidden(`poddisruptionbudget.policy "${name}" is forbidden: ${why}`, {
+    name,
+    group: "policy",
+    kind: "poddisruptionbudget",
+  });
+
+/**
+ * Spends one disruption of the budget covering `pod`, or throws why not. A pod that is not
+ * Ready may go without spending one when its budget allows that.
+ */
+async function spendBudget(w: WriteContext, pod: KubeObject, dryRun: boolean): Promise<void> {
+  const store = new Store(w.c.env, PDB);
+  for (let attempt = 0; ; attempt++) {
+    const list = JSON.parse(await store.listText({ namespace: pod.metadata.namespace }));
+    const budgets = (list.items as KubeObject[]).filter((b) => pdbCovers(b, pod));
+    if (budgets.length === 0) return;
+    if (budgets.length > 1)
+      throw new StatusError(
+        500,
+        "InternalError",
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+      );
+    const pdb = budgets[0]!;
+    const name = pdb.metadata.name!;
+    const status = pdb.status ?? {};
+    // a pod that is not Ready costs nothing when the budget allows it
+    if (!isReady(pod)) {
+      if (pdb.spec?.unhealthyPodEvictionPolicy === "AlwaysAllow") return;
+      if ((status.currentHealthy ?? 0) >= (status.desiredHealthy ?? 0) && (status.desiredHealthy ?? 0) > 0)
+        return;
+    }
+    if ((status.observedGeneration ?? 0) < (pdb.metadata.generation ?? 0))
+      throw refused(`The disruption budget ${name} is still being processed by the server.`, 10);
+    const allowed = status.disruptionsAllowed ?? 0;
+    if (allowed < 0) throw pdbForbidden(name, "pdb disruptions allowed is negative");
+    if (Object.keys(status.disruptedPods ?? {}).length > MAX_DISRUPTED_PODS)
+      throw pdbForbidden(
+        name,
+        "DisruptedPods map too big - too many evictions not confirmed by PDB controller",
+      );
+    if (allowed === 0)
+      throw refused(
+        `The disruption budget ${name} needs ${status.desiredHealthy ?? 0} healthy pods and has ${status.currentHealthy ?? 0} currently`,
+      );
+    if (dryRun) return;
+    const next = structuredClone(pdb);
+    next.status = { ...status, disruptionsAllowed: allowed - 1 };
+    next.status.disruptedPods = { ...status.disruptedPods, [pod.metadata.name!]: rfc3339() };
+    if (allowed - 1 === 0)
+      next.status.conditions = (status.conditions ?? []).map((c: any) =>
+        c.type === "DisruptionAllowed" && c.status === "True"
+          ? { ...c, status: "False", reason: "InsufficientPods", lastTransitionTime: rfc3339() }
+          : c,
+      );
+    try {
+      await store.update(next, { expectRV: pdb.metadata.resourceVersion });
+      return;
+    } catch (e) {
+      if (!isConflict(e) || attempt + 1 >= ATTEMPTS) throw e;
+    }
+  }
+}
+
+export async function eviction(w: WriteContext, namespace: string): Promise<Response> {
+  const decoded = await decodeBody(w.c.req.raw, "Eviction");
+  const body = decoded.value;
+  if (!isObject(body)) throw badRequest("the body of the request must be an Eviction object");
+  if (body.kind !== undefined && body.kind !== "Eviction")
+    throw badRequest(
+      `the kind in the data (${String(body.kind)}) does not match the expected kind (Eviction)`,
+    );
+  // a body without apiVersion and kind is read as the URL's type, and its fields checked so
+  body.apiVersion ??= "policy/v1";
+  body.kind ??= "Eviction";
+  checkFields(w, body as KubeObject, objectFound(decoded, body as KubeObject, "Eviction"));
+  const name = (body.metadata as { name?: string } | undefined)?.name;
+  if (name && name !== w.info.name) throw badRequest(`name in URL does not match name in Eviction object`);
+  const opts = isObject(body.deleteOptions) ? body.deleteOptions : {};
+  const dryRun = w.dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes("All"));
+  const pod = await w.store.get(namespace, w.info.name);
+  // finished, pending and already-going pods are not counted by budgets: no check
+  const phase = pod.status?.phase;
+  if (phase !== "Succeeded" && phase !== "Failed" && phase !== "Pending" && !pod.metadata.deletionTimestamp)
+    await spendBudget(w, pod, dryRun);
+  await w.store.remove(namespace, w.info.name, {
+    gracePeriodSeconds: typeof opts.gracePeriodSeconds === "number" ? opts.gracePeriodSeconds : undefined,
+    preconditions: opts.preconditions ?? { uid: pod.metadata.uid },
+    dryRun,
+  });
+  return respondWith(w, SUCCESS_201, 201);
+}
