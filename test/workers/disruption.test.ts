@@ -267,6 +267,37 @@ describe("policy/v1 poddisruptionbudgets", () => {
     });
   });
 
+  it("marks an evicted pod with the DisruptionTarget condition before it goes, and checks preconditions first", async () => {
+    const ns = await freshNamespace(t);
+    // bound to a node (that never answers): its deletion is graceful, so it can be seen going
+    const r = await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: "bound" },
+      spec: { nodeName: "nowhere", containers: [{ name: "c", image: "busybox" }] },
+    });
+    expect(r.status).toBe(201);
+    const stalePre = await api(t, "POST", `/api/v1/namespaces/${ns}/pods/bound/eviction`, {
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name: "bound" },
+      deleteOptions: { preconditions: { resourceVersion: "1" } },
+    });
+    expect(stalePre.status, stalePre.text).toBe(409);
+    expect(stalePre.json.message).toContain("Precondition failed: ResourceVersion in precondition: 1");
+    const ok = await evict(ns, "bound");
+    expect(ok.status, ok.text).toBe(201);
+    const pod = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/bound`)).json;
+    expect(pod.metadata.deletionTimestamp).toBeTruthy();
+    expect(pod.status.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "DisruptionTarget",
+        status: "True",
+        reason: "EvictionByEvictionAPI",
+        message: "Eviction API: evicting",
+      }),
+    );
+    await api(t, "DELETE", `/api/v1/namespaces/${ns}/pods/bound?gracePeriodSeconds=0`);
+  });
+
   it.skipIf(!hasKubectl)("kubectl create pdb and get pdb print upstream's columns", async () => {
     const ns = await freshNamespace(t);
     const made = await kubectl(t, [

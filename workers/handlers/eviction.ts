@@ -4,7 +4,7 @@
 // eviction spends one (status.disruptionsAllowed down, the pod in status.disruptedPods) before
 // the pod is deleted, so two evictions at once cannot both spend the last one.
 
-import { badRequest, forbidden, StatusError } from "../../api/errors";
+import { badRequest, conflict, forbidden, StatusError } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
 import { rfc3339 } from "../../api/time";
@@ -25,6 +25,13 @@ export const SUCCESS_201 = JSON.stringify({
 });
 
 const PDB = lookupGVR("policy", "v1", "poddisruptionbudgets")!;
+const PODS = { group: "", resource: "pods" };
+const EVICTED = {
+  type: "DisruptionTarget",
+  status: "True",
+  reason: "EvictionByEvictionAPI",
+  message: "Eviction API: evicting",
+};
 /** upstream MaxDisruptedPodSize: past this many evictions the controller has not yet seen, no more */
 const MAX_DISRUPTED_PODS = 2000;
 const ATTEMPTS = 20;
@@ -106,6 +113,35 @@ async function spendBudget(w: WriteContext, pod: KubeObject, dryRun: boolean): P
   }
 }
 
+/** The pod's DisruptionTarget condition, which says why it is going (upstream sets it before the delete). */
+async function markDisruptionTarget(w: WriteContext, read: KubeObject): Promise<void> {
+  let pod = read;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const conditions: any[] = pod.status?.conditions ?? [];
+    if (
+      conditions.some(
+        (c) => c.type === "DisruptionTarget" && c.status === "True" && c.reason === EVICTED.reason,
+      )
+    )
+      return;
+    const next = structuredClone(pod);
+    next.status = {
+      ...next.status,
+      conditions: [
+        ...conditions.filter((c) => c.type !== "DisruptionTarget"),
+        { ...EVICTED, lastProbeTime: null, lastTransitionTime: rfc3339() },
+      ],
+    };
+    try {
+      await w.store.update(next, { expectRV: pod.metadata.resourceVersion }, pod);
+      return;
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      pod = await w.store.get(pod.metadata.namespace!, pod.metadata.name!);
+    }
+  }
+}
+
 export async function eviction(w: WriteContext, namespace: string): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw, "Eviction");
   const body = decoded.value;
@@ -125,11 +161,25 @@ export async function eviction(w: WriteContext, namespace: string): Promise<Resp
   const pod = await w.store.get(namespace, w.info.name);
   // finished, pending and already-going pods are not counted by budgets: no check
   const phase = pod.status?.phase;
+  const pre = isObject(opts.preconditions) ? opts.preconditions : {};
+  if (pre.uid !== undefined && pre.uid !== pod.metadata.uid)
+    throw conflict(
+      PODS,
+      pod.metadata.name!,
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${pod.metadata.uid}`,
+    );
+  if (pre.resourceVersion !== undefined && pre.resourceVersion !== pod.metadata.resourceVersion)
+    throw conflict(
+      PODS,
+      pod.metadata.name!,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${pod.metadata.resourceVersion}`,
+    );
   if (phase !== "Succeeded" && phase !== "Failed" && phase !== "Pending" && !pod.metadata.deletionTimestamp)
     await spendBudget(w, pod, dryRun);
+  if (!dryRun) await markDisruptionTarget(w, pod);
   await w.store.remove(namespace, w.info.name, {
     gracePeriodSeconds: typeof opts.gracePeriodSeconds === "number" ? opts.gracePeriodSeconds : undefined,
-    preconditions: opts.preconditions ?? { uid: pod.metadata.uid },
+    preconditions: { uid: pod.metadata.uid },
     dryRun,
   });
   return respondWith(w, SUCCESS_201, 201);
