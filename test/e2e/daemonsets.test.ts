@@ -3,16 +3,13 @@
 // names the node; rolling updates within maxUnavailable; ControllerRevisions that
 // `kubectl rollout history/undo` read and patch back; nodes coming and going from the set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type SimulatedNodes, startSimulatedNodes } from "../../agent/simulated/simnodes";
 import { api, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
+import { appPods, isReady, rolledOut as rolled, type SimPool, startSimPool } from "../helpers/sim-pool";
 import { openWatch } from "../helpers/watch-stream";
 
 const t = shared();
 const k = (args: string[], input?: string) => kubectl(t, args, input === undefined ? {} : { input });
-const POOL = "edgeplane.dev/ds-pool";
-const pool = `p${Math.random().toString(36).slice(2, 7)}`;
-// the scheduler must not place other suites' pods on these nodes; the DaemonSets tolerate it
-const TAINT = { key: "edgeplane.dev/ds-test", value: "true", effect: "NoSchedule" };
+let pool: SimPool;
 
 function manifest(name: string, image: string, extra = ""): string {
   return `apiVersion: apps/v1
@@ -26,50 +23,20 @@ spec:
     metadata:
       labels: {app: ${name}}
     spec:
-      nodeSelector: {"${POOL}": ${pool}}
-      tolerations: [{key: ${TAINT.key}, operator: Exists, effect: NoSchedule}]
+      ${pool.placement}
       containers: [{name: c, image: "${image}"}]
 ${extra}`;
 }
 
-async function livePods(ns: string, app: string): Promise<any[]> {
-  const sel = encodeURIComponent(`app=${app}`);
-  const r = await api(t, "GET", `/api/v1/namespaces/${ns}/pods?labelSelector=${sel}`);
-  return (r.json.items as any[]).filter((p) => !p.metadata.deletionTimestamp);
-}
+const livePods = async (ns: string, app: string) =>
+  (await appPods(t, ns, app)).filter((p) => !p.metadata.deletionTimestamp);
+const rolledOut = (ns: string, name: string) => rolled(t, ns, `ds/${name}`);
 
-const isReady = (p: any) => p.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True");
-
-async function rolledOut(ns: string, name: string): Promise<string> {
-  return until(
-    `daemon set ${name} rolled out`,
-    async () => {
-      const r = await k(["rollout", "status", `ds/${name}`, "-n", ns, "--timeout=10s"]);
-      return r.code === 0 && r.stdout;
-    },
-    30_000,
-  );
-}
-
-let sim: SimulatedNodes | undefined;
-
+// pods take a moment to start, so an update that took down too many at once would be seen
 beforeAll(async () => {
-  sim = await startSimulatedNodes({
-    server: t.url,
-    token: t.token,
-    count: 3,
-    namePrefix: `ds-${pool}-`,
-    labels: { [POOL]: pool },
-    taints: [TAINT],
-    // pods take a moment to start, so an update that took down too many at once would be seen
-    podStartDelayMs: 400,
-  });
+  pool = await startSimPool(t, "ds", 3, 400);
 });
-
-afterAll(async () => {
-  await sim?.stop();
-  for (const n of sim?.nodes ?? []) await api(t, "DELETE", `/api/v1/nodes/${n}`);
-});
+afterAll(() => pool?.stop());
 
 describe.skipIf(!hasKubectl)("daemonsets", () => {
   it("runs one pod per node, rolls a new image within maxUnavailable, and undoes it from its revisions", async () => {
@@ -78,7 +45,7 @@ describe.skipIf(!hasKubectl)("daemonsets", () => {
     expect(applied.code, applied.stderr).toBe(0);
     expect(await rolledOut(ns, "agent")).toContain('daemon set "agent" successfully rolled out');
     const first = await livePods(ns, "agent");
-    expect(first.map((p) => p.spec.nodeName).sort()).toEqual([...sim!.nodes].sort());
+    expect(first.map((p) => p.spec.nodeName).sort()).toEqual([...pool.nodes].sort());
     for (const p of first) {
       // placed by the scheduler through an affinity that names only its node
       expect(
@@ -98,7 +65,9 @@ describe.skipIf(!hasKubectl)("daemonsets", () => {
       });
     }
     const get = await k(["get", "ds", "agent", "-n", ns]);
-    expect(get.stdout).toMatch(new RegExp(`agent\\s+3\\s+3\\s+3\\s+3\\s+3\\s+${POOL}=${pool}\\s`));
+    expect(get.stdout).toMatch(
+      new RegExp(`agent\\s+3\\s+3\\s+3\\s+3\\s+3\\s+${pool.label}=${pool.value}\\s`),
+    );
 
     // a new image rolls node by node: never more than maxUnavailable (1) of the 3 without a ready pod
     const list = await api(t, "GET", `/api/v1/namespaces/${ns}/pods`);
@@ -152,9 +121,9 @@ describe.skipIf(!hasKubectl)("daemonsets", () => {
     const ns = await freshNamespace(t);
     expect((await k(["apply", "-n", ns, "-f", "-"], manifest("mon", "busybox:1"))).code).toBe(0);
     await rolledOut(ns, "mon");
-    const [n0, n1] = sim!.nodes as [string, string];
+    const [n0, n1] = pool.nodes as [string, string];
     try {
-      expect((await k(["label", "node", n1, `${POOL}=elsewhere`, "--overwrite"])).code).toBe(0);
+      expect((await k(["label", "node", n1, `${pool.label}=elsewhere`, "--overwrite"])).code).toBe(0);
       await until("no pod on the relabelled node", async () => {
         const pods = await livePods(ns, "mon");
         return pods.length === 2 && pods.every((p) => p.spec.nodeName !== n1);
@@ -166,7 +135,7 @@ describe.skipIf(!hasKubectl)("daemonsets", () => {
       });
       expect(status).toMatchObject({ currentNumberScheduled: 2, numberReady: 2, numberAvailable: 2 });
     } finally {
-      await k(["label", "node", n1, `${POOL}=${pool}`, "--overwrite"]);
+      await k(["label", "node", n1, `${pool.label}=${pool.value}`, "--overwrite"]);
     }
     await until("back on 3 nodes", async () => (await livePods(ns, "mon")).length === 3);
 

@@ -4,15 +4,18 @@
 // highest ordinal down to the partition; scale down from the highest ordinal; revisions that
 // `kubectl rollout history/undo` read; Parallel creation; finished pods made again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type SimulatedNodes, startSimulatedNodes } from "../../agent/simulated/simnodes";
 import { api, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
+import {
+  isReady,
+  appPods as pods,
+  rolledOut as rolled,
+  type SimPool,
+  startSimPool,
+} from "../helpers/sim-pool";
 import { openWatch, type WatchEvent } from "../helpers/watch-stream";
 
 const t = shared();
-const POOL = "edgeplane.dev/sts-pool";
-const pool = `p${Math.random().toString(36).slice(2, 7)}`;
-// the scheduler must not place other suites' pods on these nodes; the StatefulSets tolerate it
-const TAINT = { key: "edgeplane.dev/sts-test", value: "true", effect: "NoSchedule" };
+let pool: SimPool;
 
 function manifest(name: string, image: string, spec = ""): string {
   return `apiVersion: apps/v1
@@ -28,24 +31,12 @@ ${spec}  template:
     metadata:
       labels: {app: ${name}}
     spec:
-      nodeSelector: {"${POOL}": ${pool}}
-      tolerations: [{key: ${TAINT.key}, operator: Exists, effect: NoSchedule}]
+      ${pool.placement}
       containers: [{name: c, image: "${image}"}]
 `;
 }
 
 const k = (args: string[], input?: string) => kubectl(t, args, input === undefined ? {} : { input });
-const isReady = (p: any) => p.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True");
-
-async function pods(ns: string, app: string): Promise<any[]> {
-  const r = await api(
-    t,
-    "GET",
-    `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(`app=${app}`)}`,
-  );
-  return (r.json.items as any[]).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-}
-
 /** A watch on the namespace's pods from now, and the story of its events (story below). */
 async function watchPods(ns: string) {
   const list = await api(t, "GET", `/api/v1/namespaces/${ns}/pods`);
@@ -78,33 +69,13 @@ function story(events: WatchEvent[], readyBefore: string[]): string[] {
   return out;
 }
 
-async function rolledOut(ns: string, name: string): Promise<void> {
-  await until(
-    `statefulset ${name} rolled out`,
-    async () => (await k(["rollout", "status", `sts/${name}`, "-n", ns, "--timeout=10s"])).code === 0,
-    40_000,
-  );
-}
+const rolledOut = (ns: string, name: string) => rolled(t, ns, `sts/${name}`);
 
-let sim: SimulatedNodes | undefined;
-
+// a pod takes a moment to start, so an order that did not wait for it would show
 beforeAll(async () => {
-  sim = await startSimulatedNodes({
-    server: t.url,
-    token: t.token,
-    count: 2,
-    namePrefix: `sts-${pool}-`,
-    labels: { [POOL]: pool },
-    taints: [TAINT],
-    // a pod takes a moment to start, so an order that did not wait for it would show
-    podStartDelayMs: 300,
-  });
+  pool = await startSimPool(t, "sts", 2, 300);
 });
-
-afterAll(async () => {
-  await sim?.stop();
-  for (const n of sim?.nodes ?? []) await api(t, "DELETE", `/api/v1/nodes/${n}`);
-});
+afterAll(() => pool?.stop());
 
 describe.skipIf(!hasKubectl)("statefulsets", () => {
   it("starts pods in ordinal order, each once the one before is Ready, with stable names and hostnames", async () => {
@@ -122,7 +93,7 @@ describe.skipIf(!hasKubectl)("statefulsets", () => {
       "ADDED web-2",
       "READY web-2",
     ]);
-    const [p0] = await pods(ns, "web");
+    const [p0] = await pods(t, ns, "web");
     expect(p0.spec).toMatchObject({ hostname: "web-0", subdomain: "web" });
     expect(p0.metadata.labels).toMatchObject({
       "statefulset.kubernetes.io/pod-name": "web-0",
@@ -146,17 +117,17 @@ describe.skipIf(!hasKubectl)("statefulsets", () => {
     // scale down: the highest ordinal goes first
     const down = await watchPods(ns);
     expect((await k(["scale", "sts/web", "-n", ns, "--replicas=1"])).code).toBe(0);
-    await until("one pod left", async () => (await pods(ns, "web")).length === 1);
+    await until("one pod left", async () => (await pods(t, ns, "web")).length === 1);
     down.watch.close();
     expect(down.story().filter((s) => s.startsWith("DELETED"))).toEqual(["DELETED web-2", "DELETED web-1"]);
-    expect((await pods(ns, "web")).map((p) => p.metadata.name)).toEqual(["web-0"]);
+    expect((await pods(t, ns, "web")).map((p) => p.metadata.name)).toEqual(["web-0"]);
   });
 
   it("rolls a new template from the highest ordinal down, honours the partition, and undoes it", async () => {
     const ns = await freshNamespace(t);
     expect((await k(["apply", "-n", ns, "-f", "-"], manifest("db", "busybox:1"))).code).toBe(0);
     await rolledOut(ns, "db");
-    const first = (await pods(ns, "db"))[0].metadata.labels["controller-revision-hash"];
+    const first = (await pods(t, ns, "db"))[0].metadata.labels["controller-revision-hash"];
 
     // a partition of 2: only db-2 moves to the new template
     const part = await k([
@@ -170,7 +141,7 @@ describe.skipIf(!hasKubectl)("statefulsets", () => {
     expect(part.code, part.stderr).toBe(0);
     expect((await k(["set", "image", "sts/db", "-n", ns, "c=busybox:2"])).code).toBe(0);
     const partitioned = await until("db-2 updated", async () => {
-      const ps = await pods(ns, "db");
+      const ps = await pods(t, ns, "db");
       return ps.length === 3 && ps.every(isReady) && ps[2].spec.containers[0].image === "busybox:2" && ps;
     });
     expect(partitioned.map((p) => p.spec.containers[0].image)).toEqual([
@@ -196,7 +167,7 @@ describe.skipIf(!hasKubectl)("statefulsets", () => {
       ).code,
     ).toBe(0);
     await until("all updated", async () => {
-      const ps = await pods(ns, "db");
+      const ps = await pods(t, ns, "db");
       return ps.length === 3 && ps.every((p) => isReady(p) && p.spec.containers[0].image === "busybox:2");
     });
     roll.watch.close();
@@ -220,7 +191,7 @@ describe.skipIf(!hasKubectl)("statefulsets", () => {
     const undo = await k(["rollout", "undo", "sts/db", "-n", ns]);
     expect(undo.stdout.trim()).toBe("statefulset.apps/db rolled back");
     await until("busybox:1 again", async () => {
-      const ps = await pods(ns, "db");
+      const ps = await pods(t, ns, "db");
       return ps.length === 3 && ps.every((p) => isReady(p) && p.spec.containers[0].image === "busybox:1");
     });
     // the first template is current again, as revision 3, under its old name
@@ -228,9 +199,9 @@ describe.skipIf(!hasKubectl)("statefulsets", () => {
     expect(again.stdout.trim()).toBe(
       "statefulset.apps/db skipped rollback (current template already matches revision 3)",
     );
-    expect((await pods(ns, "db")).every((p) => p.metadata.labels["controller-revision-hash"] === first)).toBe(
-      true,
-    );
+    expect(
+      (await pods(t, ns, "db")).every((p) => p.metadata.labels["controller-revision-hash"] === first),
+    ).toBe(true);
   });
 
   it("Parallel starts every pod at once; a failed pod is deleted and made again under its name", async () => {
@@ -250,7 +221,7 @@ describe.skipIf(!hasKubectl)("statefulsets", () => {
     // all three were made before the first was Ready
     expect(s.slice(0, 3).sort()).toEqual(["ADDED par-0", "ADDED par-1", "ADDED par-2"]);
 
-    const [p0] = await pods(ns, "par");
+    const [p0] = await pods(t, ns, "par");
     const failed = await api(
       t,
       "PATCH",
@@ -260,7 +231,7 @@ describe.skipIf(!hasKubectl)("statefulsets", () => {
     );
     expect(failed.status, failed.text).toBe(200);
     const again = await until("par-0 made again", async () => {
-      const p = (await pods(ns, "par")).find((x) => x.metadata.name === "par-0");
+      const p = (await pods(t, ns, "par")).find((x) => x.metadata.name === "par-0");
       return p && p.metadata.uid !== p0.metadata.uid && isReady(p) && p;
     });
     expect(again.spec.hostname).toBe("par-0");

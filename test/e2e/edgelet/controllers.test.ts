@@ -1,48 +1,19 @@
-// Workload controllers on a real node: Jobs and DaemonSets whose pods the edgelet runs in
-// real containerd, with a real control plane (workerd) and real kubectl. Job pods are bound
-// with spec.nodeName; DaemonSet pods are placed by the scheduler through their node affinity.
-import { rmSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CriClient } from "../../../agent/cri/client";
-import { api, freshNamespace, hasKubectl, kubectl } from "../../helpers/cluster";
-import { type OwnServer, removeStateDir, startOwnServer } from "../../helpers/own-server";
-import {
-  available,
-  BUSYBOX,
-  EdgeletProcess,
-  removeNodeSandboxes,
-  SOCKET,
-  tempRoot,
-  waitFor,
-} from "./harness";
+import { beforeAll, describe, expect, it } from "vitest";
+import { api, hasKubectl, kubectl } from "../../helpers/cluster";
+import type { OwnServer } from "../../helpers/own-server";
+import { available, BUSYBOX, waitFor, withEdgeletNode } from "./harness";
 
 const NODE = `edgelet-ctl-${Math.random().toString(36).slice(2, 7)}`;
 
 describe.skipIf(!available)("workload controllers on an edgelet node", () => {
+  const suite = withEdgeletNode(NODE, "ctl");
+  // set by the suite's beforeAll, read by the tests
   let server: OwnServer;
-  let edgelet: EdgeletProcess;
   let ns: string;
-  const root = tempRoot();
-  const cri = new CriClient({ endpoint: `unix://${SOCKET}` });
-
-  beforeAll(async () => {
-    server = await startOwnServer();
-    ns = await freshNamespace(server, "ctl");
-    edgelet = new EdgeletProcess(server, NODE, root);
-    edgelet.start();
-    await edgelet.waitReady();
-  }, 120_000);
-
-  afterAll(async () => {
-    await edgelet?.stop();
-    await removeNodeSandboxes(cri, NODE);
-    cri.close();
-    if (server) {
-      await server.stop();
-      removeStateDir(server.stateDir);
-    }
-    rmSync(root, { recursive: true, force: true });
-  }, 60_000);
+  const { cri } = suite;
+  beforeAll(() => {
+    ({ server, ns } = suite);
+  });
 
   /** Creates a Job whose pods run `script` on this node, waits for Complete, returns it. */
   async function runJob(name: string, script: string, spec: Record<string, unknown> = {}): Promise<any> {

@@ -2,14 +2,13 @@
 // child process, real containerd. Pods are bound with spec.nodeName so no
 // scheduler is involved.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CriClient } from "../../../agent/cri/client";
+import { beforeAll, describe, expect, it } from "vitest";
 import { locateContainerViaCri } from "../../../agent/edgelet/lookup";
-import { api, freshNamespace, hasKubectl, KUBECTL, kubectl } from "../../helpers/cluster";
-import { type OwnServer, removeStateDir, startOwnServer } from "../../helpers/own-server";
+import { api, hasKubectl, KUBECTL, kubectl } from "../../helpers/cluster";
+import type { OwnServer } from "../../helpers/own-server";
 import { openWatch } from "../../helpers/watch-stream";
 import {
   available,
@@ -17,44 +16,27 @@ import {
   containerStatus,
   createPod,
   deletePod,
-  EdgeletProcess,
+  type EdgeletProcess,
   getPod,
   PRIVATE,
   registryCreds,
-  removeNodeSandboxes,
-  SOCKET,
-  tempRoot,
   waitFor,
   waitPod,
+  withEdgeletNode,
 } from "./harness";
 
 const NODE = `edgelet-e2e-${Math.random().toString(36).slice(2, 7)}`;
 
 describe.skipIf(!available)("edgelet against containerd and a real control plane", () => {
+  const suite = withEdgeletNode(NODE, "edgelet");
+  // set by the suite's beforeAll, read by the tests
   let server: OwnServer;
   let edgelet: EdgeletProcess;
   let ns: string;
-  const root = tempRoot();
-  const cri = new CriClient({ endpoint: `unix://${SOCKET}` });
-
-  beforeAll(async () => {
-    server = await startOwnServer();
-    ns = await freshNamespace(server, "edgelet");
-    edgelet = new EdgeletProcess(server, NODE, root);
-    edgelet.start();
-    await edgelet.waitReady();
-  }, 120_000);
-
-  afterAll(async () => {
-    await edgelet?.stop();
-    await removeNodeSandboxes(cri, NODE);
-    cri.close();
-    if (server) {
-      await server.stop();
-      removeStateDir(server.stateDir);
-    }
-    rmSync(root, { recursive: true, force: true });
-  }, 60_000);
+  const { cri, root } = suite;
+  beforeAll(() => {
+    ({ server, edgelet, ns } = suite);
+  });
 
   it("registers its Node with capacity, addresses, nodeInfo, podCIDR and a Lease", async () => {
     const node = (await api(server, "GET", `/api/v1/nodes/${NODE}`)).json;

@@ -1,12 +1,14 @@
 // Shared pieces of the edgelet end-to-end tests: a private control plane, an
 // `edgelet join` child process, pod helpers and CRI clean-up by node label.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { CriClient } from "../../../agent/cri/client";
-import { api, type Target, until } from "../../helpers/cluster";
+import { afterAll, beforeAll } from "vitest";
+import { CriClient } from "../../../agent/cri/client";
+import { api, freshNamespace, type Target, until } from "../../helpers/cluster";
+import { type OwnServer, removeStateDir, startOwnServer } from "../../helpers/own-server";
 
 export const SOCKET = "/run/edgeplane/containerd.sock";
 export const REPO = fileURLToPath(new URL("../../../", import.meta.url));
@@ -159,4 +161,43 @@ export function containerStatus(pod: any, name: string): any {
   return [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find(
     (c: any) => c.name === name,
   );
+}
+
+/** What a suite with one joined edgelet node has; filled in by its beforeAll. */
+export interface NodeSuite {
+  server: OwnServer;
+  edgelet: EdgeletProcess;
+  /** a namespace of the suite's own */
+  ns: string;
+  cri: CriClient;
+  root: string;
+}
+
+/**
+ * Registers, in the calling describe block, the start of a private control plane with the
+ * node `nodeName` joined by `edgelet join` (Ready before the tests run), and their clean-up.
+ */
+export function withEdgeletNode(nodeName: string, nsPrefix: string): NodeSuite {
+  const suite = {
+    root: tempRoot(),
+    cri: new CriClient({ endpoint: `unix://${SOCKET}` }),
+  } as NodeSuite;
+  beforeAll(async () => {
+    suite.server = await startOwnServer();
+    suite.ns = await freshNamespace(suite.server, nsPrefix);
+    suite.edgelet = new EdgeletProcess(suite.server, nodeName, suite.root);
+    suite.edgelet.start();
+    await suite.edgelet.waitReady();
+  }, 120_000);
+  afterAll(async () => {
+    await suite.edgelet?.stop();
+    await removeNodeSandboxes(suite.cri, nodeName);
+    suite.cri.close();
+    if (suite.server) {
+      await suite.server.stop();
+      removeStateDir(suite.server.stateDir);
+    }
+    rmSync(suite.root, { recursive: true, force: true });
+  }, 60_000);
+  return suite;
 }
