@@ -31,6 +31,8 @@ export interface ResourceStrategy {
    * batch/v1 Jobs), and says so in this warning.
    */
   orphanByDefault?: string;
+  /** Warnings a create answers with (upstream's WarningsOnCreate), e.g. a deprecated annotation. */
+  warningsOnCreate?(obj: KubeObject): string[];
   /** Whether spec changes bump metadata.generation (true for most kinds with a spec). */
   generation?: boolean;
   /** Prepare a new object before it is stored (e.g. a pod's status.phase = Pending). */

@@ -155,6 +155,16 @@ export const TYPES: Record<string, TypeDef> = {
   JobTemplateSpec: { metadata: npStruct("ObjectMeta"), spec: npStruct("JobSpec") },
   CronJobStatus: { active: atomicList },
 
+  // networking.k8s.io/v1 (every list atomic, replaced whole by strategic merge patch)
+  IngressSpec: { rules: atomicList, tls: atomicList, defaultBackend: struct("IngressBackend") },
+  IngressBackend: { resource: atomic },
+  NetworkPolicySpec: {
+    podSelector: atomic,
+    ingress: atomicList,
+    egress: atomicList,
+    policyTypes: atomicList,
+  },
+
   // policy/v1
   PodDisruptionBudgetSpec: { selector: { strategy: "replace", atomic: true } },
   PodDisruptionBudgetStatus: { conditions },
@@ -211,6 +221,9 @@ export const KINDS: Record<string, TypeDef> = {
   ControllerRevision: root(undefined, undefined, { data: atomic }),
   Job: root("JobSpec", "JobStatus"),
   CronJob: root("CronJobSpec", "CronJobStatus"),
+  Ingress: root("IngressSpec"),
+  IngressClass: root(),
+  NetworkPolicy: root("NetworkPolicySpec"),
   PodDisruptionBudget: root("PodDisruptionBudgetSpec", "PodDisruptionBudgetStatus"),
   Lease: root(),
   Role: root(undefined, undefined, { rules: atomicList }),

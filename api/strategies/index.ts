@@ -19,6 +19,7 @@ import { events, eventsV1 } from "./events";
 import { jobs } from "./jobs";
 import { leases } from "./leases";
 import { namespaces } from "./namespaces";
+import { ingressclasses, ingresses, networkpolicies } from "./networking";
 import { nodes } from "./nodes";
 import { poddisruptionbudgets } from "./poddisruptionbudgets";
 import { pods } from "./pods";
@@ -64,6 +65,9 @@ export const RESOURCES: ResourceDef[] = [
   statefulsets,
   cronjobs,
   jobs,
+  ingressclasses,
+  ingresses,
+  networkpolicies,
   tokenreviews,
   selfsubjectreviews,
   localsubjectaccessreviews,

@@ -59,6 +59,25 @@ export function isDNS1123Subdomain(value: string): string[] {
   return errs;
 }
 
+const WILDCARD_DNS1123_SUBDOMAIN_FMT =
+  "\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const wildcardDns1123Subdomain = /^\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** An Ingress host like `*.example.com`. */
+export function isWildcardDNS1123Subdomain(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > DNS1123_SUBDOMAIN_MAX) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX));
+  if (!wildcardDns1123Subdomain.test(value))
+    errs.push(
+      regexError(
+        "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
+        WILDCARD_DNS1123_SUBDOMAIN_FMT,
+        "*.example.com",
+      ),
+    );
+  return errs;
+}
+
 /** Label keys, annotation keys, finalizers: `[prefix/]name`. */
 export function isQualifiedName(value: string): string[] {
   const errs: string[] = [];

@@ -20,6 +20,9 @@ import { Job } from "kubernetes-models/batch/v1/Job";
 import { Lease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
 import { EndpointSlice } from "kubernetes-models/discovery.k8s.io/v1/EndpointSlice";
 import { Event as EventsEvent } from "kubernetes-models/events.k8s.io/v1/Event";
+import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
+import { IngressClass } from "kubernetes-models/networking.k8s.io/v1/IngressClass";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { Eviction } from "kubernetes-models/policy/v1/Eviction";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
@@ -74,6 +77,9 @@ const MODELS: ModelClass[] = [
   EndpointSlice,
   Eviction,
   PodDisruptionBudget,
+  Ingress,
+  IngressClass,
+  NetworkPolicy,
   Role,
   ClusterRole,
   RoleBinding,

@@ -179,7 +179,8 @@ export function prepareUpdate(
   return next;
 }
 
-const NOT_SUPPORTED = "FieldValueNotSupported";
+/** Schema causes the strategy's own cause for the same field replaces (an enum, a required field). */
+const SAID_ONCE = new Set(["FieldValueNotSupported", "FieldValueRequired"]);
 
 /** 422 with one cause per bad field (schema first, then the strategy's rules), or nothing. */
 export function validateObject(
@@ -194,11 +195,11 @@ export function validateObject(
   const ownRules = subresource && old ? def.strategy.validateSubresource?.[subresource] : undefined;
   if (ownRules) own.push(...ownRules(obj, old!));
   else if (def.strategy.validate) own.push(...def.strategy.validate(obj, old));
-  // a value outside an enum is said once, in the strategy's words when it has its own for
-  // that field or the object holding it (spec.updateStrategy for its type)
+  // a value outside an enum, or a missing one, is said once: in the strategy's words when it
+  // has its own for that field or the object holding it (spec.updateStrategy for its type)
   const ownFields = own.map((c) => c.field ?? "");
   const said = (f = "") => ownFields.some((g) => f === g || f.startsWith(`${g}.`));
-  const causes = schema.filter((c) => !(c.type === NOT_SUPPORTED && said(c.field)));
+  const causes = schema.filter((c) => !(SAID_ONCE.has(c.type ?? "") && said(c.field)));
   causes.push(...own);
   if (!ownRules && !def.strategy.validate && !meta.name && !meta.generateName && !old)
     causes.push(field.required("metadata.name", "name or generateName is required"));

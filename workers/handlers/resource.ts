@@ -283,6 +283,7 @@ async function create(w: WriteContext): Promise<Response> {
   checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
   prepareCreate(w.def, obj, w.info);
   validateObject(w.def, obj);
+  if (w.def.strategy.warningsOnCreate) w.warnings.push(...w.def.strategy.warningsOnCreate(obj));
   await admit(w, "CREATE", obj, undefined);
   recordManagedFields(w, undefined, obj);
   return admitted(w, "CREATE", obj, undefined, async () => {

@@ -61,8 +61,9 @@ describe("schemaCauses", () => {
     expect(hasSchema("autoscaling/v1", "Scale")).toBe(true);
     expect(hasSchema("batch/v1", "Job")).toBe(true);
     expect(hasSchema("batch/v1", "CronJob")).toBe(true);
-    expect(hasSchema("networking.k8s.io/v1", "Ingress")).toBe(false);
-    expect(schemaCauses("networking.k8s.io/v1", "Ingress", { spec: 1 })).toEqual([]);
+    expect(hasSchema("networking.k8s.io/v1", "Ingress")).toBe(true);
+    expect(hasSchema("storage.k8s.io/v1", "StorageClass")).toBe(false);
+    expect(schemaCauses("storage.k8s.io/v1", "StorageClass", { provisioner: 1 })).toEqual([]);
     expect(
       schemaCauses("apps/v1", "Deployment", {
         metadata: { name: "d" },
