@@ -122,6 +122,7 @@ export const TYPES: Record<string, TypeDef> = {
   },
   DeploymentStrategy: {},
   ReplicaSetSpec: { selector: atomic, template: npStruct("PodTemplateSpec") },
+  ReplicationControllerSpec: { template: struct("PodTemplateSpec") },
   WorkloadStatus: { conditions },
   DaemonSetSpec: {
     selector: atomic,
@@ -216,6 +217,7 @@ export const KINDS: Record<string, TypeDef> = {
   ResourceQuota: root("ResourceQuotaSpec"),
   Deployment: root("DeploymentSpec", "WorkloadStatus"),
   ReplicaSet: root("ReplicaSetSpec", "WorkloadStatus"),
+  ReplicationController: root("ReplicationControllerSpec", "WorkloadStatus"),
   DaemonSet: root("DaemonSetSpec", "WorkloadStatus"),
   StatefulSet: root("StatefulSetSpec", "WorkloadStatus"),
   ControllerRevision: root(undefined, undefined, { data: atomic }),

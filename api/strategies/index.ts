@@ -25,6 +25,7 @@ import { poddisruptionbudgets } from "./poddisruptionbudgets";
 import { pods } from "./pods";
 import { limitranges, resourcequotas } from "./quotas";
 import { clusterrolebindings, clusterroles, rolebindings, roles } from "./rbac";
+import { replicationcontrollers } from "./replicationcontrollers";
 import {
   localsubjectaccessreviews,
   selfsubjectaccessreviews,
@@ -54,6 +55,7 @@ export const RESOURCES: ResourceDef[] = [
   nodes,
   pods,
   podtemplates,
+  replicationcontrollers,
   resourcequotas,
   secrets,
   serviceaccounts,

@@ -7,6 +7,7 @@ import type { KubeObject } from "../types";
 import {
   deepEqual,
   formatLabelSelector,
+  formatLabels,
   type LabelSelector,
   validateLabelSelector,
   validateMeta,
@@ -286,7 +287,11 @@ export const replicasets: ResourceDef = {
 /** The autoscaling/v1 Scale a deployment or replicaset shows at its /scale subresource. */
 export function scaleOf(obj: KubeObject): KubeObject {
   const m = obj.metadata ?? {};
-  const sel = formatLabelSelector(obj.spec?.selector);
+  // a ReplicationController's selector is a map of labels
+  const sel =
+    obj.kind === "ReplicationController"
+      ? formatLabels(obj.spec?.selector)
+      : formatLabelSelector(obj.spec?.selector);
   return {
     apiVersion: "autoscaling/v1",
     kind: "Scale",

@@ -38,6 +38,7 @@ import { Namespace } from "kubernetes-models/v1/Namespace";
 import { Node } from "kubernetes-models/v1/Node";
 import { Pod } from "kubernetes-models/v1/Pod";
 import { PodTemplate } from "kubernetes-models/v1/PodTemplate";
+import { ReplicationController } from "kubernetes-models/v1/ReplicationController";
 import { ResourceQuota } from "kubernetes-models/v1/ResourceQuota";
 import { Secret } from "kubernetes-models/v1/Secret";
 import { Service } from "kubernetes-models/v1/Service";
@@ -63,6 +64,7 @@ const MODELS: ModelClass[] = [
   Service,
   Endpoints,
   PodTemplate,
+  ReplicationController,
   Binding,
   ControllerRevision,
   DaemonSet,

@@ -94,10 +94,19 @@ export function newControllerRef(owner: KubeObject, apiVersion: string, kind: st
   };
 }
 
-/** The parsed spec.selector of a workload; null selects nothing. */
+/**
+ * The parsed spec.selector of a workload; null selects nothing. A ReplicationController's
+ * selector is a plain map of labels (every value a string), read as matchLabels.
+ */
 export function selectorOf(obj: KubeObject): Selector | null {
+  const sel = obj.spec?.selector;
+  const map =
+    sel &&
+    typeof sel === "object" &&
+    !Array.isArray(sel) &&
+    Object.values(sel).every((v) => typeof v === "string");
   try {
-    return fromLabelSelector(obj.spec?.selector);
+    return fromLabelSelector(map ? { matchLabels: sel } : sel);
   } catch {
     return null;
   }

@@ -11,7 +11,7 @@ import { jobController } from "./job";
 import { namespaceController } from "./namespace";
 import { createNodeLifecycleController } from "./node-lifecycle";
 import { createPodGC } from "./pod-gc";
-import { replicaSetController } from "./replicaset";
+import { replicaSetController, replicationControllerController } from "./replicaset";
 import type { Controller } from "./runtime/controller";
 import { serviceAccountController } from "./serviceaccount";
 import { statefulSetController } from "./statefulset";
@@ -31,6 +31,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
   const grace = config.nodeMonitorGraceSeconds;
   return [
     replicaSetController,
+    replicationControllerController,
     deploymentController,
     daemonSetController,
     statefulSetController,

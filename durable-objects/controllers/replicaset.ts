@@ -1,7 +1,9 @@
 // The ReplicaSet controller (upstream pkg/controller/replicaset): keeps spec.replicas active
-// pods matching the selector, owning them through a controller ownerReference.
+// pods matching the selector, owning them through a controller ownerReference. The same loop
+// runs core/v1 ReplicationControllers (upstream runs it for them too, with their map selector).
 
 import { lookupGVR } from "../../api/registry";
+import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import { byController, claim, INDEX_CONTROLLER, ownerKeys } from "./claim";
 import { controllerRefOf, isActivePod, isGone, isNotFound, keyOf, splitKey } from "./controller-utils";
@@ -10,91 +12,127 @@ import { podsToDelete } from "./pod-ranking";
 import { calculateReplicaSetStatus, podFromTemplate, statusChanged } from "./replicaset-status";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
-const RS = lookupGVR("apps", "v1", "replicasets")!;
 const POD = lookupGVR("", "v1", "pods")!;
+
+/** What the loop runs over: ReplicaSets, or ReplicationControllers. */
+interface ReplicaKind {
+  def: ResourceDef;
+  /** the informer cache of the owners */
+  res: string;
+  apiVersion: string;
+  kind: string;
+}
+
 /** upstream BurstReplicas: at most this many creations or deletions per sync */
 export const BURST_REPLICAS = 500;
 
-async function manageReplicas(ctx: ControllerContext, rs: KubeObject, pods: KubeObject[]): Promise<void> {
+async function manageReplicas(
+  ctx: ControllerContext,
+  k: ReplicaKind,
+  rs: KubeObject,
+  pods: KubeObject[],
+): Promise<void> {
   const want = rs.spec?.replicas ?? 1;
   const diff = pods.length - want;
   if (diff < 0) {
     const n = Math.min(-diff, BURST_REPLICAS);
-    await createPods(ctx, rs, n, () => podFromTemplate(rs, "apps/v1", "ReplicaSet"));
+    await createPods(ctx, rs, n, () => podFromTemplate(rs, k.apiVersion, k.kind));
   } else if (diff > 0) {
     const n = Math.min(diff, BURST_REPLICAS);
-    await deletePods(ctx, rs, podsToDelete(pods, relatedPods(ctx, rs, pods), n, ctx.now()));
+    await deletePods(ctx, rs, podsToDelete(pods, relatedPods(ctx, k, rs, pods), n, ctx.now()));
   }
 }
 
-/** Active pods of every ReplicaSet that shares this one's controller (a Deployment's sets). */
-function relatedPods(ctx: ControllerContext, rs: KubeObject, own: KubeObject[]): KubeObject[] {
+/** Active pods of every owner that shares this one's controller (a Deployment's ReplicaSets). */
+function relatedPods(
+  ctx: ControllerContext,
+  k: ReplicaKind,
+  rs: KubeObject,
+  own: KubeObject[],
+): KubeObject[] {
   const ref = controllerRefOf(rs);
   if (!ref) return own;
   const out: KubeObject[] = [];
-  for (const sib of ctx.informers.byIndex("apps/replicasets", INDEX_CONTROLLER, ref.uid)) {
+  for (const sib of ctx.informers.byIndex(k.res, INDEX_CONTROLLER, ref.uid)) {
     out.push(...ctx.informers.byIndex("/pods", INDEX_CONTROLLER, sib.metadata.uid!).filter(isActivePod));
   }
   return out;
 }
 
-export async function syncReplicaSet(key: string, ctx: ControllerContext): Promise<void> {
-  try {
-    await syncReplicaSetOnce(key, ctx);
-  } catch (e) {
-    // the ReplicaSet (or its namespace) went away under us: nothing left to do
-    if (
-      isNotFound(e) &&
-      (!ctx.informers.get("apps/replicasets", key) || isGone(e, "replicasets", splitKey(key).name))
-    )
-      return;
-    throw e;
-  }
+/** The sync of one owner of `k`'s kind. */
+function syncOf(k: ReplicaKind) {
+  const once = async (key: string, ctx: ControllerContext): Promise<void> => {
+    const rs = ctx.informers.get(k.res, key);
+    if (!rs) return;
+    const { namespace } = splitKey(key);
+    const candidates = ctx.informers.list("/pods", namespace).filter(isActivePod);
+    const pods = await claim(ctx, rs, k.apiVersion, k.kind, POD, candidates);
+    let manageError: unknown;
+    if (!rs.metadata.deletionTimestamp) {
+      try {
+        await manageReplicas(ctx, k, rs, pods);
+      } catch (e) {
+        manageError = e;
+      }
+    }
+    // re-read: the writes above went through to the cache
+    const current = ctx.informers.get(k.res, key) ?? rs;
+    const active = ctx.informers
+      .list("/pods", namespace)
+      .filter((p) => isActivePod(p) && controllerRefOf(p)?.uid === rs.metadata.uid);
+    const status = calculateReplicaSetStatus(current, active, manageError, ctx.now());
+    if (statusChanged(current.status, status)) {
+      try {
+        await ctx.api.update(k.def, { ...current, status }, "status");
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+        return;
+      }
+    }
+    const minReady = rs.spec?.minReadySeconds ?? 0;
+    if (minReady > 0 && status.readyReplicas !== status.availableReplicas) ctx.enqueue(key, minReady * 1000);
+    if (manageError) throw manageError;
+  };
+  return async (key: string, ctx: ControllerContext): Promise<void> => {
+    try {
+      await once(key, ctx);
+    } catch (e) {
+      // the owner (or its namespace) went away under us: nothing left to do
+      if (isNotFound(e) && (!ctx.informers.get(k.res, key) || isGone(e, k.def.resource, splitKey(key).name)))
+        return;
+      throw e;
+    }
+  };
 }
 
-async function syncReplicaSetOnce(key: string, ctx: ControllerContext): Promise<void> {
-  const rs = ctx.informers.get("apps/replicasets", key);
-  if (!rs) return;
-  const { namespace } = splitKey(key);
-  const candidates = ctx.informers.list("/pods", namespace).filter(isActivePod);
-  const pods = await claim(ctx, rs, "apps/v1", "ReplicaSet", POD, candidates);
-  let manageError: unknown;
-  if (!rs.metadata.deletionTimestamp) {
-    try {
-      await manageReplicas(ctx, rs, pods);
-    } catch (e) {
-      manageError = e;
-    }
-  }
-  // re-read: the writes above went through to the cache
-  const current = ctx.informers.get("apps/replicasets", key) ?? rs;
-  const active = ctx.informers
-    .list("/pods", namespace)
-    .filter((p) => isActivePod(p) && controllerRefOf(p)?.uid === rs.metadata.uid);
-  const status = calculateReplicaSetStatus(current, active, manageError, ctx.now());
-  if (statusChanged(current.status, status)) {
-    try {
-      await ctx.api.update(RS, { ...current, status }, "status");
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-      return;
-    }
-  }
-  const minReady = rs.spec?.minReadySeconds ?? 0;
-  if (minReady > 0 && status.readyReplicas !== status.availableReplicas) ctx.enqueue(key, minReady * 1000);
-  if (manageError) throw manageError;
+function replicaController(name: string, k: ReplicaKind): Controller {
+  return {
+    name,
+    setup(ctx) {
+      ctx.informers.addIndex("/pods", INDEX_CONTROLLER, byController);
+      ctx.informers.addIndex(k.res, INDEX_CONTROLLER, byController);
+    },
+    watches: {
+      [k.res]: (rs) => [keyOf(rs)],
+      "/pods": ownerKeys(k.kind, k.res),
+    },
+    resync: (ctx) => ctx.informers.keys(k.res),
+    sync: syncOf(k),
+  };
 }
 
-export const replicaSetController: Controller = {
-  name: "replicaset-controller",
-  setup(ctx) {
-    ctx.informers.addIndex("/pods", INDEX_CONTROLLER, byController);
-    ctx.informers.addIndex("apps/replicasets", INDEX_CONTROLLER, byController);
-  },
-  watches: {
-    "apps/replicasets": (rs) => [keyOf(rs)],
-    "/pods": ownerKeys("ReplicaSet", "apps/replicasets"),
-  },
-  resync: (ctx) => ctx.informers.keys("apps/replicasets"),
-  sync: syncReplicaSet,
+const REPLICASETS: ReplicaKind = {
+  def: lookupGVR("apps", "v1", "replicasets")!,
+  res: "apps/replicasets",
+  apiVersion: "apps/v1",
+  kind: "ReplicaSet",
 };
+
+export const syncReplicaSet = syncOf(REPLICASETS);
+export const replicaSetController = replicaController("replicaset-controller", REPLICASETS);
+export const replicationControllerController = replicaController("replicationcontroller-controller", {
+  def: lookupGVR("", "v1", "replicationcontrollers")!,
+  res: "/replicationcontrollers",
+  apiVersion: "v1",
+  kind: "ReplicationController",
+});

@@ -41,6 +41,7 @@ const ROOTS = [
     "Service",
     "Endpoints",
     "PodTemplate",
+    "ReplicationController",
     "ComponentStatus",
   ].flatMap((k) => [`io.k8s.api.core.v1.${k}`, `io.k8s.api.core.v1.${k}List`]),
   "io.k8s.api.core.v1.Binding",

@@ -148,6 +148,7 @@ export const FIELD_META: Record<string, FieldMeta> = {
   [`${APPS}.DeploymentSpec.strategy`]: { strategy: "retainKeys" },
   [`${APPS}.DeploymentStatus.conditions`]: byType,
   [`${APPS}.ReplicaSetStatus.conditions`]: byType,
+  [`${CORE}.ReplicationControllerStatus.conditions`]: byType,
   [`${APPS}.DaemonSetStatus.conditions`]: byType,
   [`${APPS}.StatefulSetStatus.conditions`]: byType,
   ["io.k8s.api.networking.v1.IngressSpec.rules"]: atomic,

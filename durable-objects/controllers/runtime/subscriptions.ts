@@ -13,6 +13,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "/endpoints": ["controllers"],
   "discovery.k8s.io/endpointslices": ["controllers"],
   "apps/replicasets": ["controllers"],
+  "/replicationcontrollers": ["controllers"],
   "apps/deployments": ["controllers"],
   "apps/daemonsets": ["controllers"],
   "apps/statefulsets": ["controllers"],

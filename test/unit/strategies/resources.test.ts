@@ -65,6 +65,7 @@ describe("discovery facts", () => {
       "jobs",
       "pods",
       "replicasets",
+      "replicationcontrollers",
       "services",
       "statefulsets",
     ]);
