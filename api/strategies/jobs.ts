@@ -25,6 +25,7 @@ import {
   nameColumn,
   nonNegative,
 } from "./common";
+import { defaultPodFailurePolicy, validatePodFailurePolicy } from "./job-failure-policy";
 import { defaultTemplate } from "./pod-defaults";
 import { validatePodTemplate } from "./pod-validation";
 
@@ -61,6 +62,7 @@ export function defaultJob(obj: KubeObject): void {
   if (spec.backoffLimit == null) spec.backoffLimit = spec.backoffLimitPerIndex != null ? MAX_INT32 : 6;
   if (spec.completionMode == null) spec.completionMode = "NonIndexed";
   if (spec.suspend == null) spec.suspend = false;
+  defaultPodFailurePolicy(spec.podFailurePolicy);
   if (spec.podReplacementPolicy == null)
     spec.podReplacementPolicy = spec.podFailurePolicy != null ? "Failed" : "TerminatingOrFailed";
   if (spec.manualSelector == null) spec.manualSelector = false;
@@ -117,13 +119,7 @@ function completionModeCauses(spec: any, at: string): StatusCause[] {
 /** Parts of the Job API this server does not run yet: refused rather than ignored. */
 function unsupported(spec: any, at: string): StatusCause[] {
   const causes: StatusCause[] = [];
-  for (const f of [
-    "podFailurePolicy",
-    "backoffLimitPerIndex",
-    "maxFailedIndexes",
-    "successPolicy",
-    "managedBy",
-  ])
+  for (const f of ["backoffLimitPerIndex", "maxFailedIndexes", "successPolicy", "managedBy"])
     if (spec[f] != null) causes.push(field.forbidden(`${at}.${f}`, "not supported by this server yet"));
   return causes;
 }
@@ -163,6 +159,7 @@ export function validateJobSpec(spec: any, at: string, selectorRequired: boolean
   ])
     causes.push(...nonNegative(spec[f], `${at}.${f}`));
   causes.push(...completionModeCauses(spec, at), ...unsupported(spec, at));
+  causes.push(...validatePodFailurePolicy(spec, at));
   const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
   if (sel) causes.push(...validateLabelSelector(sel, `${at}.selector`));
   else if (selectorRequired) causes.push(field.required(`${at}.selector`));

@@ -28,6 +28,7 @@ import {
   splitKey,
   timeOf,
 } from "./controller-utils";
+import { matchPodFailurePolicy } from "./job-failure-policy";
 import { formatIndexes, indexOf, indexPod, isIndexed, parseIndexes } from "./job-indexes";
 import { createPods, deletePods } from "./pod-control";
 import { podFromTemplate } from "./replicaset-status";
@@ -66,6 +67,13 @@ const trueCondition = (job: KubeObject, type: string) => {
 };
 
 const tracked = (pod: KubeObject) => !!pod.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER);
+
+/** What the Job's pod failure policy says of a failed pod (only pods whose phase is Failed are judged). */
+function failurePolicyOf(job: KubeObject, pod: KubeObject) {
+  const policy = job.spec?.podFailurePolicy;
+  if (!policy || pod.status?.phase !== "Failed") return undefined;
+  return matchPodFailurePolicy(policy, pod);
+}
 
 /** How a finished (or going) pod counts: upstream's isPodFailed, with deleted pods as failures. */
 function outcome(pod: KubeObject, job: KubeObject): "succeeded" | "failed" | undefined {
@@ -151,6 +159,24 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
       continue;
     }
     const how = outcome(pod, job) ?? (finished && pod.metadata.deletionTimestamp ? "failed" : undefined);
+    // spec.podFailurePolicy decides what a failed pod's failure does
+    const policy = how === "failed" ? failurePolicyOf(job, pod) : undefined;
+    if (policy?.action === "Ignore") {
+      // not counted against backoffLimit: its finalizer just comes off (its replacement still waits)
+      newFailures++;
+      release.push(pod);
+      continue;
+    }
+    const failing = getCondition(status.conditions, "FailureTarget")?.status === "True";
+    if (policy?.action === "FailJob" && !finishedCondition(status.conditions) && !failing) {
+      // recorded with the pod's uncounted failure, so the reason survives a crash before counting
+      const failure = { reason: "PodFailurePolicy", message: policy.message };
+      status.conditions = setCondition(
+        status.conditions,
+        condition("FailureTarget", "True", failure, rfc3339(ctx.now())),
+      );
+      void ctx.recorder.event(job, "Warning", failure.reason, failure.message);
+    }
     if (how) {
       uncounted[how].push(uid);
       const index = isIndexed(job) && how === "succeeded" ? indexOf(pod, completions) : undefined;
@@ -161,6 +187,7 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
   }
   const before = status.uncountedTerminatedPods ?? {};
   if (
+    !jsonEqual(status.conditions ?? [], job.status?.conditions ?? []) ||
     uncounted.succeeded.length !== (before.succeeded ?? []).length ||
     uncounted.failed.length !== (before.failed ?? []).length ||
     completed.size !== completedBefore
