@@ -5,6 +5,7 @@ import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
+import { domainPrefixedPath } from "../validation/domain-path";
 import {
   deepEqual,
   formatLabelSelector,
@@ -50,6 +51,14 @@ function generatedLabels(uid: string, name: string): [string, string][] {
 }
 
 const MAX_INT32 = 2147483647;
+const MAX_MANAGED_BY = 63;
+/** The controller a Job is run by when spec.managedBy does not name another. */
+export const JOB_CONTROLLER_NAME = "kubernetes.io/job-controller";
+/**
+ * What a suspended Job that never started may still change in its template (upstream's
+ * mutable scheduling directives): where its pods may run, and their labels and annotations.
+ */
+const SCHEDULING_DIRECTIVES = ["nodeSelector", "affinity", "tolerations", "schedulingGates"];
 const MAX_INDEXED_PARALLELISM = 100000;
 
 export function defaultJob(obj: KubeObject): void {
@@ -119,7 +128,7 @@ function completionModeCauses(spec: any, at: string): StatusCause[] {
 /** Parts of the Job API this server does not run yet: refused rather than ignored. */
 function unsupported(spec: any, at: string): StatusCause[] {
   const causes: StatusCause[] = [];
-  for (const f of ["backoffLimitPerIndex", "maxFailedIndexes", "successPolicy", "managedBy"])
+  for (const f of ["backoffLimitPerIndex", "maxFailedIndexes", "successPolicy"])
     if (spec[f] != null) causes.push(field.forbidden(`${at}.${f}`, "not supported by this server yet"));
   return causes;
 }
@@ -160,6 +169,11 @@ export function validateJobSpec(spec: any, at: string, selectorRequired: boolean
     causes.push(...nonNegative(spec[f], `${at}.${f}`));
   causes.push(...completionModeCauses(spec, at), ...unsupported(spec, at));
   causes.push(...validatePodFailurePolicy(spec, at));
+  if (spec.managedBy != null) {
+    const by = String(spec.managedBy);
+    causes.push(...domainPrefixedPath(`${at}.managedBy`, by));
+    if (by.length > MAX_MANAGED_BY) causes.push(field.tooLong(`${at}.managedBy`, MAX_MANAGED_BY));
+  }
   const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
   if (sel) causes.push(...validateLabelSelector(sel, `${at}.selector`));
   else if (selectorRequired) causes.push(field.required(`${at}.selector`));
@@ -180,13 +194,25 @@ export function validateJob(obj: KubeObject, old?: KubeObject): StatusCause[] {
   causes.push(...validateJobSpec(spec, "spec", true));
   causes.push(...generatedSelectorCauses(obj, spec));
   if (old && isObject(old.spec)) {
-    const immutable = ["selector", "completions", "completionMode", "template"];
+    const immutable = ["selector", "completions", "completionMode"];
     immutable.push("podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy");
     for (const f of immutable)
       if (!deepEqual(spec[f], old.spec[f]))
         causes.push(field.invalid(`spec.${f}`, spec[f] ?? null, "field is immutable"));
+    const mutable = old.spec.suspend === true && !old.status?.startTime;
+    if (!deepEqual(templateFixedPart(spec.template, mutable), templateFixedPart(old.spec.template, mutable)))
+      causes.push(field.invalid("spec.template", spec.template ?? null, "field is immutable"));
   }
   return causes;
+}
+
+/** The part of a template an update may not change (all of it, or all but the scheduling directives). */
+function templateFixedPart(template: any, schedulingMutable: boolean): unknown {
+  if (!schedulingMutable || !isObject(template)) return template;
+  const { labels: _l, annotations: _a, ...meta } = template.metadata ?? {};
+  const spec = { ...template.spec };
+  for (const k of SCHEDULING_DIRECTIVES) delete spec[k];
+  return { ...template, metadata: meta, spec };
 }
 
 /** A Job's conditions by type, when True. */

@@ -7,6 +7,7 @@ import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
 import { CIDR_ERROR, parseCidr, strictSubset } from "../validation/cidr";
+import { domainPrefixedPath } from "../validation/domain-path";
 import { formatLabelSelector, validateLabelSelector, validateMeta } from "../validation/metadata";
 import {
   isDNS1035Label,
@@ -135,27 +136,7 @@ export function validateIngressClass(obj: KubeObject, old?: KubeObject): StatusC
   const controller: string = typeof spec.controller === "string" ? spec.controller : "";
   if (controller.length > 250) causes.push(field.tooLong("spec.controller", 250));
   if (!controller) causes.push(field.required("spec.controller"));
-  else {
-    const slash = controller.indexOf("/");
-    const host = controller.slice(0, Math.max(slash, 0));
-    const rest = controller.slice(slash + 1);
-    if (slash <= 0 || !rest)
-      causes.push(
-        field.invalid(
-          "spec.controller",
-          controller,
-          'must be a domain-prefixed path (such as "acme.io/foo")',
-        ),
-      );
-    else {
-      causes.push(...each("spec.controller", isDNS1123Subdomain(host), host));
-      const fmt = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";
-      if (!/^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/.test(rest))
-        causes.push(
-          field.invalid("spec.controller", rest, `Invalid path (regex used for validation is '${fmt}')`),
-        );
-    }
-  }
+  else causes.push(...domainPrefixedPath("spec.controller", controller));
   if (old && isObject(old.spec) && old.spec.controller !== spec.controller)
     causes.push(field.invalid("spec.controller", spec.controller ?? null, "field is immutable"));
   if (isObject(spec.parameters)) {

@@ -9,7 +9,7 @@
 // Finished Jobs with spec.ttlSecondsAfterFinished are deleted once that has passed.
 
 import { lookupGVR } from "../../api/registry";
-import { JOB_TRACKING_FINALIZER } from "../../api/strategies/jobs";
+import { JOB_CONTROLLER_NAME, JOB_TRACKING_FINALIZER } from "../../api/strategies/jobs";
 import type { KubeObject } from "../../api/types";
 import { claim, ownerKeys } from "./claim";
 import {
@@ -277,6 +277,9 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
     backoffs.delete(key);
     return releaseOrphans(ctx, key);
   }
+  // a Job another controller runs (spec.managedBy) is left to it
+  const managedBy = cached.spec?.managedBy;
+  if (managedBy != null && managedBy !== JOB_CONTROLLER_NAME) return;
   const { namespace } = splitKey(key);
   const now = ctx.now();
   const at = rfc3339(now);
