@@ -67,14 +67,7 @@ function validateUpdateStrategy(strategy: any): StatusCause[] {
 export function validateDaemonSet(obj: KubeObject, old?: KubeObject): StatusCause[] {
   const causes = validateMeta(obj, old, { namespaced: true });
   const spec = isObject(obj.spec) ? obj.spec : {};
-  causes.push(
-    ...validateSelectorAndTemplate(spec, old, "daemonset", () =>
-      field.forbidden(
-        "spec.template.spec.activeDeadlineSeconds",
-        "activeDeadlineSeconds in DaemonSet is not Supported",
-      ),
-    ),
-  );
+  causes.push(...validateSelectorAndTemplate(spec, old, "daemonset", "DaemonSet"));
   causes.push(...nonNegative(spec.minReadySeconds, "spec.minReadySeconds"));
   causes.push(...validateUpdateStrategy(spec.updateStrategy));
   causes.push(...nonNegative(spec.revisionHistoryLimit, "spec.revisionHistoryLimit"));

@@ -20,7 +20,7 @@ import {
 } from "./common";
 import { defaultTemplate } from "./pod-defaults";
 import { validatePodTemplate } from "./pod-validation";
-import { int, SCALE_AND_STATUS } from "./workloads";
+import { alwaysRestartedTemplate, int, SCALE_AND_STATUS } from "./workloads";
 
 export function defaultReplicationController(obj: KubeObject): void {
   const spec = ensureObject(obj, "spec");
@@ -47,16 +47,7 @@ export function validateReplicationController(obj: KubeObject, old?: KubeObject)
     return causes;
   }
   causes.push(...validatePodTemplate(template, "spec.template", { matchLabels: selector }));
-  const rp = template.spec?.restartPolicy;
-  if (rp && rp !== "Always")
-    causes.push(field.notSupported("spec.template.spec.restartPolicy", rp, ["Always"]));
-  if (template.spec?.activeDeadlineSeconds != null)
-    causes.push(
-      field.forbidden(
-        "spec.template.spec.activeDeadlineSeconds",
-        "activeDeadlineSeconds in ReplicationController is not Supported",
-      ),
-    );
+  causes.push(...alwaysRestartedTemplate(template, "ReplicationController"));
   return causes;
 }
 

@@ -96,14 +96,7 @@ function validateSpec(spec: any, old: KubeObject | undefined): StatusCause[] {
   // a negative revisionHistoryLimit is allowed upstream: history is then never pruned
   if (isObject(spec.ordinals)) causes.push(...nonNegative(spec.ordinals.start, "spec.ordinals.start"));
   // immutability of the selector is part of the spec rule below
-  causes.push(
-    ...validateSelectorAndTemplate(spec, undefined, "statefulset", () =>
-      field.forbidden(
-        "spec.template.spec.activeDeadlineSeconds",
-        "activeDeadlineSeconds in StatefulSet is not Supported",
-      ),
-    ),
-  );
+  causes.push(...validateSelectorAndTemplate(spec, undefined, "statefulset", "StatefulSet"));
   // volumeClaimTemplates need PersistentVolumeClaims, which this server does not serve yet
   if (Array.isArray(spec.volumeClaimTemplates) && spec.volumeClaimTemplates.length > 0)
     causes.push(

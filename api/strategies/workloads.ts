@@ -31,19 +31,34 @@ export const SCALE_AND_STATUS = (kind: string) => ({
 });
 
 /**
+ * What every workload's pod template must be: restarted always, with no deadline. `kind` names
+ * the workload in the deadline's refusal, as upstream words it per kind.
+ */
+export function alwaysRestartedTemplate(template: any, kind: string): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const rp = template.spec?.restartPolicy;
+  if (rp && rp !== "Always")
+    causes.push(field.notSupported("spec.template.spec.restartPolicy", rp, ["Always"]));
+  if (template.spec?.activeDeadlineSeconds != null)
+    causes.push(
+      field.forbidden(
+        "spec.template.spec.activeDeadlineSeconds",
+        `activeDeadlineSeconds in ${kind} is not Supported`,
+      ),
+    );
+  return causes;
+}
+
+/**
  * The selector/template checks the apps/v1 controllers share. `owner` is the word upstream's
- * empty-selector message names ("deployment" for ReplicaSets too); `activeDeadline` is its
- * refusal of a template activeDeadlineSeconds, which differs by kind.
+ * empty-selector message names ("deployment" for ReplicaSets too); `kind` the one its
+ * template deadline refusal names.
  */
 export function validateSelectorAndTemplate(
   spec: any,
   old: KubeObject | undefined,
   owner = "deployment",
-  activeDeadline: (value: unknown) => StatusCause = () =>
-    field.forbidden(
-      "spec.template.spec.activeDeadlineSeconds",
-      "activeDeadlineSeconds in ReplicaSet is not Supported",
-    ),
+  kind = "ReplicaSet",
 ): StatusCause[] {
   const causes: StatusCause[] = [];
   const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
@@ -56,11 +71,7 @@ export function validateSelectorAndTemplate(
   const template = spec.template;
   causes.push(...validatePodTemplate(template, "spec.template", sel));
   if (!isObject(template)) return causes;
-  const rp = template.spec?.restartPolicy;
-  if (rp && rp !== "Always")
-    causes.push(field.notSupported("spec.template.spec.restartPolicy", rp, ["Always"]));
-  if (template.spec?.activeDeadlineSeconds != null)
-    causes.push(activeDeadline(template.spec.activeDeadlineSeconds));
+  causes.push(...alwaysRestartedTemplate(template, kind));
   if (old && isObject(old.spec) && !deepEqual(spec.selector, old.spec.selector))
     causes.push(field.invalid("spec.selector", spec.selector ?? null, "field is immutable"));
   return causes;
