@@ -35,9 +35,10 @@ export function wantsYaml(accept: string | null): boolean {
 
 export function statusResponse(s: Status): Response {
   const headers: Record<string, string> = {};
-  if (s.code === 429 || s.code === 503 || s.code === 504) {
-    headers["retry-after"] = String(s.details?.retryAfterSeconds ?? 1);
-  }
+  // a 429 says when to come back only if it knows (an exhausted disruption budget does not)
+  const after = s.details?.retryAfterSeconds;
+  if (after && (s.code === 429 || s.code === 503 || s.code === 504)) headers["retry-after"] = String(after);
+  else if (s.code === 503 || s.code === 504) headers["retry-after"] = "1";
   return json(s, s.code, headers);
 }
 

@@ -121,6 +121,8 @@ describe("policy/v1 poddisruptionbudgets", () => {
     expect(after.conditions[0]).toMatchObject({ status: "False", reason: "InsufficientPods" });
     const second = await evict(ns, kept);
     expect(second.status, second.text).toBe(429);
+    // upstream gives no retry delay here (kubectl drain waits 5 s of its own)
+    expect(second.headers.get("retry-after")).toBeNull();
     expect(second.json).toMatchObject({
       reason: "TooManyRequests",
       message: "Cannot evict pod as it would violate the pod's disruption budget.",
