@@ -27,6 +27,7 @@ import {
   nonNegative,
 } from "./common";
 import { defaultPodFailurePolicy, validatePodFailurePolicy } from "./job-failure-policy";
+import { validateSuccessPolicy } from "./job-success-policy";
 import { defaultTemplate } from "./pod-defaults";
 import { validatePodTemplate } from "./pod-validation";
 
@@ -128,7 +129,7 @@ function completionModeCauses(spec: any, at: string): StatusCause[] {
 /** Parts of the Job API this server does not run yet: refused rather than ignored. */
 function unsupported(spec: any, at: string): StatusCause[] {
   const causes: StatusCause[] = [];
-  for (const f of ["backoffLimitPerIndex", "maxFailedIndexes", "successPolicy"])
+  for (const f of ["backoffLimitPerIndex", "maxFailedIndexes"])
     if (spec[f] != null) causes.push(field.forbidden(`${at}.${f}`, "not supported by this server yet"));
   return causes;
 }
@@ -168,7 +169,7 @@ export function validateJobSpec(spec: any, at: string, selectorRequired: boolean
   ])
     causes.push(...nonNegative(spec[f], `${at}.${f}`));
   causes.push(...completionModeCauses(spec, at), ...unsupported(spec, at));
-  causes.push(...validatePodFailurePolicy(spec, at));
+  causes.push(...validatePodFailurePolicy(spec, at), ...validateSuccessPolicy(spec, at));
   if (spec.managedBy != null) {
     const by = String(spec.managedBy);
     causes.push(...domainPrefixedPath(`${at}.managedBy`, by));

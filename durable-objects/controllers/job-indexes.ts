@@ -57,3 +57,28 @@ export function indexPod(job: KubeObject, pod: KubeObject, index: number): KubeO
       if (!(c.env ?? []).some((e: any) => e.name === env.name)) c.env = [...(c.env ?? []), env];
   return pod;
 }
+
+/**
+ * The first rule of an Indexed Job's spec.successPolicy that the succeeded indexes meet, as
+ * upstream words it ("Matched rules at index 0"), or undefined.
+ */
+export function matchSuccessPolicy(
+  policy: any,
+  succeeded: Set<number>,
+  completions: number,
+): string | undefined {
+  if (!succeeded.size) return undefined;
+  const rules: any[] = Array.isArray(policy?.rules) ? policy.rules : [];
+  for (let i = 0; i < rules.length; i++) {
+    const { succeededIndexes, succeededCount } = rules[i] ?? {};
+    if (succeededIndexes != null) {
+      const wanted = [...parseIndexes(String(succeededIndexes))].filter((x) => x < completions);
+      if (!wanted.length) continue;
+      const met = wanted.filter((x) => succeeded.has(x)).length;
+      if (met === wanted.length || (typeof succeededCount === "number" && met >= succeededCount))
+        return `Matched rules at index ${i}`;
+    } else if (typeof succeededCount === "number" && succeeded.size >= succeededCount)
+      return `Matched rules at index ${i}`;
+  }
+  return undefined;
+}

@@ -29,7 +29,7 @@ import {
   timeOf,
 } from "./controller-utils";
 import { matchPodFailurePolicy } from "./job-failure-policy";
-import { formatIndexes, indexOf, indexPod, isIndexed, parseIndexes } from "./job-indexes";
+import { formatIndexes, indexOf, indexPod, isIndexed, matchSuccessPolicy, parseIndexes } from "./job-indexes";
 import { createPods, deletePods } from "./pod-control";
 import { podFromTemplate } from "./replicaset-status";
 import type { Controller, ControllerContext } from "./runtime/controller";
@@ -313,6 +313,10 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
     let success = trueCondition(job, "SuccessCriteriaMet");
     if (!failure && !success) {
       const start = timeOf(status.startTime);
+      const policyMet =
+        indexed && spec.successPolicy
+          ? matchSuccessPolicy(spec.successPolicy, completed, spec.completions)
+          : undefined;
       if (failed > (spec.backoffLimit ?? 6) || restartsExceeded(job, active)) {
         failure = condition("FailureTarget", "True", MESSAGES.backoffLimit, at);
       } else if (
@@ -322,6 +326,14 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
         now - start >= spec.activeDeadlineSeconds * 1000
       ) {
         failure = condition("FailureTarget", "True", MESSAGES.deadline, at);
+      } else if (policyMet) {
+        // met before all completions: the rest of the pods are stopped
+        success = condition(
+          "SuccessCriteriaMet",
+          "True",
+          { reason: "SuccessPolicy", message: policyMet },
+          at,
+        );
       } else if (
         active.length === 0 &&
         (typeof spec.completions === "number" ? succeeded >= spec.completions : succeeded > 0)

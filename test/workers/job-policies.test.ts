@@ -1,7 +1,8 @@
-// A Job's spec.podFailurePolicy through real workerd: upstream's validation, and the Job
-// controller judging each failed pod by the first rule it matches: FailJob ends the Job with
-// reason PodFailurePolicy, Ignore leaves the failure out of backoffLimit. The test plays the
-// kubelet, reporting exit codes and conditions as a node would.
+// A Job's spec.podFailurePolicy and spec.successPolicy through real workerd: upstream's
+// validation, and the Job controller judging each failed pod by the first rule it matches
+// (FailJob ends the Job with reason PodFailurePolicy, Ignore leaves the failure out of
+// backoffLimit), and ending an Indexed Job once the indexes a success rule names succeeded.
+// The test plays the kubelet, reporting exit codes and conditions as a node would.
 import { describe, expect, it } from "vitest";
 import { api, freshNamespace, shared, until } from "../helpers/cluster";
 import { conditionOf, finishPod, getJob, job, jobPath, waitJob, waitPods } from "../helpers/jobs";
@@ -148,5 +149,74 @@ describe("batch/v1 jobs: podFailurePolicy", () => {
     await finishPod(ns, other, "Failed", exited(1));
     const failed = await waitJob(ns, "co", "Failed", (x) => conditionOf(x, "Failed")?.status === "True");
     expect(conditionOf(failed, "Failed")).toMatchObject({ reason: "BackoffLimitExceeded" });
+  });
+});
+
+describe("batch/v1 jobs: successPolicy", () => {
+  it("refuses a policy upstream refuses, in its words", async () => {
+    const ns = await freshNamespace(t);
+    const bad = async (spec: Record<string, unknown>) => {
+      const r = await api(t, "POST", jobPath(ns), job("b", spec));
+      expect(r.status, r.text).toBe(422);
+      return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
+    };
+    const rules = [{ succeededCount: 1 }];
+    expect(await bad({ successPolicy: { rules } })).toEqual([
+      'spec.successPolicy: Invalid value: {"rules":[{"succeededCount":1}]}: requires indexed completion mode',
+    ]);
+    const indexed = { completionMode: "Indexed", completions: 3, parallelism: 3 };
+    expect(
+      await bad({
+        ...indexed,
+        successPolicy: {
+          rules: [
+            {},
+            { succeededIndexes: "2-1" },
+            { succeededIndexes: "0,5" },
+            { succeededIndexes: "0-1", succeededCount: 4 },
+          ],
+        },
+      }),
+    ).toEqual([
+      "spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified",
+      'spec.successPolicy.rules[1].succeededIndexes: Invalid value: "2-1": error parsing succeededIndexes: non-increasing order, previous: 2, current: 1',
+      'spec.successPolicy.rules[2].succeededIndexes: Invalid value: "0,5": error parsing succeededIndexes: too large index: "5"',
+      "spec.successPolicy.rules[3].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of specified completions)",
+      "spec.successPolicy.rules[3].succeededCount: Invalid value: 4: must be less than or equal to 2 (the number of indexes in the specified succeededIndexes field)",
+    ]);
+  });
+
+  it("ends an Indexed Job once the indexes a rule names succeeded, stopping the rest", async () => {
+    const ns = await freshNamespace(t);
+    const spec = {
+      completionMode: "Indexed",
+      completions: 3,
+      parallelism: 3,
+      successPolicy: { rules: [{ succeededIndexes: "0" }] },
+    };
+    const r = await api(t, "POST", jobPath(ns), job("leader", spec));
+    expect(r.status, r.text).toBe(201);
+    const pods = await waitPods(ns, r.json, 3);
+    const leader = pods.find(
+      (p) => p.metadata.annotations["batch.kubernetes.io/job-completion-index"] === "0",
+    );
+    await finishPod(ns, leader, "Succeeded");
+    const done = await waitJob(
+      ns,
+      "leader",
+      "Complete",
+      (j) => conditionOf(j, "Complete")?.status === "True",
+    );
+    expect(conditionOf(done, "SuccessCriteriaMet")).toMatchObject({
+      reason: "SuccessPolicy",
+      message: "Matched rules at index 0",
+    });
+    expect(conditionOf(done, "Complete")).toMatchObject({
+      reason: "SuccessPolicy",
+      message: "Matched rules at index 0",
+    });
+    expect(done.status).toMatchObject({ succeeded: 1, completedIndexes: "0" });
+    expect(done.status.completionTime).toBeTruthy();
+    expect(done.status.active).toBeUndefined();
   });
 });
