@@ -16,6 +16,14 @@ export const byController = (o: KubeObject): string[] => {
 export const byOwner = (o: KubeObject): string[] => (o.metadata.ownerReferences ?? []).map((r) => r.uid);
 export const byNode = (o: KubeObject): string[] => (o.spec?.nodeName ? [o.spec.nodeName] : []);
 
+/** The pods `owner` controls, as the cache has them now (needs the INDEX_CONTROLLER index on pods). */
+export const controlledPods = (ctx: ControllerContext, owner: KubeObject): KubeObject[] =>
+  ctx.informers.byIndex("/pods", INDEX_CONTROLLER, owner.metadata.uid!);
+
+/** Asks for the pods-by-controller index that controlledPods reads. */
+export const indexPodsByController = (ctx: ControllerContext): void =>
+  ctx.informers.addIndex("/pods", INDEX_CONTROLLER, byController);
+
 /**
  * The objects among `candidates` that `owner` controls after adopting matching orphans and
  * releasing owned objects that stopped matching. Objects that vanish meanwhile are skipped.

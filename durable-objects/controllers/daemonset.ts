@@ -8,7 +8,7 @@
 
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import { claim, ownerKeys } from "./claim";
+import { claim, controlledPods, indexPodsByController, ownerKeys } from "./claim";
 import {
   cleanupHistory,
   constructHistory,
@@ -17,7 +17,6 @@ import {
   templateHash,
 } from "./controller-history";
 import {
-  controllerRefOf,
   isGone,
   isNotFound,
   isPodAvailable,
@@ -35,6 +34,7 @@ import {
   REVISION_HASH,
   rollingUpdatePlan,
   targetNode,
+  updateBudget,
 } from "./daemonset-util";
 import { createPods, deletePods } from "./pod-control";
 import type { Controller, ControllerContext } from "./runtime/controller";
@@ -63,13 +63,6 @@ function podsByNode(pods: KubeObject[]): Map<string, KubeObject[]> {
     else out.set(node, [p]);
   }
   return out;
-}
-
-/** The DaemonSet's pods as the cache has them now (after this sync's own writes). */
-function ownPods(ctx: ControllerContext, ds: KubeObject): KubeObject[] {
-  return ctx.informers
-    .list("/pods", ds.metadata.namespace)
-    .filter((p) => controllerRefOf(p)?.uid === ds.metadata.uid);
 }
 
 /** Whether a failed pod on `node` may be replaced now; if not, the sync comes back when it may. */
@@ -143,10 +136,8 @@ function prune(
   return { remove, running };
 }
 
-const surges = (ds: KubeObject) =>
-  ds.spec?.updateStrategy?.type === "RollingUpdate" &&
-  !!ds.spec.updateStrategy.rollingUpdate?.maxSurge &&
-  !/^0+%$/.test(String(ds.spec.updateStrategy.rollingUpdate.maxSurge));
+/** Whether a new pod may start beside an old one (upstream AllowsSurge). */
+const surges = (ds: KubeObject) => updateBudget(ds, 1).maxSurge > 0;
 
 /** Starts pods on `createOn` and deletes `remove`, each at most DAEMON_BURST per sync. */
 async function syncNodes(
@@ -213,7 +204,7 @@ async function manage(
 
 /** One step of a rolling update, with the pods as they are after manage. */
 async function rollingUpdate(ctx: ControllerContext, ds: KubeObject, nodes: KubeObject[], hash: string) {
-  const byNode = podsByNode(ownPods(ctx, ds));
+  const byNode = podsByNode(controlledPods(ctx, ds));
   const byName = new Map(nodes.map((n) => [n.metadata.name!, n]));
   const shouldRun = (name: string) => {
     const node = byName.get(name);
@@ -229,7 +220,7 @@ async function rollingUpdate(ctx: ControllerContext, ds: KubeObject, nodes: Kube
 async function updateStatus(ctx: ControllerContext, key: string, nodes: KubeObject[], hash: string) {
   const ds = ctx.informers.get(DAEMONSETS, key);
   if (!ds) return;
-  const counts = daemonSetCounts(ds, nodes, podsByNode(ownPods(ctx, ds)), hash, ctx.now());
+  const counts = daemonSetCounts(ds, nodes, podsByNode(controlledPods(ctx, ds)), hash, ctx.now());
   const next: Record<string, unknown> = {
     ...ds.status,
     ...counts,
@@ -275,7 +266,7 @@ async function syncOnce(key: string, ctx: ControllerContext): Promise<void> {
     await manage(ctx, key, ds, nodes, hash);
     if (ds.spec?.updateStrategy?.type === "RollingUpdate") await rollingUpdate(ctx, ds, nodes, hash);
     // a revision stays while a pod still carries its hash
-    const live = new Set(ownPods(ctx, ds).map((p) => p.metadata.labels?.[REVISION_HASH]));
+    const live = new Set(controlledPods(ctx, ds).map((p) => p.metadata.labels?.[REVISION_HASH]));
     await cleanupHistory(ctx, ds, old, (cr) => live.has(revisionHash(cr, "DaemonSet")));
   } catch (e) {
     error = e;
@@ -305,6 +296,7 @@ export const daemonSetController: Controller = {
     [REVISIONS]: ownerKeys("DaemonSet", DAEMONSETS),
     "/nodes": nodeKeys,
   },
+  setup: indexPodsByController,
   resync: (ctx) => ctx.informers.keys(DAEMONSETS),
   sync: syncDaemonSet,
 };

@@ -5,7 +5,14 @@
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
-import { byController, claim, INDEX_CONTROLLER, ownerKeys } from "./claim";
+import {
+  byController,
+  claim,
+  controlledPods,
+  INDEX_CONTROLLER,
+  indexPodsByController,
+  ownerKeys,
+} from "./claim";
 import { controllerRefOf, isActivePod, isGone, isNotFound, keyOf, splitKey } from "./controller-utils";
 import { createPods, deletePods } from "./pod-control";
 import { podsToDelete } from "./pod-ranking";
@@ -77,9 +84,7 @@ function syncOf(k: ReplicaKind) {
     }
     // re-read: the writes above went through to the cache
     const current = ctx.informers.get(k.res, key) ?? rs;
-    const active = ctx.informers
-      .list("/pods", namespace)
-      .filter((p) => isActivePod(p) && controllerRefOf(p)?.uid === rs.metadata.uid);
+    const active = controlledPods(ctx, rs).filter(isActivePod);
     const status = calculateReplicaSetStatus(current, active, manageError, ctx.now());
     if (statusChanged(current.status, status)) {
       try {
@@ -109,7 +114,7 @@ function replicaController(name: string, k: ReplicaKind): Controller {
   return {
     name,
     setup(ctx) {
-      ctx.informers.addIndex("/pods", INDEX_CONTROLLER, byController);
+      indexPodsByController(ctx);
       ctx.informers.addIndex(k.res, INDEX_CONTROLLER, byController);
     },
     watches: {

@@ -8,18 +8,9 @@
 
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import { claim, ownerKeys } from "./claim";
+import { claim, controlledPods, indexPodsByController, ownerKeys } from "./claim";
 import { cleanupHistory, constructHistory, REVISIONS } from "./controller-history";
-import {
-  controllerRefOf,
-  errorMessage,
-  isGone,
-  isNotFound,
-  isTerminal,
-  jsonEqual,
-  keyOf,
-  splitKey,
-} from "./controller-utils";
+import { errorMessage, isGone, isNotFound, isTerminal, jsonEqual, keyOf, splitKey } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import {
   isHealthy,
@@ -171,7 +162,7 @@ async function syncPods(
 async function writeStatus(ctx: ControllerContext, key: string, r: Revisions): Promise<void> {
   const set = ctx.informers.get(STATEFULSETS, key);
   if (!set) return;
-  const pods = ownPods(ctx, set);
+  const pods = controlledPods(ctx, set);
   const counts = statefulSetCounts(set, pods, r.current.metadata.name!, r.update.metadata.name!, ctx.now());
   const next: Record<string, any> = {
     ...set.status,
@@ -203,12 +194,6 @@ async function writeStatus(ctx: ControllerContext, key: string, r: Revisions): P
   } catch (e) {
     if (!isNotFound(e)) throw e;
   }
-}
-
-function ownPods(ctx: ControllerContext, set: KubeObject): KubeObject[] {
-  return ctx.informers
-    .list("/pods", set.metadata.namespace)
-    .filter((p) => controllerRefOf(p)?.uid === set.metadata.uid);
 }
 
 export async function syncStatefulSet(key: string, ctx: ControllerContext): Promise<void> {
@@ -251,7 +236,7 @@ async function syncOnce(key: string, ctx: ControllerContext): Promise<void> {
   const live = new Set([
     fresh.status?.currentRevision,
     fresh.status?.updateRevision,
-    ...ownPods(ctx, set).map(podRevision),
+    ...controlledPods(ctx, set).map(podRevision),
   ]);
   await cleanupHistory(
     ctx,
@@ -269,6 +254,7 @@ export const statefulSetController: Controller = {
     "/pods": ownerKeys("StatefulSet", STATEFULSETS),
     [REVISIONS]: ownerKeys("StatefulSet", STATEFULSETS),
   },
+  setup: indexPodsByController,
   resync: (ctx) => ctx.informers.keys(STATEFULSETS),
   sync: syncStatefulSet,
 };

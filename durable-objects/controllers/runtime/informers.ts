@@ -105,9 +105,13 @@ export class Informers {
     this.handlers.push(h);
   }
 
-  /** An index of a resource's objects by computed values (e.g. pods by node name). */
+  /**
+   * An index of a resource's objects by computed values (e.g. pods by node name). Controllers
+   * that rely on the same index each ask for it; it is built once.
+   */
   addIndex(res: string, name: string, fn: (o: KubeObject) => string[]): void {
     const c = this.cache(res);
+    if (c.indexes.has(name)) return;
     const ix = { fn, map: new Map<string, Map<string, KubeObject>>() };
     c.indexes.set(name, ix);
     for (const [key, o] of c.byKey) {
