@@ -9,6 +9,7 @@ import { lookupGVR } from "../../api/registry";
 import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
+import { isPodReady } from "../../durable-objects/controllers/controller-utils";
 import { decodeBody } from "../body";
 import { Store } from "../store-client";
 import { checkFields, objectFound } from "./field-validation";
@@ -36,10 +37,6 @@ const EVICTED = {
 const MAX_DISRUPTED_PODS = 2000;
 const ATTEMPTS = 20;
 const REFUSED = "Cannot evict pod as it would violate the pod's disruption budget.";
-
-const isReady = (pod: KubeObject) =>
-  (pod.status?.conditions as any[] | undefined)?.some((c) => c.type === "Ready" && c.status === "True") ??
-  false;
 
 /** 429 with the budget named in a DisruptionBudget cause (and a retry delay when it is only stale). */
 function refused(message: string, retryAfterSeconds?: number): StatusError {
@@ -76,7 +73,7 @@ async function spendBudget(w: WriteContext, pod: KubeObject, dryRun: boolean): P
     const name = pdb.metadata.name!;
     const status = pdb.status ?? {};
     // a pod that is not Ready costs nothing when the budget allows it
-    if (!isReady(pod)) {
+    if (!isPodReady(pod)) {
       if (pdb.spec?.unhealthyPodEvictionPolicy === "AlwaysAllow") return;
       if ((status.currentHealthy ?? 0) >= (status.desiredHealthy ?? 0) && (status.desiredHealthy ?? 0) > 0)
         return;
