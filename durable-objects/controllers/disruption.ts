@@ -32,20 +32,22 @@ const SCALED: Record<string, string> = {
   ReplicaSet: "apps/replicasets",
   Deployment: "apps/deployments",
   StatefulSet: "apps/statefulsets",
+  ReplicationController: "/replicationcontrollers",
 };
 
-/** The controller that sets the scale for a pod's controller ref, and its replicas (upstream's finders). */
+/** The controller that sets the scale for `pod`'s controller ref, and its replicas (upstream's finders). */
 function scaleOf(
   ctx: ControllerContext,
-  namespace: string,
+  pod: KubeObject,
   ref: OwnerReference,
 ): { uid: string; replicas: number } {
+  const namespace = pod.metadata.namespace!;
   const res = SCALED[ref.kind];
   const obj = res && ctx.informers.get(res, `${namespace}/${ref.name}`);
   if (obj && obj.metadata.uid === ref.uid) {
     // a Deployment's ReplicaSet: the Deployment's replicas count
     const owner = ref.kind === "ReplicaSet" ? controllerRefOf(obj) : undefined;
-    if (owner?.kind === "Deployment") return scaleOf(ctx, namespace, owner);
+    if (owner?.kind === "Deployment") return scaleOf(ctx, pod, owner);
     return { uid: obj.metadata.uid!, replicas: obj.spec?.replicas ?? 1 };
   }
   const def = lookupKind(ref.apiVersion, ref.kind);
@@ -53,7 +55,7 @@ function scaleOf(
     throw new Error(
       `${def.resource}${def.group ? `.${def.group}` : ""} does not implement the scale subresource`,
     );
-  throw new Error(`found no controllers for pod ${JSON.stringify(ref.name)}`);
+  throw new Error(`found no controllers for pod ${JSON.stringify(pod.metadata.name)}`);
 }
 
 /** expectedPods and desiredHealthy for the budget's pods, and the pods no controller owns. */
@@ -69,7 +71,7 @@ function budgetOf(ctx: ControllerContext, pdb: KubeObject, pods: KubeObject[]) {
         continue;
       }
       if (seen.has(ref.uid)) continue;
-      const s = scaleOf(ctx, p.metadata.namespace!, ref);
+      const s = scaleOf(ctx, p, ref);
       seen.set(ref.uid, 0);
       seen.set(s.uid, s.replicas);
     }

@@ -188,6 +188,35 @@ describe("policy/v1 poddisruptionbudgets", () => {
     );
   });
 
+  it("counts a ReplicationController's replicas as the expected pods", async () => {
+    const ns = await freshNamespace(t);
+    const rc = await api(t, "POST", `/api/v1/namespaces/${ns}/replicationcontrollers`, {
+      metadata: { name: "old" },
+      spec: {
+        replicas: 2,
+        template: {
+          metadata: { labels: { app: "old" } },
+          spec: { containers: [{ name: "c", image: "busybox" }] },
+        },
+      },
+    });
+    expect(rc.status, rc.text).toBe(201);
+    const names = await until("2 pods", async () => {
+      const r = await api(t, "GET", `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dold`);
+      return r.json.items.length === 2 && (r.json.items as any[]).map((p) => p.metadata.name as string);
+    });
+    for (const p of names) await readyPod(ns, p);
+    const body = pdb("old", { maxUnavailable: 1, selector: { matchLabels: { app: "old" } } });
+    expect((await api(t, "POST", pdbPath(ns), body)).status).toBe(201);
+    expect(
+      await status(ns, "old", (x) => x.observedGeneration === 1 && x.currentHealthy === 2),
+    ).toMatchObject({
+      expectedPods: 2,
+      desiredHealthy: 1,
+      disruptionsAllowed: 1,
+    });
+  });
+
   it("skips pods no controller owns, fails safe on a controller without a scale, and refuses evictions until synced", async () => {
     const ns = await freshNamespace(t);
     const r = await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, {
