@@ -66,27 +66,45 @@ export function targetNode(pod: KubeObject): string | undefined {
   return undefined;
 }
 
-/** Whether a node should run the DaemonSet's pod, and whether one already there may stay (NodeShouldRunDaemonPod). */
-export function nodeShouldRun(
-  node: KubeObject,
-  ds: KubeObject,
-): { shouldRun: boolean; shouldContinueRunning: boolean } {
+export interface NodeFit {
+  shouldRun: boolean;
+  shouldContinueRunning: boolean;
+}
+
+/**
+ * Whether a node should run the DaemonSet's pod, and whether one already there may stay
+ * (NodeShouldRunDaemonPod): the template's selector, affinity and tolerations read once, then
+ * asked of each node.
+ */
+export function nodeFit(ds: KubeObject): (node: KubeObject) => NodeFit {
   const spec = ds.spec?.template?.spec ?? {};
-  const name = node.metadata.name!;
-  const labels = node.metadata.labels;
-  const no = { shouldRun: false, shouldContinueRunning: false };
-  if (spec.nodeName && spec.nodeName !== name) return no;
-  if (spec.nodeSelector && !selectorMatches(compileMapSelector(spec.nodeSelector), labels)) return no;
+  const selector = spec.nodeSelector ? compileMapSelector(spec.nodeSelector) : undefined;
   const required = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-  if (required && !nodeSelectorMatches(compileNodeSelector(required.nodeSelectorTerms), labels, name))
-    return no;
+  const affinity = required ? compileNodeSelector(required.nodeSelectorTerms) : undefined;
   const tolerations = withDaemonTolerations(spec);
-  const taints: Taint[] = node.spec?.taints ?? [];
-  const untolerated = (effects: string[]) =>
-    taints.some((t) => effects.includes(t.effect) && !toleratesTaint(tolerations, t));
-  if (!untolerated(["NoSchedule", "NoExecute"])) return { shouldRun: true, shouldContinueRunning: true };
-  // a pod already there stays unless a NoExecute taint it does not tolerate would evict it
-  return { shouldRun: false, shouldContinueRunning: !untolerated(["NoExecute"]) };
+  return (node) => {
+    const name = node.metadata.name!;
+    const labels = node.metadata.labels;
+    const no = { shouldRun: false, shouldContinueRunning: false };
+    if (spec.nodeName && spec.nodeName !== name) return no;
+    if (selector && !selectorMatches(selector, labels)) return no;
+    if (affinity && !nodeSelectorMatches(affinity, labels, name)) return no;
+    const taints: Taint[] = node.spec?.taints ?? [];
+    const untolerated = (effects: string[]) =>
+      taints.some((t) => effects.includes(t.effect) && !toleratesTaint(tolerations, t));
+    if (!untolerated(["NoSchedule", "NoExecute"])) return { shouldRun: true, shouldContinueRunning: true };
+    // a pod already there stays unless a NoExecute taint it does not tolerate would evict it
+    return { shouldRun: false, shouldContinueRunning: !untolerated(["NoExecute"]) };
+  };
+}
+
+/** nodeFit for one node. */
+export const nodeShouldRun = (node: KubeObject, ds: KubeObject): NodeFit => nodeFit(ds)(node);
+
+/** Every node's fit, by name: worked out once per sync and shared by its phases. */
+export function nodeFits(nodes: KubeObject[], ds: KubeObject): Map<string, NodeFit> {
+  const fit = nodeFit(ds);
+  return new Map(nodes.map((n) => [n.metadata.name!, fit(n)]));
 }
 
 /**
@@ -229,7 +247,7 @@ export function rollingUpdatePlan(
 /** The DaemonSet's status counters from its pods by node (updateDaemonSetStatus). */
 export function daemonSetCounts(
   ds: KubeObject,
-  nodes: KubeObject[],
+  fits: Map<string, NodeFit>,
   byNode: Map<string, KubeObject[]>,
   hash: string,
   now: number,
@@ -241,9 +259,9 @@ export function daemonSetCounts(
   let updated = 0;
   let available = 0;
   const minReady = ds.spec?.minReadySeconds ?? 0;
-  for (const node of nodes) {
-    const pods = byNode.get(node.metadata.name!) ?? [];
-    if (!nodeShouldRun(node, ds).shouldRun) {
+  for (const [name, fit] of fits) {
+    const pods = byNode.get(name) ?? [];
+    if (!fit.shouldRun) {
       if (pods.length) misscheduled++;
       continue;
     }

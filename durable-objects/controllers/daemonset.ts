@@ -29,7 +29,8 @@ import {
 import {
   daemonPod,
   daemonSetCounts,
-  nodeShouldRun,
+  type NodeFit,
+  nodeFits,
   oldestFirst,
   REVISION_HASH,
   rollingUpdatePlan,
@@ -168,7 +169,7 @@ async function manage(
   ctx: ControllerContext,
   key: string,
   ds: KubeObject,
-  nodes: KubeObject[],
+  fits: Map<string, NodeFit>,
   hash: string,
 ) {
   const pods = await claim(
@@ -182,10 +183,8 @@ async function manage(
   const byNode = podsByNode(pods);
   const createOn: string[] = [];
   const remove: KubeObject[] = [];
-  for (const node of nodes) {
-    const name = node.metadata.name!;
+  for (const [name, { shouldRun, shouldContinueRunning }] of fits) {
     const here = byNode.get(name) ?? [];
-    const { shouldRun, shouldContinueRunning } = nodeShouldRun(node, ds);
     if (shouldRun && here.length === 0) createOn.push(name);
     else if (shouldContinueRunning) {
       const pruned = prune(ctx, key, ds, name, here, hash);
@@ -195,32 +194,32 @@ async function manage(
     } else remove.push(...here.filter((p) => !p.metadata.deletionTimestamp));
   }
   // pods not yet bound to a node that is gone can never run
-  const known = new Set(nodes.map((n) => n.metadata.name));
   for (const [name, here] of byNode)
-    if (!known.has(name))
+    if (!fits.has(name))
       remove.push(...here.filter((p) => !p.spec?.nodeName && !p.metadata.deletionTimestamp));
   await syncNodes(ctx, ds, remove, createOn, hash);
 }
 
 /** One step of a rolling update, with the pods as they are after manage. */
-async function rollingUpdate(ctx: ControllerContext, ds: KubeObject, nodes: KubeObject[], hash: string) {
+async function rollingUpdate(
+  ctx: ControllerContext,
+  ds: KubeObject,
+  fits: Map<string, NodeFit>,
+  hash: string,
+) {
   const byNode = podsByNode(controlledPods(ctx, ds));
-  const byName = new Map(nodes.map((n) => [n.metadata.name!, n]));
-  const shouldRun = (name: string) => {
-    const node = byName.get(name);
-    return !!node && nodeShouldRun(node, ds).shouldRun;
-  };
-  for (const name of byName.keys()) if (shouldRun(name) && !byNode.has(name)) byNode.set(name, []);
+  const shouldRun = (name: string) => fits.get(name)?.shouldRun === true;
+  for (const name of fits.keys()) if (shouldRun(name) && !byNode.has(name)) byNode.set(name, []);
   const plan = rollingUpdatePlan(ds, byNode, shouldRun, hash, ctx.now());
   if (plan.deletePods.length || plan.createOn.length)
     await syncNodes(ctx, ds, plan.deletePods, plan.createOn, hash);
 }
 
 /** Writes the counters (updateDaemonSetStatus), and comes back when a ready pod becomes available. */
-async function updateStatus(ctx: ControllerContext, key: string, nodes: KubeObject[], hash: string) {
+async function updateStatus(ctx: ControllerContext, key: string, fits: Map<string, NodeFit>, hash: string) {
   const ds = ctx.informers.get(DAEMONSETS, key);
   if (!ds) return;
-  const counts = daemonSetCounts(ds, nodes, podsByNode(controlledPods(ctx, ds)), hash, ctx.now());
+  const counts = daemonSetCounts(ds, fits, podsByNode(controlledPods(ctx, ds)), hash, ctx.now());
   const next: Record<string, unknown> = {
     ...ds.status,
     ...counts,
@@ -258,20 +257,21 @@ async function syncOnce(key: string, ctx: ControllerContext): Promise<void> {
     return;
   }
   if (ds.metadata.deletionTimestamp) return;
-  const nodes = ctx.informers.list("/nodes");
+  // which nodes should run its pod, once for every phase of the sync (its template does not change meanwhile)
+  const fits = nodeFits(ctx.informers.list("/nodes"), ds);
   const { current, old } = await constructHistory(ctx, ds, "DaemonSet");
   const hash = current.metadata.labels?.[REVISION_HASH] ?? templateHash(ds);
   let error: unknown;
   try {
-    await manage(ctx, key, ds, nodes, hash);
-    if (ds.spec?.updateStrategy?.type === "RollingUpdate") await rollingUpdate(ctx, ds, nodes, hash);
+    await manage(ctx, key, ds, fits, hash);
+    if (ds.spec?.updateStrategy?.type === "RollingUpdate") await rollingUpdate(ctx, ds, fits, hash);
     // a revision stays while a pod still carries its hash
     const live = new Set(controlledPods(ctx, ds).map((p) => p.metadata.labels?.[REVISION_HASH]));
     await cleanupHistory(ctx, ds, old, (cr) => live.has(revisionHash(cr, "DaemonSet")));
   } catch (e) {
     error = e;
   }
-  await updateStatus(ctx, key, nodes, hash);
+  await updateStatus(ctx, key, fits, hash);
   if (error) throw error;
 }
 
