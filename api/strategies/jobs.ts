@@ -61,6 +61,10 @@ export const JOB_CONTROLLER_NAME = "kubernetes.io/job-controller";
  */
 const SCHEDULING_DIRECTIVES = ["nodeSelector", "affinity", "tolerations", "schedulingGates"];
 const MAX_INDEXED_PARALLELISM = 100000;
+/** Limits of maxFailedIndexes (and, past COMPLETIONS_SOFT_LIMIT with backoffLimitPerIndex, of parallelism). */
+const MAX_FAILED_INDEXES = 100_000;
+const COMPLETIONS_SOFT_LIMIT = 100_000;
+const HIGH_COMPLETIONS_LIMIT = 10_000;
 
 export function defaultJob(obj: KubeObject): void {
   const spec = ensureObject(obj, "spec");
@@ -105,14 +109,23 @@ function prepareJob(obj: KubeObject): void {
   if (!(JOB_LABELS.controllerUid in matchLabels)) matchLabels[JOB_LABELS.controllerUid] = uid;
 }
 
-/** The completion mode, and what Indexed asks of completions and parallelism. */
+/**
+ * The completion mode, what Indexed asks of completions and parallelism, and the per-index
+ * backoff fields that only an Indexed Job may have.
+ */
 function completionModeCauses(spec: any, at: string): StatusCause[] {
   const causes: StatusCause[] = [];
   const modes = ["NonIndexed", "Indexed"];
   if (spec.completionMode != null && !modes.includes(spec.completionMode))
     causes.push(field.notSupported(`${at}.completionMode`, spec.completionMode, modes));
+  const maxFailed = spec.maxFailedIndexes;
+  const tooMany = (limit: number, why = "") =>
+    typeof maxFailed === "number" && maxFailed > limit
+      ? [field.invalid(`${at}.maxFailedIndexes`, maxFailed, `must be less than or equal to ${why || limit}`)]
+      : [];
   if (spec.completionMode === "Indexed") {
-    if (spec.completions == null)
+    const completions = spec.completions;
+    if (completions == null)
       causes.push(field.required(`${at}.completions`, "when completion mode is Indexed"));
     if (typeof spec.parallelism === "number" && spec.parallelism > MAX_INDEXED_PARALLELISM)
       causes.push(
@@ -122,15 +135,36 @@ function completionModeCauses(spec: any, at: string): StatusCause[] {
           `must be less than or equal to ${MAX_INDEXED_PARALLELISM} when completion mode is Indexed`,
         ),
       );
+    if (typeof completions === "number") causes.push(...tooMany(completions, "completions"));
+    causes.push(...tooMany(MAX_FAILED_INDEXES));
+    if (
+      typeof completions === "number" &&
+      completions > COMPLETIONS_SOFT_LIMIT &&
+      spec.backoffLimitPerIndex != null
+    ) {
+      const high = `when completions are above ${COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index`;
+      if (maxFailed == null)
+        causes.push(
+          field.required(
+            `${at}.maxFailedIndexes`,
+            `must be specified when completions is above ${COMPLETIONS_SOFT_LIMIT}`,
+          ),
+        );
+      if (typeof spec.parallelism === "number" && spec.parallelism > HIGH_COMPLETIONS_LIMIT)
+        causes.push(
+          field.invalid(
+            `${at}.parallelism`,
+            spec.parallelism,
+            `must be less than or equal to ${HIGH_COMPLETIONS_LIMIT} ${high}`,
+          ),
+        );
+      causes.push(...tooMany(HIGH_COMPLETIONS_LIMIT, `${HIGH_COMPLETIONS_LIMIT} ${high}`));
+    }
+  } else {
+    for (const f of ["backoffLimitPerIndex", "maxFailedIndexes"])
+      if (spec[f] != null)
+        causes.push(field.invalid(`${at}.${f}`, spec[f], "requires indexed completion mode"));
   }
-  return causes;
-}
-
-/** Parts of the Job API this server does not run yet: refused rather than ignored. */
-function unsupported(spec: any, at: string): StatusCause[] {
-  const causes: StatusCause[] = [];
-  for (const f of ["backoffLimitPerIndex", "maxFailedIndexes"])
-    if (spec[f] != null) causes.push(field.forbidden(`${at}.${f}`, "not supported by this server yet"));
   return causes;
 }
 
@@ -166,15 +200,19 @@ export function validateJobSpec(spec: any, at: string, selectorRequired: boolean
     "activeDeadlineSeconds",
     "backoffLimit",
     "ttlSecondsAfterFinished",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
   ])
     causes.push(...nonNegative(spec[f], `${at}.${f}`));
-  causes.push(...completionModeCauses(spec, at), ...unsupported(spec, at));
-  causes.push(...validatePodFailurePolicy(spec, at), ...validateSuccessPolicy(spec, at));
+  if (spec.maxFailedIndexes != null && spec.backoffLimitPerIndex == null)
+    causes.push(field.required(`${at}.backoffLimitPerIndex`, "when maxFailedIndexes is specified"));
   if (spec.managedBy != null) {
     const by = String(spec.managedBy);
     causes.push(...domainPrefixedPath(`${at}.managedBy`, by));
     if (by.length > MAX_MANAGED_BY) causes.push(field.tooLong(`${at}.managedBy`, MAX_MANAGED_BY));
   }
+  causes.push(...completionModeCauses(spec, at));
+  causes.push(...validatePodFailurePolicy(spec, at), ...validateSuccessPolicy(spec, at));
   const sel: LabelSelector | undefined = isObject(spec.selector) ? spec.selector : undefined;
   if (sel) causes.push(...validateLabelSelector(sel, `${at}.selector`));
   else if (selectorRequired) causes.push(field.required(`${at}.selector`));

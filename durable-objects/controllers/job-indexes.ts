@@ -82,3 +82,31 @@ export function matchSuccessPolicy(
   }
   return undefined;
 }
+
+/** Active pods of an Indexed Job with no valid index, a completed one, or one another pod holds. */
+export function misplacedPods(
+  active: KubeObject[],
+  completed: Set<number>,
+  completions: number,
+): KubeObject[] {
+  const held = new Set<number>();
+  return active.filter((p) => {
+    const i = indexOf(p, completions);
+    if (i === undefined || completed.has(i) || held.has(i)) return true;
+    held.add(i);
+    return false;
+  });
+}
+
+/** The indexes still to run that no active pod holds, lowest first. */
+export function pendingIndexes(
+  active: KubeObject[],
+  completed: Set<number>,
+  completions: number,
+  failed = new Set<number>(),
+): number[] {
+  const held = new Set(active.map((p) => indexOf(p, completions)));
+  const out: number[] = [];
+  for (let i = 0; i < completions; i++) if (!completed.has(i) && !held.has(i) && !failed.has(i)) out.push(i);
+  return out;
+}

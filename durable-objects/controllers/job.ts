@@ -14,7 +14,6 @@ import type { KubeObject } from "../../api/types";
 import { claim, ownerKeys } from "./claim";
 import {
   type Condition,
-  controllerRefOf,
   getCondition,
   isActivePod,
   isGone,
@@ -29,7 +28,32 @@ import {
   timeOf,
 } from "./controller-utils";
 import { matchPodFailurePolicy } from "./job-failure-policy";
-import { formatIndexes, indexOf, indexPod, isIndexed, matchSuccessPolicy, parseIndexes } from "./job-indexes";
+import {
+  formatIndexes,
+  indexOf,
+  indexPod,
+  isIndexed,
+  matchSuccessPolicy,
+  misplacedPods,
+  parseIndexes,
+  pendingIndexes,
+} from "./job-indexes";
+import {
+  failedIndexesEnd,
+  hasBackoffLimitPerIndex,
+  indexBackoffRemaining,
+  type PerIndex,
+  perIndexState,
+  replacementCounts,
+} from "./job-per-index";
+import {
+  isOrphanTracked,
+  ORPHAN_POD,
+  releaseOrphans,
+  releasePod,
+  syncOrphanPod,
+  tracked,
+} from "./job-tracking";
 import { createPods, deletePods } from "./pod-control";
 import { podFromTemplate } from "./replicaset-status";
 import type { Controller, ControllerContext } from "./runtime/controller";
@@ -66,8 +90,6 @@ const trueCondition = (job: KubeObject, type: string) => {
   return c?.status === "True" ? c : undefined;
 };
 
-const tracked = (pod: KubeObject) => !!pod.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER);
-
 /** What the Job's pod failure policy says of a failed pod (only pods whose phase is Failed are judged). */
 function failurePolicyOf(job: KubeObject, pod: KubeObject) {
   const policy = job.spec?.podFailurePolicy;
@@ -94,53 +116,17 @@ function condition(
   return { type, status, lastProbeTime: now, lastTransitionTime: now, reason: r.reason, message: r.message };
 }
 
-async function releasePod(ctx: ControllerContext, pod: KubeObject): Promise<boolean> {
-  try {
-    await ctx.api.patch(
-      POD,
-      pod.metadata.namespace,
-      pod.metadata.name!,
-      { metadata: { [`$deleteFromPrimitiveList/finalizers`]: [JOB_TRACKING_FINALIZER] } },
-      "application/strategic-merge-patch+json",
-    );
-    return true;
-  } catch (e) {
-    if (isNotFound(e)) return true;
-    throw e;
-  }
-}
-
-/** Keys of this controller that name a pod, not a Job: an orphan holding the finalizer. */
-const ORPHAN_POD = "pod:";
-
-/** A tracked pod whose controlling Job is gone (or that was orphaned) loses the finalizer. */
-function isOrphanTracked(pod: KubeObject, ctx: ControllerContext): boolean {
-  if (!tracked(pod)) return false;
-  const ref = controllerRefOf(pod);
-  if (!ref) return true;
-  if (ref.kind !== "Job") return false;
-  return ctx.informers.get(JOBS, `${pod.metadata.namespace}/${ref.name}`)?.metadata.uid !== ref.uid;
-}
-
-async function syncOrphanPod(ctx: ControllerContext, key: string): Promise<void> {
-  const pod = ctx.informers.get("/pods", key);
-  if (pod && isOrphanTracked(pod, ctx)) await releasePod(ctx, pod);
-}
-
-/** A deleted Job's pods keep no finalizer of it (the garbage collector then deletes them). */
-async function releaseOrphans(ctx: ControllerContext, key: string): Promise<void> {
-  const { namespace, name } = splitKey(key);
-  const pods = ctx.informers
-    .list("/pods", namespace)
-    .filter((p) => controllerRefOf(p)?.name === name && isOrphanTracked(p, ctx));
-  for (const p of pods) await releasePod(ctx, p);
-}
-
 /**
  * Counts the finished pods that still hold the finalizer: first recorded as uncounted (so a
  * crash before the counters move loses nothing), then released, then moved into the counters.
  */
-async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: KubeObject[], status: any) {
+async function trackFinishedPods(
+  ctx: ControllerContext,
+  job: KubeObject,
+  pods: KubeObject[],
+  status: any,
+  perIndex?: PerIndex,
+) {
   const uncounted = {
     succeeded: [...(status.uncountedTerminatedPods?.succeeded ?? [])] as string[],
     failed: [...(status.uncountedTerminatedPods?.failed ?? [])] as string[],
@@ -154,6 +140,9 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
   for (const pod of pods) {
     if (!tracked(pod)) continue;
     const uid = pod.metadata.uid!;
+    // a failed pod whose index is still to run again keeps its finalizer (and its failure
+    // counts) until its replacement exists
+    if (perIndex?.held.has(uid) && !finished) continue;
     if (uncounted.succeeded.includes(uid) || uncounted.failed.includes(uid)) {
       release.push(pod);
       continue;
@@ -190,10 +179,12 @@ async function trackFinishedPods(ctx: ControllerContext, job: KubeObject, pods: 
     !jsonEqual(status.conditions ?? [], job.status?.conditions ?? []) ||
     uncounted.succeeded.length !== (before.succeeded ?? []).length ||
     uncounted.failed.length !== (before.failed ?? []).length ||
-    completed.size !== completedBefore
+    completed.size !== completedBefore ||
+    (perIndex && formatIndexes(perIndex.failed) !== job.status?.failedIndexes)
   ) {
     status.uncountedTerminatedPods = uncounted;
     if (completed.size) status.completedIndexes = formatIndexes(completed);
+    if (perIndex) status.failedIndexes = formatIndexes(perIndex.failed);
     const written = await ctx.api.update(JOB, { ...job, status }, "status");
     status = structuredClone(written.status ?? status);
     job = written;
@@ -231,23 +222,44 @@ function jobPod(job: KubeObject, index?: number): KubeObject {
   return index === undefined ? pod : indexPod(job, pod, index);
 }
 
-/** Active pods of an Indexed Job with no valid index, a completed one, or one another pod holds. */
-function misplacedPods(active: KubeObject[], completed: Set<number>, completions: number): KubeObject[] {
-  const held = new Set<number>();
-  return active.filter((p) => {
-    const i = indexOf(p, completions);
-    if (i === undefined || completed.has(i) || held.has(i)) return true;
-    held.add(i);
-    return false;
-  });
-}
-
-/** The indexes still to run that no active pod holds, lowest first. */
-function pendingIndexes(active: KubeObject[], completed: Set<number>, completions: number): number[] {
-  const held = new Set(active.map((p) => indexOf(p, completions)));
-  const out: number[] = [];
-  for (let i = 0; i < completions; i++) if (!completed.has(i) && !held.has(i)) out.push(i);
-  return out;
+/**
+ * Starts up to `count` more pods: an Indexed Job's for its pending indexes, each (with
+ * backoffLimitPerIndex) once its own backoff has passed and carrying its failure counts; others
+ * once the Job's backoff has passed. Returns how many were made.
+ */
+async function startMissing(
+  ctx: ControllerContext,
+  key: string,
+  job: KubeObject,
+  count: number,
+  at: { active: KubeObject[]; completed: Set<number>; perIndex?: PerIndex },
+): Promise<number> {
+  const now = ctx.now();
+  const { perIndex } = at;
+  if (!perIndex) {
+    const wait = backoffRemaining(key, job, now);
+    if (wait > 0) {
+      ctx.enqueue(key, wait);
+      return 0;
+    }
+  }
+  if (!isIndexed(job)) return createPods(ctx, job, count, () => jobPod(job));
+  let pending = pendingIndexes(at.active, at.completed, job.spec.completions, perIndex?.failed);
+  if (perIndex) {
+    const waits = pending.map((i) => indexBackoffRemaining(perIndex.awaiting.get(i), now));
+    const wait = Math.min(Infinity, ...waits.filter((w) => w > 0));
+    if (wait !== Infinity) ctx.enqueue(key, wait);
+    pending = pending.filter((_, n) => waits[n] === 0);
+  }
+  const make = () => {
+    const index = pending.shift()!;
+    const pod = jobPod(job, index);
+    if (perIndex)
+      Object.assign(pod.metadata.annotations!, replacementCounts(job, perIndex.awaiting.get(index)));
+    return pod;
+  };
+  const n = Math.min(count, pending.length);
+  return n > 0 ? createPods(ctx, job, n, make) : 0;
 }
 
 /** Restarts of the containers of active pods count toward the backoff limit with restartPolicy OnFailure. */
@@ -284,7 +296,10 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
   const now = ctx.now();
   const at = rfc3339(now);
   const pods = await claim(ctx, cached, "batch/v1", "Job", POD, ctx.informers.list("/pods", namespace));
-  const tracked0 = await trackFinishedPods(ctx, cached, pods, structuredClone(cached.status ?? {}));
+  const perIndex = hasBackoffLimitPerIndex(cached)
+    ? perIndexState(cached, pods, tracked, (p) => outcome(p, cached) === "failed", pods.filter(isActivePod))
+    : undefined;
+  const tracked0 = await trackFinishedPods(ctx, cached, pods, structuredClone(cached.status ?? {}), perIndex);
   const { job, status } = tracked0;
   const uid = job.metadata.uid!;
   if (tracked0.newSuccesses > 0 || finishedCondition(job.status?.conditions)) backoffs.delete(key);
@@ -296,6 +311,10 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
   // as they are now: counting above may have written some of them
   const current = pods.map((p) => ctx.informers.get("/pods", keyOf(p)) ?? p);
   let active = current.filter(isActivePod);
+  // a pod that finished while this sync ran is counted by the next one, before any replacement
+  const finishedMeanwhile = current.some(
+    (p, i) => isActivePod(pods[i]) && !isActivePod(p) && !p.metadata.deletionTimestamp,
+  );
   const terminating = current.filter((p) => p.metadata.deletionTimestamp && !isTerminal(p));
   const indexed = isIndexed(job);
   const completed = parseIndexes(status.completedIndexes);
@@ -313,6 +332,7 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
     let success = trueCondition(job, "SuccessCriteriaMet");
     if (!failure && !success) {
       const start = timeOf(status.startTime);
+      const indexesFailure = perIndex && failedIndexesEnd(spec, perIndex.failed, completed);
       const policyMet =
         indexed && spec.successPolicy
           ? matchSuccessPolicy(spec.successPolicy, completed, spec.completions)
@@ -326,6 +346,8 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
         now - start >= spec.activeDeadlineSeconds * 1000
       ) {
         failure = condition("FailureTarget", "True", MESSAGES.deadline, at);
+      } else if (indexesFailure) {
+        failure = condition("FailureTarget", "True", indexesFailure, at);
       } else if (policyMet) {
         // met before all completions: the rest of the pods are stopped
         success = condition(
@@ -396,13 +418,10 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
           await deletePods(ctx, job, misplaced);
           active = active.filter((p) => !misplaced.includes(p));
         }
-        if (active.length < want) {
-          const wait = backoffRemaining(key, job, now);
-          const pending = indexed ? pendingIndexes(active, completed, spec.completions) : [];
-          const make = indexed ? () => jobPod(job, pending.shift()) : () => jobPod(job);
-          if (wait > 0) ctx.enqueue(key, wait);
-          else created = await createPods(ctx, job, want - active.length, make);
-        } else if (active.length > want) {
+        if (active.length < want && finishedMeanwhile) ctx.enqueue(key, 0);
+        else if (active.length < want)
+          created = await startMissing(ctx, key, job, want - active.length, { active, completed, perIndex });
+        else if (active.length > want) {
           const extra = [...active]
             .sort(
               (a, b) =>

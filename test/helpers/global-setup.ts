@@ -15,7 +15,8 @@ declare module "vitest" {
 
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "edgeplane-test-"));
-  const server = await startDevServer({ stateDir: dir, quiet: true });
+  // TEST_SERVER_LOGS=1 shows the engine's output (console output of the Worker and its objects)
+  const server = await startDevServer({ stateDir: dir, quiet: process.env.TEST_SERVER_LOGS !== "1" });
   project.provide("server", { url: server.url, token: server.token, kubeconfigPath: server.kubeconfigPath });
   return async () => {
     await server.stop();

@@ -88,10 +88,6 @@ describe("batch/v1 jobs", () => {
     expect(await bad(job("i", { completionMode: "Indexed", parallelism: 2 }))).toEqual([
       "spec.completions: Required value: when completion mode is Indexed",
     ]);
-    // not run by this server yet: said, not ignored
-    expect(
-      await bad(job("p", { backoffLimitPerIndex: 1, completionMode: "Indexed", completions: 2 })),
-    ).toEqual(["spec.backoffLimitPerIndex: Forbidden: not supported by this server yet"]);
     // the template and completions do not change after create
     const ok = await api(t, "POST", jobPath(ns), job("h", { suspend: true }));
     expect(ok.status).toBe(201);
