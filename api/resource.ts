@@ -35,6 +35,8 @@ export interface ResourceStrategy {
   warningsOnCreate?(obj: KubeObject): string[];
   /** Whether spec changes bump metadata.generation (true for most kinds with a spec). */
   generation?: boolean;
+  /** Adjust a status subresource update against the stored object (e.g. a phase's transition time). */
+  prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
   /** Prepare a new object before it is stored (e.g. a pod's status.phase = Pending). */
   prepareForCreate?(obj: KubeObject): void;
   /** Prepare an update of the main resource from the stored object, before defaulting. */

@@ -166,6 +166,11 @@ export const TYPES: Record<string, TypeDef> = {
     policyTypes: atomicList,
   },
 
+  // core/v1 storage (every list but a claim's conditions atomic)
+  PersistentVolumeSpec: {},
+  PersistentVolumeClaimSpec: {},
+  PersistentVolumeClaimStatus: { conditions },
+
   // policy/v1
   PodDisruptionBudgetSpec: { selector: { strategy: "replace", atomic: true } },
   PodDisruptionBudgetStatus: { conditions },
@@ -228,6 +233,9 @@ export const KINDS: Record<string, TypeDef> = {
   NetworkPolicy: root("NetworkPolicySpec"),
   PodDisruptionBudget: root("PodDisruptionBudgetSpec", "PodDisruptionBudgetStatus"),
   Lease: root(),
+  PersistentVolume: root("PersistentVolumeSpec"),
+  PersistentVolumeClaim: root("PersistentVolumeClaimSpec", "PersistentVolumeClaimStatus"),
+  StorageClass: root(),
   Role: root(undefined, undefined, { rules: atomicList }),
   ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),
   RoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),

@@ -21,6 +21,7 @@ import { leases } from "./leases";
 import { namespaces } from "./namespaces";
 import { ingressclasses, ingresses, networkpolicies } from "./networking";
 import { nodes } from "./nodes";
+import { persistentvolumeclaims, persistentvolumes } from "./persistentvolumes";
 import { poddisruptionbudgets } from "./poddisruptionbudgets";
 import { pods } from "./pods";
 import { limitranges, resourcequotas } from "./quotas";
@@ -37,6 +38,7 @@ import {
 import { serviceaccounts } from "./serviceaccounts";
 import { services } from "./services";
 import { statefulsets } from "./statefulsets";
+import { storageclasses } from "./storageclasses";
 import { deployments, replicasets } from "./workloads";
 
 export { humanDuration, translateAge } from "./common";
@@ -53,6 +55,8 @@ export const RESOURCES: ResourceDef[] = [
   limitranges,
   namespaces,
   nodes,
+  persistentvolumeclaims,
+  persistentvolumes,
   pods,
   podtemplates,
   replicationcontrollers,
@@ -84,6 +88,7 @@ export const RESOURCES: ResourceDef[] = [
   clusterroles,
   rolebindings,
   roles,
+  storageclasses,
   mutatingwebhookconfigurations,
   validatingadmissionpolicies,
   validatingadmissionpolicybindings,

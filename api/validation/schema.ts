@@ -29,6 +29,7 @@ import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { StorageClass } from "kubernetes-models/storage.k8s.io/v1/StorageClass";
 import { Binding } from "kubernetes-models/v1/Binding";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Endpoints } from "kubernetes-models/v1/Endpoints";
@@ -36,6 +37,8 @@ import { Event } from "kubernetes-models/v1/Event";
 import { LimitRange } from "kubernetes-models/v1/LimitRange";
 import { Namespace } from "kubernetes-models/v1/Namespace";
 import { Node } from "kubernetes-models/v1/Node";
+import { PersistentVolume } from "kubernetes-models/v1/PersistentVolume";
+import { PersistentVolumeClaim } from "kubernetes-models/v1/PersistentVolumeClaim";
 import { Pod } from "kubernetes-models/v1/Pod";
 import { PodTemplate } from "kubernetes-models/v1/PodTemplate";
 import { ReplicationController } from "kubernetes-models/v1/ReplicationController";
@@ -82,6 +85,9 @@ const MODELS: ModelClass[] = [
   Ingress,
   IngressClass,
   NetworkPolicy,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  StorageClass,
   Role,
   ClusterRole,
   RoleBinding,

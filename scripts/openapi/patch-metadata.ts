@@ -142,6 +142,13 @@ export const FIELD_META: Record<string, FieldMeta> = {
   [`${CORE}.NamespaceStatus.conditions`]: byType,
   [`${CORE}.NamespaceSpec.finalizers`]: atomic,
   [`${CORE}.LimitRangeSpec.limits`]: atomic,
+  [`${CORE}.PersistentVolumeSpec.accessModes`]: atomic,
+  [`${CORE}.PersistentVolumeSpec.mountOptions`]: atomic,
+  [`${CORE}.PersistentVolumeClaimSpec.accessModes`]: atomic,
+  [`${CORE}.PersistentVolumeClaimStatus.accessModes`]: atomic,
+  [`${CORE}.PersistentVolumeClaimStatus.conditions`]: byType,
+  ["io.k8s.api.storage.v1.StorageClass.mountOptions"]: atomic,
+  ["io.k8s.api.storage.v1.StorageClass.allowedTopologies"]: atomic,
   [`${CORE}.ResourceQuotaSpec.scopes`]: atomic,
 
   // apps

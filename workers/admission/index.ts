@@ -17,6 +17,7 @@ import { validatingAdmissionPolicy } from "./policy";
 import { resourceQuota } from "./resource-quota";
 import { securityContextDeny } from "./security-context-deny";
 import { serviceAccount } from "./service-account";
+import { defaultStorageClass, persistentVolumeClaimResize, storageObjectInUseProtection } from "./storage";
 import { pluginSwitches } from "./util";
 import { mutatingWebhooks, validatingWebhooks } from "./webhooks";
 
@@ -49,6 +50,9 @@ const PLUGINS: AdmissionPlugin[] = [
   securityContextDeny,
   podSecurity,
   authzAdmission,
+  defaultStorageClass,
+  storageObjectInUseProtection,
+  persistentVolumeClaimResize,
   mutatingWebhooks, // MutatingAdmissionWebhook: the last mutating plugin
   validatingAdmissionPolicy,
   validatingWebhooks, // ValidatingAdmissionWebhook

@@ -150,6 +150,7 @@ export function prepareUpdate(
     if (obj.metadata.labels !== undefined) next.metadata.labels = obj.metadata.labels;
     if (obj.metadata.annotations !== undefined) next.metadata.annotations = obj.metadata.annotations;
     if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
+    def.strategy.prepareForStatusUpdate?.(next, old);
   } else {
     next = obj;
     def.strategy.prepareForUpdate?.(next, old);
@@ -196,9 +197,10 @@ export function validateObject(
   if (ownRules) own.push(...ownRules(obj, old!));
   else if (def.strategy.validate) own.push(...def.strategy.validate(obj, old));
   // a value outside an enum, or a missing one, is said once: in the strategy's words when it
-  // has its own for that field or the object holding it (spec.updateStrategy for its type)
+  // has its own for that field or the object or list holding it (spec.updateStrategy for its
+  // type, spec.accessModes for one of its items)
   const ownFields = own.map((c) => c.field ?? "");
-  const said = (f = "") => ownFields.some((g) => f === g || f.startsWith(`${g}.`));
+  const said = (f = "") => ownFields.some((g) => f === g || f.startsWith(`${g}.`) || f.startsWith(`${g}[`));
   const causes = schema.filter((c) => !(SAID_ONCE.has(c.type ?? "") && said(c.field)));
   causes.push(...own);
   if (!ownRules && !def.strategy.validate && !meta.name && !meta.generateName && !old)

@@ -62,8 +62,9 @@ describe("schemaCauses", () => {
     expect(hasSchema("batch/v1", "Job")).toBe(true);
     expect(hasSchema("batch/v1", "CronJob")).toBe(true);
     expect(hasSchema("networking.k8s.io/v1", "Ingress")).toBe(true);
-    expect(hasSchema("storage.k8s.io/v1", "StorageClass")).toBe(false);
-    expect(schemaCauses("storage.k8s.io/v1", "StorageClass", { provisioner: 1 })).toEqual([]);
+    expect(hasSchema("storage.k8s.io/v1", "StorageClass")).toBe(true);
+    expect(hasSchema("storage.k8s.io/v1", "CSIDriver")).toBe(false);
+    expect(schemaCauses("storage.k8s.io/v1", "CSIDriver", { spec: 1 })).toEqual([]);
     expect(
       schemaCauses("apps/v1", "Deployment", {
         metadata: { name: "d" },
