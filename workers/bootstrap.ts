@@ -3,6 +3,7 @@
 import { StatusError } from "../api/errors";
 import { lookupGVR } from "../api/registry";
 import { apiserverServiceIP } from "../api/strategies/service-allocator";
+import { LOCAL_PATH_CLASS, LOCAL_PATH_PROVISIONER } from "../api/strategies/storageclasses";
 import type { KubeObject } from "../api/types";
 import { ensureBootstrapPolicy } from "./authz/index";
 import type { Env } from "./env";
@@ -61,6 +62,36 @@ async function createApiserverService(env: Env): Promise<void> {
   }
 }
 
+/**
+ * The "local-path" StorageClass, the default one, provisioned by the controller manager's
+ * local-path provisioner (as k3s installs Rancher's): made once, when absent at bootstrap;
+ * EDGEPLANE_LOCAL_STORAGE=off leaves it out.
+ */
+async function createLocalStorageClass(env: Env): Promise<void> {
+  if (env.EDGEPLANE_LOCAL_STORAGE === "off") return;
+  const def = lookupGVR("storage.k8s.io", "v1", "storageclasses")!;
+  const store = new Store(env, def);
+  if (await store.find("", LOCAL_PATH_CLASS)) return;
+  const sc: KubeObject = {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: {
+      name: LOCAL_PATH_CLASS,
+      annotations: { "storageclass.kubernetes.io/is-default-class": "true" },
+    },
+    provisioner: LOCAL_PATH_PROVISIONER,
+    volumeBindingMode: "WaitForFirstConsumer",
+    reclaimPolicy: "Delete",
+  } as KubeObject;
+  def.strategy.defaults?.(sc);
+  def.strategy.prepareForCreate?.(sc);
+  try {
+    await store.create(sc);
+  } catch (e) {
+    if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
+  }
+}
+
 /** Wakes the controller manager and the scheduler (they re-list and resync). */
 export async function wakeControlLoops(env: Env): Promise<void> {
   const id = env.EDGEPLANE_CLUSTER;
@@ -89,7 +120,7 @@ export async function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => v
   const key = env.EDGEPLANE_CLUSTER;
   if (ready.has(key)) return;
   await createNamespaces(env);
-  await Promise.all([ensureBootstrapPolicy(env), createApiserverService(env)]);
+  await Promise.all([ensureBootstrapPolicy(env), createApiserverService(env), createLocalStorageClass(env)]);
   if (ready.has(key)) return;
   ready.add(key);
   const woken = wakeControlLoops(env).catch((e) => console.error("waking control loops failed", e));

@@ -23,6 +23,8 @@ export interface Env {
   EDGEPLANE_NODE_MONITOR_GRACE_SECONDS?: string;
   /** Seconds a pod stays on an unreachable node before eviction (default 300). */
   EDGEPLANE_DEFAULT_TOLERATION_SECONDS?: string;
+  /** "off": no built-in "local-path" StorageClass is created (k3s's --disable local-storage) */
+  EDGEPLANE_LOCAL_STORAGE?: string;
   /** Authorization modes in order, comma separated (default "Node,RBAC"). */
   EDGEPLANE_AUTHORIZATION_MODES?: string;
   /** ABAC policy (upstream's JSON-lines file contents, or base64 of them) for the ABAC mode. */

@@ -8,13 +8,16 @@ import { endpointsController } from "./endpoints";
 import { endpointSliceController } from "./endpointslices";
 import { garbageCollector } from "./garbage-collector";
 import { jobController } from "./job";
+import { localPathProvisioner } from "./local-path";
 import { namespaceController } from "./namespace";
 import { createNodeLifecycleController } from "./node-lifecycle";
+import { persistentVolumeController } from "./persistentvolume";
 import { createPodGC } from "./pod-gc";
 import { replicaSetController, replicationControllerController } from "./replicaset";
 import type { Controller } from "./runtime/controller";
 import { serviceAccountController } from "./serviceaccount";
 import { statefulSetController } from "./statefulset";
+import { volumeProtectionController } from "./volume-protection";
 
 /** Knobs upstream sets with kube-controller-manager flags (defaults as upstream). */
 export interface ControllerConfig {
@@ -43,6 +46,9 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     serviceAccountController,
     endpointsController,
     endpointSliceController,
+    persistentVolumeController,
+    volumeProtectionController,
+    localPathProvisioner,
     createNodeLifecycleController({
       gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
       defaultTolerationSeconds: config.defaultTolerationSeconds,

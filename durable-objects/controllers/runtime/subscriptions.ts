@@ -22,6 +22,9 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "policy/poddisruptionbudgets": ["controllers"],
   "batch/cronjobs": ["controllers"],
   "coordination.k8s.io/leases": ["controllers"],
+  "/persistentvolumeclaims": ["controllers", "scheduler"],
+  "/persistentvolumes": ["controllers", "scheduler"],
+  "storage.k8s.io/storageclasses": ["controllers", "scheduler"],
 };
 
 /** Resources each subscriber caches (the keys of SUBSCRIPTIONS it appears in). */
