@@ -2,6 +2,7 @@
 // kept incrementally from informer-style events, and a per-cycle snapshot
 // that only re-copies the nodes that changed since the previous cycle.
 import { type ImageState, NodeInfo } from "./nodeinfo";
+import type { VolumeLister } from "./plugins/volumebinding";
 import { type Node, newPodInfo, type Pod, type PodInfo, podKey } from "./podinfo";
 
 interface PodState {
@@ -26,6 +27,8 @@ export class Snapshot {
   namespaceLabels = new Map<string, Record<string, string>>();
   index = new Map<string, number>();
   structure = -1;
+  /** the cluster's claims, volumes and classes, for VolumeBinding (none: pods' claims are not looked at) */
+  volumes?: VolumeLister;
 
   get(name: string): NodeInfo | undefined {
     return this.nodeInfoMap.get(name);

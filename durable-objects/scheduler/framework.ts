@@ -161,7 +161,8 @@ export interface Profile {
 
 /**
  * The upstream v1.32 default plugin set (MultiPoint, in order) with score
- * weights. Volume plugins are absent: there is no volume binding here.
+ * weights. Of the volume plugins only VolumeBinding is here (no volume limits,
+ * restrictions or zones: nodes attach no cloud disks).
  */
 export const DEFAULT_PLUGINS: PluginConfig[] = [
   { name: "PrioritySort" },
@@ -171,6 +172,7 @@ export const DEFAULT_PLUGINS: PluginConfig[] = [
   { name: "NodeAffinity", weight: 2 },
   { name: "NodePorts" },
   { name: "NodeResourcesFit", weight: 1 },
+  { name: "VolumeBinding" },
   { name: "PodTopologySpread", weight: 2 },
   { name: "InterPodAffinity", weight: 2 },
   { name: "DefaultPreemption" },

@@ -10,12 +10,22 @@ import {
   preemptedEvent,
   scheduledEvent,
 } from "./events";
+import type { VolumeDecision } from "./plugins/volumebinding";
 import { type Pod, podKey } from "./podinfo";
 import { type QueuedPodInfo, type QueueOptions, SchedulingQueue } from "./queue";
 import { Scheduler, type SchedulerOptions } from "./scheduler";
 
 export type SchedulingAction =
-  | { kind: "bind"; pod: Pod; key: string; nodeName: string; binding: KubeObject; event: KubeObject }
+  | {
+      kind: "bind";
+      pod: Pod;
+      key: string;
+      nodeName: string;
+      binding: KubeObject;
+      event: KubeObject;
+      /** claims to bind or provision, and wait for, before the Binding (VolumeBinding's PreBind) */
+      volumes?: VolumeDecision;
+    }
   | {
       kind: "unschedulable";
       pod: Pod;
@@ -96,6 +106,13 @@ export class SchedulingLoop {
     this.queue.moveAllToActiveOrBackoff(type === "ADDED" ? "NodeAdd" : "NodeUpdate", now);
   }
 
+  /** A claim, volume or class changed: pods waiting on their claims may fit now. */
+  onStorage(now: number): void {
+    this.queue.moveAllToActiveOrBackoff("StorageChange", now, (q) =>
+      q.unschedulablePlugins.has("VolumeBinding"),
+    );
+  }
+
   onNamespace(type: WatchType, ns: KubeObject): void {
     if (type === "DELETED") this.scheduler.cache.removeNamespace(ns.metadata.name ?? "");
     else this.scheduler.cache.setNamespace(ns.metadata.name ?? "", ns.metadata.labels);
@@ -131,6 +148,7 @@ export class SchedulingLoop {
         key: q.key,
         nodeName: r.node,
         binding: bindingFor(pod, r.node),
+        volumes: this.scheduler.volumeDecision(q.key),
         event: scheduledEvent(pod, r.node, { ...this.eventOpts, now }),
       };
     }

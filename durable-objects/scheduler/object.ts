@@ -13,9 +13,13 @@ import { stayResident } from "../controllers/runtime/resident";
 import { resourcesOf } from "../controllers/runtime/subscriptions";
 import { type SchedulingAction, SchedulingLoop } from "./loop";
 import type { Pod } from "./podinfo";
+import { claimsBound, volumeLister, writeVolumeDecision } from "./volume-prebind";
 
 const USER = { name: "system:kube-scheduler", uid: "", groups: ["system:masters", "system:authenticated"] };
 const MAX_INFLIGHT = 64;
+/** How long PreBind waits for a pod's claims to be bound (upstream's bindTimeoutSeconds is 600). */
+const BIND_TIMEOUT_MS = 600_000;
+const STORAGE = new Set(["/persistentvolumeclaims", "/persistentvolumes", "storage.k8s.io/storageclasses"]);
 
 export class SchedulerObject extends DurableObject<Env> {
   private informers?: Informers;
@@ -30,15 +34,20 @@ export class SchedulerObject extends DurableObject<Env> {
   private async init(): Promise<void> {
     this.loop = new SchedulingLoop();
     const informers = new Informers(this.env, resourcesOf("scheduler"));
-    this.api = new ApiClient(this.env, USER);
+    // its own writes (a claim's selected node, a volume's claimRef) are seen at once, as the controllers' are
+    this.api = new ApiClient(this.env, USER, (res, obj, deleted) => {
+      if (STORAGE.has(res)) informers.observe(res, obj, deleted);
+    });
     // events through the recorder: a pod retried every few seconds counts up one event
     this.recorder = new EventRecorder(this.api, "default-scheduler");
     informers.onChange((res, type, obj) => {
       const now = Date.now();
       if (res === "/nodes") this.loop.onNode(type, obj, now);
       else if (res === "/pods") this.loop.onPod(type, obj as Pod, now);
+      else if (STORAGE.has(res)) this.loop.onStorage(now);
       this.kick();
     });
+    this.loop.scheduler.snapshot.volumes = volumeLister(informers);
     await informers.startAll();
     this.informers = informers;
     console.log(`scheduler: caches filled (${informers.keys("/pods").length} pods)`);
@@ -103,6 +112,11 @@ export class SchedulerObject extends DurableObject<Env> {
     const pods = lookupGVR("", "v1", "pods")!;
     const ns = a.pod.metadata.namespace;
     if (a.kind === "bind") {
+      // claims to bind or provision first: written, then waited for, off the scheduling pass
+      if (a.volumes && (a.volumes.bind.length || a.volumes.provision.length)) {
+        void this.bindAfterVolumes(a);
+        return;
+      }
       try {
         await api.request("POST", pathFor(pods, ns, a.pod.metadata.name, "binding"), a.binding);
         this.loop.bindingResult(a.key, true, Date.now());
@@ -123,6 +137,44 @@ export class SchedulerObject extends DurableObject<Env> {
         .catch(() => {});
     }
     void this.record(a.pod, a.event);
+  }
+
+  /**
+   * VolumeBinding's PreBind: each chosen volume gets its claimRef, each claim to provision the
+   * selected node; once every claim of the pod is bound, the Binding is written. A failure (or
+   * BIND_TIMEOUT_MS without binding) gives the pod back to the queue.
+   */
+  private async bindAfterVolumes(a: Extract<SchedulingAction, { kind: "bind" }>): Promise<void> {
+    const api = this.api!;
+    const d = a.volumes!;
+    try {
+      await writeVolumeDecision(api, d);
+      const deadline = Date.now() + BIND_TIMEOUT_MS;
+      for (;;) {
+        const why = claimsBound(this.informers!, d);
+        if (why === true) break;
+        if (why) throw new Error(why);
+        if (Date.now() > deadline) throw new Error("timed out waiting for the condition");
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const pods = lookupGVR("", "v1", "pods")!;
+      await api.request(
+        "POST",
+        pathFor(pods, a.pod.metadata.namespace, a.pod.metadata.name, "binding"),
+        a.binding,
+      );
+      this.loop.bindingResult(a.key, true, Date.now());
+      void this.record(a.pod, a.event);
+    } catch (e) {
+      this.loop.bindingResult(a.key, false, Date.now());
+      const message = `running PreBind plugin "VolumeBinding": binding volumes: ${e instanceof Error ? e.message : e}`;
+      void this.record(a.pod, {
+        type: "Warning",
+        reason: "FailedScheduling",
+        note: message,
+      } as unknown as KubeObject);
+    }
+    this.kick();
   }
 
   /** An events.k8s.io-shaped event from the scheduling loop, recorded (and deduplicated) as core/v1. */

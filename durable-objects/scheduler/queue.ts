@@ -35,6 +35,7 @@ export type ClusterEvent =
   | "AssignedPodUpdate"
   | "AssignedPodDelete"
   | "UnschedulableTimeout"
+  | "StorageChange"
   | "ForceActivate";
 
 function creationMs(p: PodInfo): number {

@@ -13,6 +13,7 @@ import {
 } from "./framework";
 import type { NodeInfo } from "./nodeinfo";
 import { defaultRegistry } from "./plugins/index";
+import { NAME as VOLUME_BINDING, type VolumeDecision, type volumeBinding } from "./plugins/volumebinding";
 import { newPodInfo, type Pod, type PodInfo } from "./podinfo";
 
 const MIN_FEASIBLE_NODES_TO_FIND = 100;
@@ -244,8 +245,20 @@ export class Scheduler {
     return { node: host, pod: assumed, evaluatedNodes: r.evaluatedNodes, feasibleNodes: r.feasibleNodes };
   }
 
+  /** What VolumeBinding reserved for a pod: volumes to bind and claims to provision first. */
+  volumeDecision(key: string): VolumeDecision | undefined {
+    return this.volumePlugin()?.decision(key);
+  }
+
+  private volumePlugin() {
+    return this.framework.plugins.find((p) => p.name === VOLUME_BINDING) as
+      | ReturnType<typeof volumeBinding>
+      | undefined;
+  }
+
   /** After the Binding write: confirm the assumption, or undo it so the pod can be retried. */
   bindingDone(key: string, ok: boolean, now = Date.now()): void {
+    this.volumePlugin()?.forget(key);
     if (ok) this.cache.finishBinding(key, now);
     else this.cache.forgetPod(key);
   }

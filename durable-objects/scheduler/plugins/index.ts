@@ -11,6 +11,7 @@ import { nodeResourcesFit } from "./noderesourcesfit";
 import { nodeUnschedulable } from "./nodeunschedulable";
 import { type PodTopologySpreadArgs, podTopologySpread } from "./podtopologyspread";
 import { taintToleration } from "./tainttoleration";
+import { volumeBinding } from "./volumebinding";
 
 /** Queue ordering lives in queue.ts; this entry exists so profiles can name it. */
 const prioritySort = (): Plugin => ({ name: "PrioritySort" });
@@ -26,6 +27,7 @@ export function defaultRegistry(): Registry {
   r.register("NodeAffinity", nodeAffinity);
   r.register("NodePorts", nodePorts);
   r.register("NodeResourcesFit", nodeResourcesFit);
+  r.register("VolumeBinding", volumeBinding);
   r.register("PodTopologySpread", (args) => podTopologySpread(args as PodTopologySpreadArgs));
   r.register("InterPodAffinity", interPodAffinity);
   r.register("DefaultPreemption", (args) => defaultPreemption(args as { random?: () => number }));
@@ -47,4 +49,5 @@ export {
   nodeUnschedulable,
   podTopologySpread,
   taintToleration,
+  volumeBinding,
 };
