@@ -54,6 +54,29 @@ export function defaultStatefulSet(obj: KubeObject): void {
   if (spec.replicas == null) spec.replicas = 1;
   if (spec.revisionHistoryLimit == null) spec.revisionHistoryLimit = 10;
   defaultTemplate(spec.template);
+  // each claim template is defaulted as a claim is (volume mode, and a Pending status)
+  for (const t of Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : [])
+    if (isObject(t)) {
+      ensureObject(t, "spec").volumeMode ??= "Filesystem";
+      ensureObject(t, "status").phase ||= "Pending";
+    }
+}
+
+/** The spec with a claim volume per volumeClaimTemplate in its template, as its pods will have. */
+function withClaimTemplates(spec: any): any {
+  const claims = Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : [];
+  if (!claims.length || !isObject(spec.template?.spec)) return spec;
+  const names = new Set(claims.map((c: any) => c?.metadata?.name));
+  const volumes = [
+    ...claims.map((c: any) => ({
+      name: c?.metadata?.name,
+      persistentVolumeClaim: { claimName: c?.metadata?.name },
+    })),
+    ...(Array.isArray(spec.template.spec.volumes) ? spec.template.spec.volumes : []).filter(
+      (v: any) => !names.has(v?.name),
+    ),
+  ];
+  return { ...spec, template: { ...spec.template, spec: { ...spec.template.spec, volumes } } };
 }
 
 function validateSpec(spec: any, old: KubeObject | undefined): StatusCause[] {
@@ -96,15 +119,10 @@ function validateSpec(spec: any, old: KubeObject | undefined): StatusCause[] {
   // a negative revisionHistoryLimit is allowed upstream: history is then never pruned
   if (isObject(spec.ordinals)) causes.push(...nonNegative(spec.ordinals.start, "spec.ordinals.start"));
   // immutability of the selector is part of the spec rule below
-  causes.push(...validateSelectorAndTemplate(spec, undefined, "statefulset", "StatefulSet"));
-  // volumeClaimTemplates need PersistentVolumeClaims, which this server does not serve yet
-  if (Array.isArray(spec.volumeClaimTemplates) && spec.volumeClaimTemplates.length > 0)
-    causes.push(
-      field.forbidden(
-        "spec.volumeClaimTemplates",
-        "not supported by this server yet: PersistentVolumeClaims are not served",
-      ),
-    );
+  // the pods' mounts may name the claim templates (each pod gets a claim volume of that name)
+  causes.push(
+    ...validateSelectorAndTemplate(withClaimTemplates(spec), undefined, "statefulset", "StatefulSet"),
+  );
   if (old && isObject(old.spec)) {
     const rest = (s: any) => Object.fromEntries(Object.entries(s).filter(([k]) => !MUTABLE.includes(k)));
     if (!deepEqual(rest(spec), rest(old.spec)))

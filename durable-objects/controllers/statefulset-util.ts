@@ -4,6 +4,7 @@
 import type { KubeObject } from "../../api/types";
 import { isPodAvailable, isPodReady, isTerminal } from "./controller-utils";
 import { podFromTemplate } from "./replicaset-status";
+import { withClaimVolumes } from "./statefulset-claims";
 
 /** The name of the revision a pod was made from (for a StatefulSet, the revision's name). */
 export const POD_REVISION = "controller-revision-hash";
@@ -50,6 +51,7 @@ export function statefulPod(set: KubeObject, revision: KubeObject, ordinal: numb
   };
   pod.spec!.hostname = name;
   if (set.spec?.serviceName) pod.spec!.subdomain = set.spec.serviceName;
+  withClaimVolumes(set, pod, ordinal);
   return pod;
 }
 

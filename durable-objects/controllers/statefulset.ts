@@ -12,6 +12,7 @@ import { claim, controlledPods, indexPodsByController, ownerKeys } from "./claim
 import { cleanupHistory, constructHistory, REVISIONS } from "./controller-history";
 import { errorMessage, isGone, isNotFound, isTerminal, jsonEqual, keyOf, splitKey } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
+import { createMissingClaims, updateClaimOwners } from "./statefulset-claims";
 import {
   isHealthy,
   ordinalOf,
@@ -31,9 +32,13 @@ class Wait extends Error {}
 
 async function createPod(ctx: ControllerContext, set: KubeObject, pod: KubeObject): Promise<void> {
   const what = `Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name}`;
+  const ordinal = ordinalOf(set, pod);
   try {
-    await ctx.api.create(POD, pod);
+    // its claims first: the pod is not made while one cannot be
+    await createMissingClaims(ctx, set, pod.metadata.name!, ordinal);
+    const made = await ctx.api.create(POD, pod);
     void ctx.recorder.event(set, "Normal", "SuccessfulCreate", `create ${what} successful`);
+    await updateClaimOwners(ctx, set, made, ordinal, false);
   } catch (e) {
     void ctx.recorder.event(
       set,
@@ -132,6 +137,13 @@ async function syncPods(
       if (monotonic) throw new Wait();
       continue;
     }
+    // a pending pod whose claim went is given it again; claim owners follow the retention policy
+    const current = pod;
+    await step(async () => {
+      if (current.status?.phase === "Pending")
+        await createMissingClaims(ctx, set, current.metadata.name!, ordinal);
+      await updateClaimOwners(ctx, set, current, ordinal, false);
+    });
     if (monotonic && !healthy(pod)) throw new Wait();
   }
   for (let i = condemned.length - 1; i >= 0; i--) {
@@ -141,7 +153,10 @@ async function syncPods(
       continue;
     }
     if (monotonic && !healthy(pod) && pod !== firstUnhealthy) throw new Wait();
-    await step(() => deletePod(ctx, set, pod));
+    await step(async () => {
+      await updateClaimOwners(ctx, set, pod, ordinalOf(set, pod), true);
+      await deletePod(ctx, set, pod);
+    });
     if (monotonic) throw new Wait();
   }
   if (errors.length) throw errors[0];

@@ -1,6 +1,7 @@
 // apps/v1 StatefulSets through real workerd: upstream's defaults, its validation and the spec
-// fields an update may not change, the scale subresource, and volumeClaimTemplates refused
-// while PersistentVolumeClaims are not served. The controller is in test/e2e/statefulsets.test.ts.
+// fields an update may not change, the scale subresource, and claim templates defaulted as
+// claims are, their names usable as the pods' volumes. The controller is in
+// test/e2e/statefulsets.test.ts.
 import { describe, expect, it } from "vitest";
 import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
 
@@ -61,7 +62,7 @@ describe("apps/v1 statefulsets", () => {
     expect(bare.json.spec.updateStrategy).toEqual({ type: "RollingUpdate" });
   });
 
-  it("refuses what upstream refuses, and volumeClaimTemplates while claims are not served", async () => {
+  it("refuses what upstream refuses", async () => {
     const ns = await freshNamespace(t);
     const post = async (body: unknown) => causes(await api(t, "POST", path(ns), body));
     expect(await post(sts("a", { podManagementPolicy: "Sometimes" }))).toEqual([
@@ -84,13 +85,38 @@ describe("apps/v1 statefulsets", () => {
     expect(await post(sts("f", { selector: {} }))).toContain(
       "spec.selector: Invalid value: {}: empty selector is invalid for statefulset",
     );
-    const claims = sts("g", {
-      volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"] } }],
-    });
-    expect(await post(claims)).toEqual([
-      "spec.volumeClaimTemplates: Forbidden: not supported by this server yet: PersistentVolumeClaims are not served",
-    ]);
     expect((await api(t, "GET", path(ns))).json.items).toEqual([]);
+  });
+
+  it("takes volumeClaimTemplates: defaulted as claims, their names mountable by the pods", async () => {
+    const ns = await freshNamespace(t);
+    const claims = sts(
+      "g",
+      {
+        volumeClaimTemplates: [
+          {
+            metadata: { name: "data" },
+            spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+          },
+        ],
+      },
+      { containers: [{ name: "c", image: "busybox", volumeMounts: [{ name: "data", mountPath: "/data" }] }] },
+    );
+    const r = await api(t, "POST", path(ns), claims);
+    expect(r.status, r.text).toBe(201);
+    expect(r.json.spec.volumeClaimTemplates[0]).toMatchObject({
+      spec: { volumeMode: "Filesystem" },
+      status: { phase: "Pending" },
+    });
+    // a mount naming neither a volume nor a claim template is still refused
+    const bad = sts(
+      "h",
+      {},
+      { containers: [{ name: "c", image: "busybox", volumeMounts: [{ name: "nope", mountPath: "/x" }] }] },
+    );
+    expect((await causes(await api(t, "POST", path(ns), bad))).join("\n")).toContain(
+      'volumeMounts[0].name: Not found: "nope"',
+    );
   });
 
   it("lets an update change only replicas, ordinals, template, updateStrategy, the retention policy and minReadySeconds", async () => {
