@@ -1,6 +1,7 @@
 // Pod volumes, written under <root>/pods/<uid>/volumes/<plugin>/<name> and
 // bind-mounted into containers: emptyDir, configMap, secret, downwardAPI,
-// projected (incl. serviceAccountToken) and hostPath.
+// projected (incl. serviceAccountToken), hostPath, and claims bound to hostPath or local
+// PersistentVolumes.
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, normalize } from "node:path";
 import type { Mount } from "../cri/types";
@@ -147,6 +148,39 @@ async function tokenFile(
   out.set(src.path, { data: Buffer.alloc(0), mode });
 }
 
+/** A hostPath volume's directory, made when its type says DirectoryOrCreate. */
+function hostDirectory(p: string, type: string | undefined): string {
+  if (type === "DirectoryOrCreate" && !existsSync(p)) mkdirSync(p, { recursive: true, mode: 0o755 });
+  else if (type === "Directory" && (!existsSync(p) || !statSync(p).isDirectory()))
+    throw new VolumeError(`hostPath type check failed: ${p} is not a directory`);
+  return p;
+}
+
+/**
+ * The directory of the volume a claim is bound to: the claim must be Bound, and its
+ * PersistentVolume a hostPath or local one (what this node can mount without a CSI driver).
+ */
+async function claimDirectory(ctx: VolumeContext, claimName: string): Promise<string> {
+  const ns = ctx.pod.metadata.namespace;
+  const claim = await getObject(
+    ctx.api,
+    `/api/v1/namespaces/${enc(ns)}/persistentvolumeclaims/${enc(claimName)}`,
+  );
+  if (!claim) throw new VolumeError(`persistentvolumeclaim "${claimName}" not found`);
+  const volumeName = claim.spec?.volumeName;
+  if (claim.status?.phase !== "Bound" || !volumeName)
+    throw new VolumeError(
+      `PVC ${ns}/${claimName} has non-bound phase ("${claim.status?.phase ?? ""}") or empty pvc.Spec.VolumeName ("${volumeName ?? ""}")`,
+    );
+  const pv = await getObject(ctx.api, `/api/v1/persistentvolumes/${enc(volumeName)}`);
+  if (!pv) throw new VolumeError(`persistentvolume "${volumeName}" not found`);
+  if (pv.spec?.hostPath) return hostDirectory(pv.spec.hostPath.path, pv.spec.hostPath.type);
+  if (pv.spec?.local) return hostDirectory(pv.spec.local.path, "Directory");
+  throw new VolumeError(
+    `persistentvolume "${volumeName}": only hostPath and local volumes can be mounted on this node`,
+  );
+}
+
 /** Sets up every volume of the pod; returns each volume's host directory by name. */
 export async function setupVolumes(
   ctx: VolumeContext,
@@ -156,13 +190,11 @@ export async function setupVolumes(
   for (const v of ctx.pod.spec?.volumes ?? []) {
     const kind = Object.keys(PLUGIN).find((k) => v[k] !== undefined);
     if (v.hostPath) {
-      const p = v.hostPath.path;
-      if ((v.hostPath.type === "DirectoryOrCreate" || !v.hostPath.type) && !existsSync(p)) {
-        if (v.hostPath.type === "DirectoryOrCreate") mkdirSync(p, { recursive: true, mode: 0o755 });
-      } else if (v.hostPath.type === "Directory" && (!existsSync(p) || !statSync(p).isDirectory())) {
-        throw new VolumeError(`hostPath type check failed: ${p} is not a directory`);
-      }
-      paths.set(v.name, p);
+      paths.set(v.name, hostDirectory(v.hostPath.path, v.hostPath.type));
+      continue;
+    }
+    if (v.persistentVolumeClaim) {
+      paths.set(v.name, await claimDirectory(ctx, v.persistentVolumeClaim.claimName));
       continue;
     }
     if (!kind) throw new VolumeError(`volume "${v.name}": unsupported volume type`);
@@ -199,7 +231,8 @@ export async function setupVolumes(
 export function readOnlyVolumes(pod: any): Set<string> {
   const out = new Set<string>();
   for (const v of pod.spec?.volumes ?? [])
-    if (v.configMap || v.secret || v.downwardAPI || v.projected) out.add(v.name);
+    if (v.configMap || v.secret || v.downwardAPI || v.projected || v.persistentVolumeClaim?.readOnly)
+      out.add(v.name);
   return out;
 }
 

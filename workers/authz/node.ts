@@ -1,13 +1,15 @@
 // The Node authorizer (upstream 1.32, AuthorizeNodeWithSelectors on): kubelets, users named
 // system:node:<name> in group system:nodes, may read the secrets, configmaps and PVCs of pods
-// bound to them, request tokens for those pods' service accounts, read and write their own
+// bound to them (and the PersistentVolumes those claims are bound to), request tokens for those pods' service accounts, read and write their own
 // Node and Lease, list/watch pods only with spec.nodeName=<self>, and otherwise what the
 // static node rules allow. Everything it refuses is "no opinion", with upstream's reasons.
 import { NODE_RULES } from "../../api/rbac/bootstrap";
 import { rulesAllow } from "../../api/rbac/rules";
+import { lookupGVR } from "../../api/registry";
 import { parseFieldSelector } from "../../api/selectors";
 import type { UserInfo } from "../app-env";
 import type { Env } from "../env";
+import { Store } from "../store-client";
 import { NodeGraph, type RefKind } from "./node-graph";
 import { ALLOW, type Attributes, type AuthorizerResult, NO_OPINION, type RulesResult } from "./types";
 
@@ -55,6 +57,7 @@ export class NodeAuthorizer {
             return this.statusUpdate(node, "persistentvolumeclaims", attrs, env);
           return this.get(node, "persistentvolumeclaims", attrs, env);
         case "persistentvolumes.":
+          return this.volume(node, attrs, env);
         case "resourceclaims.resource.k8s.io":
         case "volumeattachments.storage.k8s.io":
           // no such objects are served here, so no path from the node can exist
@@ -122,6 +125,21 @@ export class NodeAuthorizer {
     if (attrs.verb !== "get") return no("can only get individual resources of this type");
     if (attrs.subresource) return no("cannot get subresource");
     return this.related(node, kind, attrs, env);
+  }
+
+  /** A PersistentVolume, when a pod bound to the node uses the claim the volume is bound to. */
+  private async volume(node: string, attrs: Attributes, env: Env): Promise<AuthorizerResult> {
+    if (attrs.verb !== "get") return no("can only get individual resources of this type");
+    if (attrs.subresource) return no("cannot get subresource");
+    if (!attrs.name) return no("No Object name found");
+    const def = lookupGVR("", "v1", "persistentvolumes");
+    const pv = def ? await new Store(env, def).find("", attrs.name) : undefined;
+    const ref = pv?.spec?.claimRef;
+    const ok =
+      typeof ref?.namespace === "string" &&
+      typeof ref?.name === "string" &&
+      (await this.graph.related(env, node, "persistentvolumeclaims", ref.namespace, ref.name));
+    return ok ? ALLOW : no(`no relationship found between node '${node}' and this object`);
   }
 
   private readNamespaced(

@@ -1,3 +1,5 @@
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, hasKubectl, kubectl } from "../../helpers/cluster";
 import type { OwnServer } from "../../helpers/own-server";
@@ -153,6 +155,72 @@ spec:
       expect((await k(["delete", "ds", "daemon"])).code).toBe(0);
       await waitFor("the DaemonSet's pod gone", async () => (await podsNow()).length === 0, 60_000);
       await waitFor("its container stopped", async () => (await running(second.metadata.uid)).length === 0);
+    },
+    240_000,
+  );
+
+  it.skipIf(!hasKubectl)(
+    "keeps a StatefulSet pod's data on its local-path claim across the pod's replacement",
+    async () => {
+      const k = (args: string[], input?: string) =>
+        kubectl(server, ["-n", ns, ...args], input === undefined ? {} : { input });
+      const script =
+        "if [ -f /data/first ]; then echo found-$(cat /data/first); else echo $(hostname)-$$ > /data/first; echo wrote-$(cat /data/first); fi; exec sleep 3600";
+      const manifest = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: keeper}
+spec:
+  serviceName: keeper
+  replicas: 1
+  selector: {matchLabels: {app: keeper}}
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}
+  template:
+    metadata: {labels: {app: keeper}}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+      - {name: c, image: ${BUSYBOX}, command: [sh, -c, '${script}'], volumeMounts: [{name: data, mountPath: /data}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Mi}}}
+`;
+      expect((await k(["apply", "-f", "-"], manifest)).code).toBe(0);
+      const status = await k(["rollout", "status", "sts/keeper", "--timeout=90s"]);
+      expect(status.code, status.stderr).toBe(0);
+      const written = await waitFor("the first pod's log", async () => {
+        const out = (await k(["logs", "keeper-0"])).stdout.trim();
+        return out.startsWith("wrote-") && out;
+      });
+      const claim = (
+        await api(server, "GET", `/api/v1/namespaces/${ns}/persistentvolumeclaims/data-keeper-0`)
+      ).json;
+      const pv = (await api(server, "GET", `/api/v1/persistentvolumes/${claim.spec.volumeName}`)).json;
+      expect(pv.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values).toEqual([NODE]);
+      const dir = pv.spec.hostPath.path as string;
+      expect(readFileSync(join(dir, "first"), "utf8").trim()).toBe(written.slice("wrote-".length));
+      // the pod is replaced: the new one finds what the first one wrote
+      const first = (await api(server, "GET", `/api/v1/namespaces/${ns}/pods/keeper-0`)).json;
+      expect((await k(["delete", "pod", "keeper-0"])).code).toBe(0);
+      const found = await waitFor(
+        "the new pod's log",
+        async () => {
+          const p = (await api(server, "GET", `/api/v1/namespaces/${ns}/pods/keeper-0`)).json;
+          if (p.metadata?.uid === first.metadata.uid || p.status?.phase !== "Running") return false;
+          const out = (await k(["logs", "keeper-0"])).stdout.trim();
+          return out.startsWith("found-") && out;
+        },
+        90_000,
+      );
+      expect(found).toBe(`found-${written.slice("wrote-".length)}`);
+      // the set goes with its claim (whenDeleted: Delete) and the provisioned volume
+      expect((await k(["delete", "sts", "keeper"])).code).toBe(0);
+      await waitFor(
+        "the volume deleted",
+        async () =>
+          (await api(server, "GET", `/api/v1/persistentvolumes/${pv.metadata.name}`)).status === 404,
+        60_000,
+      );
+      rmSync(dir, { recursive: true, force: true });
     },
     240_000,
   );
