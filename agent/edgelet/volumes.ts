@@ -160,13 +160,17 @@ function hostDirectory(p: string, type: string | undefined): string {
  * The directory of the volume a claim is bound to: the claim must be Bound, and its
  * PersistentVolume a hostPath or local one (what this node can mount without a CSI driver).
  */
-async function claimDirectory(ctx: VolumeContext, claimName: string): Promise<string> {
+async function claimDirectory(ctx: VolumeContext, claimName: string, owner?: string): Promise<string> {
   const ns = ctx.pod.metadata.namespace;
   const claim = await getObject(
     ctx.api,
     `/api/v1/namespaces/${enc(ns)}/persistentvolumeclaims/${enc(claimName)}`,
   );
   if (!claim) throw new VolumeError(`persistentvolumeclaim "${claimName}" not found`);
+  if (owner && !claim.metadata?.ownerReferences?.some((r: any) => r.controller && r.uid === owner))
+    throw new VolumeError(
+      `PVC ${ns}/${claimName} was not created for pod ${ns}/${ctx.pod.metadata.name} (pod is not owner)`,
+    );
   const volumeName = claim.spec?.volumeName;
   if (claim.status?.phase !== "Bound" || !volumeName)
     throw new VolumeError(
@@ -195,6 +199,14 @@ export async function setupVolumes(
     }
     if (v.persistentVolumeClaim) {
       paths.set(v.name, await claimDirectory(ctx, v.persistentVolumeClaim.claimName));
+      continue;
+    }
+    if (v.ephemeral) {
+      // a generic ephemeral volume: the claim <pod>-<volume> the pod owns
+      paths.set(
+        v.name,
+        await claimDirectory(ctx, `${ctx.pod.metadata.name}-${v.name}`, ctx.pod.metadata.uid),
+      );
       continue;
     }
     if (!kind) throw new VolumeError(`volume "${v.name}": unsupported volume type`);

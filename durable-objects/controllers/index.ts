@@ -6,6 +6,7 @@ import { deploymentController } from "./deployment";
 import { disruptionController } from "./disruption";
 import { endpointsController } from "./endpoints";
 import { endpointSliceController } from "./endpointslices";
+import { ephemeralVolumeController } from "./ephemeral-volume";
 import { garbageCollector } from "./garbage-collector";
 import { jobController } from "./job";
 import { localPathProvisioner } from "./local-path";
@@ -49,6 +50,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     persistentVolumeController,
     volumeProtectionController,
     localPathProvisioner,
+    ephemeralVolumeController,
     createNodeLifecycleController({
       gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
       defaultTolerationSeconds: config.defaultTolerationSeconds,

@@ -2,8 +2,9 @@
 // PersistentVolume controller and the local-path provisioner in workerd, KWOK-style simulated
 // nodes. A local-path claim is provisioned on the node its first pod is scheduled to; a pod
 // whose claim is unbound in an immediate class, or bound to a volume pinned elsewhere, stays
-// pending with upstream's reasons; a StatefulSet's claim templates give each pod its claim,
-// which go with the set or on scale-down as the retention policy says.
+// pending with upstream's reasons; a generic ephemeral volume's claim lives and goes with its
+// pod; a StatefulSet's claim templates give each pod its claim, which go with the set or on
+// scale-down as the retention policy says.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
 import { rolledOut, type SimPool, startSimPool } from "../helpers/sim-pool";
@@ -167,6 +168,48 @@ describe.skipIf(!hasKubectl)("storage and scheduling", () => {
     await k(["-n", ns, "delete", "pod", "user", "--grace-period=0", "--force"]);
     await k(["-n", ns, "delete", "pvc", "data"]);
     await api(t, "DELETE", `${PV}/${pvName}`);
+  });
+
+  it("makes a generic ephemeral volume's claim for its pod, and deletes it with the pod", async () => {
+    const ns = await freshNamespace(t);
+    const pod = `apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  ${pool.placement.replace(/\n\s+/g, "\n  ")}
+  containers: [{name: c, image: busybox, volumeMounts: [{name: tmp, mountPath: /tmp}]}]
+  volumes:
+  - name: tmp
+    ephemeral:
+      volumeClaimTemplate:
+        metadata: {labels: {kind: scratch}}
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+`;
+    expect((await k(["-n", ns, "apply", "-f", "-"], pod)).code).toBe(0);
+    const waited = await k(["-n", ns, "wait", "--for=condition=Ready", "pod/scratch", "--timeout=30s"]);
+    expect(waited.code, waited.stderr).toBe(0);
+    const p = (await api(t, "GET", pods(ns, "scratch"))).json;
+    const claim = (await api(t, "GET", pvcs(ns, "scratch-tmp"))).json;
+    expect(claim.metadata.labels).toEqual({ kind: "scratch" });
+    expect(claim.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        name: "scratch",
+        uid: p.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(claim.status.phase).toBe("Bound");
+    expect(claim.metadata.annotations["volume.kubernetes.io/selected-node"]).toBe(p.spec.nodeName);
+    // the pod goes: its claim goes with it, and the provisioned volume
+    expect((await k(["-n", ns, "delete", "pod", "scratch", "--grace-period=0", "--force"])).code).toBe(0);
+    await until("the claim gone", async () => (await api(t, "GET", pvcs(ns, "scratch-tmp"))).status === 404);
+    await until(
+      "the volume gone",
+      async () => (await api(t, "GET", `${PV}/${claim.spec.volumeName}`)).status === 404,
+    );
   });
 
   it("gives each StatefulSet pod its own claim, deleted on scale-down and with the set as the policy says", async () => {

@@ -71,6 +71,11 @@ function podClaims(pod: PodInfo, lister: VolumeLister): PodClaims | string {
     if (claim.status?.phase === "Lost")
       return `persistentvolumeclaim "${name}" bound to non-existent persistentvolume "${claim.spec?.volumeName ?? ""}"`;
     if (claim.metadata.deletionTimestamp) return `persistentvolumeclaim "${name}" is being deleted`;
+    if (
+      ephemeral &&
+      !claim.metadata.ownerReferences?.some((r) => r.controller && r.uid === pod.pod.metadata.uid)
+    )
+      return `PVC ${ns}/${name} was not created for pod ${ns}/${pod.pod.metadata.name} (pod is not owner)`;
     out.all.push({ namespace: ns, name });
     if (isBound(claim)) out.bound.push(claim);
     else if (!claim.spec?.volumeName && isDelayBinding(claim, (n) => lister.storageClass(n)))
