@@ -2,6 +2,7 @@
 // isolate; creating what already exists is harmless (AlreadyExists is ignored).
 import { StatusError } from "../api/errors";
 import { lookupGVR } from "../api/registry";
+import { SYSTEM_PRIORITY_CLASSES } from "../api/strategies/priorityclasses";
 import { apiserverServiceIP } from "../api/strategies/service-allocator";
 import { LOCAL_PATH_CLASS, LOCAL_PATH_PROVISIONER } from "../api/strategies/storageclasses";
 import type { KubeObject } from "../api/types";
@@ -92,6 +93,29 @@ async function createLocalStorageClass(env: Env): Promise<void> {
   }
 }
 
+/** The system PriorityClasses, made when absent (upstream's bootstrap-system-priority-classes). */
+async function createSystemPriorityClasses(env: Env): Promise<void> {
+  const def = lookupGVR("scheduling.k8s.io", "v1", "priorityclasses")!;
+  const store = new Store(env, def);
+  for (const { name, value, description } of SYSTEM_PRIORITY_CLASSES) {
+    if (await store.find("", name)) continue;
+    const pc = {
+      apiVersion: "scheduling.k8s.io/v1",
+      kind: "PriorityClass",
+      metadata: { name },
+      value,
+      description,
+    } as KubeObject;
+    def.strategy.defaults?.(pc);
+    def.strategy.prepareForCreate?.(pc);
+    try {
+      await store.create(pc);
+    } catch (e) {
+      if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
+    }
+  }
+}
+
 /** Wakes the controller manager and the scheduler (they re-list and resync). */
 export async function wakeControlLoops(env: Env): Promise<void> {
   const id = env.EDGEPLANE_CLUSTER;
@@ -120,7 +144,12 @@ export async function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => v
   const key = env.EDGEPLANE_CLUSTER;
   if (ready.has(key)) return;
   await createNamespaces(env);
-  await Promise.all([ensureBootstrapPolicy(env), createApiserverService(env), createLocalStorageClass(env)]);
+  await Promise.all([
+    ensureBootstrapPolicy(env),
+    createApiserverService(env),
+    createLocalStorageClass(env),
+    createSystemPriorityClasses(env),
+  ]);
   if (ready.has(key)) return;
   ready.add(key);
   const woken = wakeControlLoops(env).catch((e) => console.error("waking control loops failed", e));

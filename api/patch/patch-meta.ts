@@ -236,6 +236,7 @@ export const KINDS: Record<string, TypeDef> = {
   PersistentVolume: root("PersistentVolumeSpec"),
   PersistentVolumeClaim: root("PersistentVolumeClaimSpec", "PersistentVolumeClaimStatus"),
   StorageClass: root(),
+  PriorityClass: root(),
   Role: root(undefined, undefined, { rules: atomicList }),
   ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),
   RoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),

@@ -24,6 +24,7 @@ import { nodes } from "./nodes";
 import { persistentvolumeclaims, persistentvolumes } from "./persistentvolumes";
 import { poddisruptionbudgets } from "./poddisruptionbudgets";
 import { pods } from "./pods";
+import { priorityclasses } from "./priorityclasses";
 import { limitranges, resourcequotas } from "./quotas";
 import { clusterrolebindings, clusterroles, rolebindings, roles } from "./rbac";
 import { replicationcontrollers } from "./replicationcontrollers";
@@ -89,6 +90,7 @@ export const RESOURCES: ResourceDef[] = [
   rolebindings,
   roles,
   storageclasses,
+  priorityclasses,
   mutatingwebhookconfigurations,
   validatingadmissionpolicies,
   validatingadmissionpolicybindings,

@@ -18,6 +18,7 @@ import { isDNS1123Label, isDNS1123Subdomain, isValidPortName, isValidPortNum } f
 import { isObject } from "./common";
 import { validateContainerHooks, validateEnv, validateTolerations } from "./pod-checks";
 import { volumeSourceKeys } from "./pod-defaults";
+import { validatePreemptionPolicy } from "./priorityclasses";
 
 const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
 const DNS_POLICIES = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"];
@@ -58,6 +59,8 @@ export function validateVolumes(
     if (isObject(v.hostPath) && !v.hostPath.path) causes.push(field.required(`${p}.hostPath.path`));
     if (isObject(v.persistentVolumeClaim) && !v.persistentVolumeClaim.claimName)
       causes.push(field.required(`${p}.persistentVolumeClaim.claimName`));
+    if (isObject(v.ephemeral) && !isObject(v.ephemeral.volumeClaimTemplate))
+      causes.push(field.required(`${p}.ephemeral.volumeClaimTemplate`));
   });
   return { causes, names };
 }
@@ -262,6 +265,10 @@ export function validatePodSpec(spec: unknown, path = "spec"): StatusCause[] {
       causes.push(field.invalid(`${path}.subdomain`, spec.subdomain, msg));
   causes.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
   causes.push(...validateTolerations(spec.tolerations, `${path}.tolerations`));
+  if (spec.priorityClassName)
+    for (const msg of isDNS1123Subdomain(String(spec.priorityClassName)))
+      causes.push(field.invalid(`${path}.priorityClassName`, spec.priorityClassName, msg));
+  causes.push(...validatePreemptionPolicy(spec.preemptionPolicy, `${path}.preemptionPolicy`));
   if (
     typeof spec.terminationGracePeriodSeconds === "number" &&
     !Number.isInteger(spec.terminationGracePeriodSeconds)

@@ -101,10 +101,8 @@ export const pods: ResourceDef = {
       };
     },
     prepareForCreate: (obj) => {
-      const spec = ensureObject(obj, "spec");
-      // What the Priority admission plugin sets when no PriorityClass applies.
-      if (spec.priority === undefined && !spec.priorityClassName) spec.priority = 0;
-      if (spec.preemptionPolicy === undefined) spec.preemptionPolicy = "PreemptLowerPriority";
+      ensureObject(obj, "spec");
+      // spec.priority and preemptionPolicy are the Priority admission plugin's (workers/admission/priority.ts)
       obj.status = { phase: "Pending", qosClass: podQOSClass(obj) };
     },
   },

@@ -29,6 +29,7 @@ import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { PriorityClass } from "kubernetes-models/scheduling.k8s.io/v1/PriorityClass";
 import { StorageClass } from "kubernetes-models/storage.k8s.io/v1/StorageClass";
 import { Binding } from "kubernetes-models/v1/Binding";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
@@ -88,6 +89,7 @@ const MODELS: ModelClass[] = [
   PersistentVolume,
   PersistentVolumeClaim,
   StorageClass,
+  PriorityClass,
   Role,
   ClusterRole,
   RoleBinding,

@@ -14,6 +14,7 @@ import { limitRanger } from "./limit-ranger";
 import { namespaceLifecycle } from "./namespace-lifecycle";
 import { podSecurity } from "./pod-security";
 import { validatingAdmissionPolicy } from "./policy";
+import { priority } from "./priority";
 import { resourceQuota } from "./resource-quota";
 import { securityContextDeny } from "./security-context-deny";
 import { serviceAccount } from "./service-account";
@@ -45,6 +46,7 @@ const PLUGINS: AdmissionPlugin[] = [
   namespaceLifecycle,
   initializers,
   serviceAccount,
+  priority,
   defaultTolerationSeconds,
   limitRanger,
   securityContextDeny,

@@ -78,15 +78,14 @@ describe("pod defaults", () => {
     expect(imageTag("a@sha256:abc")).toBe("");
   });
 
-  it("prepareForCreate sets Pending, QoS class and priority", () => {
+  it("prepareForCreate sets Pending and the QoS class (priority is the Priority admission plugin's)", () => {
     const p = pod({
       containers: [{ name: "c", image: "x", resources: { limits: { cpu: "1", memory: "1Gi" } } }],
     });
     s.defaults!(p);
     s.prepareForCreate!(p);
     expect(p.status).toEqual({ phase: "Pending", qosClass: "Guaranteed" });
-    expect(p.spec.priority).toBe(0);
-    expect(p.spec.preemptionPolicy).toBe("PreemptLowerPriority");
+    expect(p.spec.priority).toBeUndefined();
   });
 });
 
