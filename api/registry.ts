@@ -9,7 +9,8 @@ const byKey = new Map<string, ResourceDef>();
 const byGVR = new Map<string, ResourceDef>();
 const byKind = new Map<string, ResourceDef>();
 for (const def of RESOURCES) {
-  byKey.set(resourceKey(def), def);
+  // a key names the stored resource: a view of it in another version (storedIn) does not take it
+  if (!def.storedIn || !byKey.has(resourceKey(def))) byKey.set(resourceKey(def), def);
   byGVR.set(`${def.group}/${def.version}/${def.resource}`, def);
   byKind.set(`${apiVersionOf(def)}/${def.kind}`, def);
 }
@@ -21,6 +22,18 @@ export function resourceKey(def: { group: string; resource: string }): string {
 
 export function lookupKey(key: string): ResourceDef {
   const def = byKey.get(key);
+  if (!def) throw notFoundPath(`no resource ${key}`);
+  return def;
+}
+
+/** "group/version/resource": how a watch names the shape (a view) it wants events in. */
+export function viewKey(def: { group: string; version: string; resource: string }): string {
+  return `${def.group}/${def.version}/${def.resource}`;
+}
+
+/** The resource a view key names. */
+export function lookupView(key: string): ResourceDef {
+  const def = byGVR.get(key);
   if (!def) throw notFoundPath(`no resource ${key}`);
   return def;
 }

@@ -1,6 +1,6 @@
 // Reaching a store shard: one Durable Object per (cluster, resource), named so.
 import { StatusError } from "../api/errors";
-import { resourceKey } from "../api/registry";
+import { resourceKey, viewKey } from "../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../api/resource";
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../api/selectors";
 import type { KubeObject } from "../api/types";
@@ -235,7 +235,7 @@ export class Store {
 
   /** A watch in this resource's shape: the shard converts each event for it. */
   private watchQuery(q: WatchQuery): WatchQuery {
-    return this.view ? { ...this.query(q), view: resourceKey(this.def) } : q;
+    return this.view ? { ...this.query(q), view: viewKey(this.def) } : q;
   }
 
   async compactNow(): Promise<number> {

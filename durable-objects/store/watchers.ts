@@ -4,7 +4,7 @@
 // object stop matching is a DELETED for that watcher, one that makes it match an ADDED).
 
 import { concatBytes } from "../../api/bytes";
-import { lookupKey } from "../../api/registry";
+import { lookupView } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { apiVersionOf } from "../../api/resource";
 import { matches, type Selector } from "../../api/selectors";
@@ -188,7 +188,7 @@ export class WatchHub {
   }
 
   bookmark(w: Watcher, rv: number, annotations?: Record<string, string>): void {
-    const def = w.filter.view ? lookupKey(w.filter.view) : this.def();
+    const def = w.filter.view ? lookupView(w.filter.view) : this.def();
     if (!def) return;
     const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
     if (annotations) metadata.annotations = annotations;
@@ -303,7 +303,7 @@ export class WatchHub {
     const key = `view:${view}`;
     let s = cache.get(key) as string | undefined;
     if (s === undefined) {
-      const storedIn = lookupKey(view).storedIn;
+      const storedIn = lookupView(view).storedIn;
       s = storedIn ? JSON.stringify(storedIn.fromStorage(JSON.parse(data))) : data;
       cache.set(key, s);
     }
