@@ -166,6 +166,10 @@ export const TYPES: Record<string, TypeDef> = {
     policyTypes: atomicList,
   },
 
+  // autoscaling (v2; v1 has no lists)
+  HorizontalPodAutoscalerSpec: {},
+  HorizontalPodAutoscalerStatus: { conditions },
+
   // core/v1 storage (every list but a claim's conditions atomic)
   PersistentVolumeSpec: {},
   PersistentVolumeClaimSpec: {},
@@ -237,6 +241,7 @@ export const KINDS: Record<string, TypeDef> = {
   PersistentVolumeClaim: root("PersistentVolumeClaimSpec", "PersistentVolumeClaimStatus"),
   StorageClass: root(),
   PriorityClass: root(),
+  HorizontalPodAutoscaler: root("HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerStatus"),
   Role: root(undefined, undefined, { rules: atomicList }),
   ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),
   RoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),

@@ -16,6 +16,8 @@ import { daemonsets } from "./daemonsets";
 import { endpoints, podtemplates } from "./endpoints";
 import { endpointslices } from "./endpointslices";
 import { events, eventsV1 } from "./events";
+import { horizontalpodautoscalers } from "./horizontalpodautoscalers";
+import { horizontalpodautoscalersV1 } from "./hpa-v1";
 import { jobs } from "./jobs";
 import { leases } from "./leases";
 import { namespaces } from "./namespaces";
@@ -70,6 +72,8 @@ export const RESOURCES: ResourceDef[] = [
   deployments,
   replicasets,
   statefulsets,
+  horizontalpodautoscalers,
+  horizontalpodautoscalersV1,
   cronjobs,
   jobs,
   ingressclasses,

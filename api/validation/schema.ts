@@ -14,7 +14,9 @@ import { LocalSubjectAccessReview } from "kubernetes-models/authorization.k8s.io
 import { SelfSubjectAccessReview } from "kubernetes-models/authorization.k8s.io/v1/SelfSubjectAccessReview";
 import { SelfSubjectRulesReview } from "kubernetes-models/authorization.k8s.io/v1/SelfSubjectRulesReview";
 import { SubjectAccessReview } from "kubernetes-models/authorization.k8s.io/v1/SubjectAccessReview";
+import { HorizontalPodAutoscaler as HorizontalPodAutoscalerV1 } from "kubernetes-models/autoscaling/v1/HorizontalPodAutoscaler";
 import { Scale } from "kubernetes-models/autoscaling/v1/Scale";
+import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
 import { CronJob } from "kubernetes-models/batch/v1/CronJob";
 import { Job } from "kubernetes-models/batch/v1/Job";
 import { Lease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
@@ -78,6 +80,8 @@ const MODELS: ModelClass[] = [
   CronJob,
   Job,
   Scale,
+  HorizontalPodAutoscaler,
+  HorizontalPodAutoscalerV1,
   Lease,
   EventsEvent,
   EndpointSlice,

@@ -8,6 +8,7 @@ import { endpointsController } from "./endpoints";
 import { endpointSliceController } from "./endpointslices";
 import { ephemeralVolumeController } from "./ephemeral-volume";
 import { garbageCollector } from "./garbage-collector";
+import { horizontalPodAutoscalerController } from "./horizontal";
 import { jobController } from "./job";
 import { localPathProvisioner } from "./local-path";
 import { namespaceController } from "./namespace";
@@ -51,6 +52,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     volumeProtectionController,
     localPathProvisioner,
     ephemeralVolumeController,
+    horizontalPodAutoscalerController,
     createNodeLifecycleController({
       gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
       defaultTolerationSeconds: config.defaultTolerationSeconds,

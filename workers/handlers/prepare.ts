@@ -198,9 +198,11 @@ export function validateObject(
   else if (def.strategy.validate) own.push(...def.strategy.validate(obj, old));
   // a value outside an enum, or a missing one, is said once: in the strategy's words when it
   // has its own for that field or the object or list holding it (spec.updateStrategy for its
-  // type, spec.accessModes for one of its items)
+  // type, spec.accessModes for one of its items), or for the parts of a missing object (an
+  // HPA's spec.scaleTargetRef.kind and .name, not spec.scaleTargetRef)
   const ownFields = own.map((c) => c.field ?? "");
-  const said = (f = "") => ownFields.some((g) => f === g || f.startsWith(`${g}.`) || f.startsWith(`${g}[`));
+  const said = (f = "") =>
+    ownFields.some((g) => f === g || f.startsWith(`${g}.`) || f.startsWith(`${g}[`) || g.startsWith(`${f}.`));
   const causes = schema.filter((c) => !(SAID_ONCE.has(c.type ?? "") && said(c.field)));
   causes.push(...own);
   if (!ownRules && !def.strategy.validate && !meta.name && !meta.generateName && !old)

@@ -25,6 +25,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "/persistentvolumeclaims": ["controllers", "scheduler"],
   "/persistentvolumes": ["controllers", "scheduler"],
   "storage.k8s.io/storageclasses": ["controllers", "scheduler"],
+  "autoscaling/horizontalpodautoscalers": ["controllers"],
 };
 
 /** Resources each subscriber caches (the keys of SUBSCRIPTIONS it appears in). */

@@ -56,18 +56,21 @@ describe("discovery facts", () => {
       "events.k8s.io/events": ["ev"],
     });
     const all = RESOURCES.filter((r) => r.categories?.includes("all"))
-      .map((r) => r.resource)
+      .map((r) => `${r.resource}${r.group ? `.${r.group}/${r.version}` : ""}`)
       .sort();
     expect(all).toEqual([
-      "cronjobs",
-      "daemonsets",
-      "deployments",
-      "jobs",
+      "cronjobs.batch/v1",
+      "daemonsets.apps/v1",
+      "deployments.apps/v1",
+      // kubectl get all asks the group's preferred version, v2
+      "horizontalpodautoscalers.autoscaling/v1",
+      "horizontalpodautoscalers.autoscaling/v2",
+      "jobs.batch/v1",
       "pods",
-      "replicasets",
+      "replicasets.apps/v1",
       "replicationcontrollers",
       "services",
-      "statefulsets",
+      "statefulsets.apps/v1",
     ]);
     expect(findResource("", "v1", "nodes")?.namespaced).toBe(false);
     expect(findResource("rbac.authorization.k8s.io", "v1", "clusterroles")?.namespaced).toBe(false);
