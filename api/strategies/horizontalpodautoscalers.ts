@@ -270,9 +270,9 @@ export const HPA_STRATEGY = {
   columns: HPA_COLUMNS,
 };
 
-export const horizontalpodautoscalers: ResourceDef = {
+/** What both served versions share. */
+export const HPA_BASE = {
   group: "autoscaling",
-  version: "v2",
   resource: "horizontalpodautoscalers",
   kind: "HorizontalPodAutoscaler",
   listKind: "HorizontalPodAutoscalerList",
@@ -282,6 +282,11 @@ export const horizontalpodautoscalers: ResourceDef = {
   categories: ["all"],
   verbs: STANDARD_VERBS,
   subresources: { status: { kind: "HorizontalPodAutoscaler", verbs: ["get", "patch", "update"] } },
+};
+
+export const horizontalpodautoscalers: ResourceDef = {
+  ...HPA_BASE,
+  version: "v2",
   strategy: {
     ...HPA_STRATEGY,
     defaults: defaultHPA,

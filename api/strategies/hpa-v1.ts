@@ -4,10 +4,15 @@
 // metrics, behavior, conditions, current metrics) rides in the autoscaling.alpha.kubernetes.io
 // annotations, as upstream converts it, so a v1 client's update keeps it.
 import type { ResourceDef } from "../resource";
-import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
 import { isObject } from "./common";
-import { cpuMetric, DEFAULT_CPU_UTILIZATION, HPA_STRATEGY, validateHPA } from "./horizontalpodautoscalers";
+import {
+  cpuMetric,
+  DEFAULT_CPU_UTILIZATION,
+  HPA_BASE,
+  HPA_STRATEGY,
+  validateHPA,
+} from "./horizontalpodautoscalers";
 
 const ANN = {
   metrics: "autoscaling.alpha.kubernetes.io/metrics",
@@ -88,17 +93,8 @@ export function hpaToV1(obj: KubeObject): KubeObject {
 }
 
 export const horizontalpodautoscalersV1: ResourceDef = {
-  group: "autoscaling",
+  ...HPA_BASE,
   version: "v1",
-  resource: "horizontalpodautoscalers",
-  kind: "HorizontalPodAutoscaler",
-  listKind: "HorizontalPodAutoscalerList",
-  singular: "horizontalpodautoscaler",
-  namespaced: true,
-  shortNames: ["hpa"],
-  categories: ["all"],
-  verbs: STANDARD_VERBS,
-  subresources: { status: { kind: "HorizontalPodAutoscaler", verbs: ["get", "patch", "update"] } },
   storedIn: {
     key: "autoscaling/horizontalpodautoscalers",
     toStorage: hpaToV2,

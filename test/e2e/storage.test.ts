@@ -42,6 +42,19 @@ spec:
   resources: {requests: {storage: 1Gi}}
 ${cls === undefined ? "" : `  storageClassName: "${cls}"\n`}`;
 
+/** A 1Gi ReadWriteOnce volume of class `cls` with this source (and node affinity); its name. */
+async function staticVolume(cls: string, source: Record<string, unknown>): Promise<string> {
+  const name = `v-${uniq()}`;
+  const r = await api(t, "POST", PV, {
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name },
+    spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: cls, ...source },
+  });
+  expect(r.status, r.text).toBe(201);
+  return name;
+}
+
 async function scheduledMessage(ns: string, pod: string): Promise<string> {
   return until(`${pod} unschedulable`, async () => {
     const p = (await api(t, "GET", pods(ns, pod))).json;
@@ -115,19 +128,7 @@ describe.skipIf(!hasKubectl)("storage and scheduling", () => {
     expect(await scheduledMessage(ns, "user")).toMatch(
       /^0\/\d+ nodes are available: pod has unbound immediate PersistentVolumeClaims\. preemption: /,
     );
-    const pvName = `v-${uniq()}`;
-    const pv = await api(t, "POST", PV, {
-      apiVersion: "v1",
-      kind: "PersistentVolume",
-      metadata: { name: pvName },
-      spec: {
-        capacity: { storage: "1Gi" },
-        accessModes: ["ReadWriteOnce"],
-        storageClassName: cls,
-        hostPath: { path: "/tmp/x" },
-      },
-    });
-    expect(pv.status, pv.text).toBe(201);
+    const pvName = await staticVolume(cls, { hostPath: { path: "/tmp/x" } });
     const waited = await k(["-n", ns, "wait", "--for=condition=Ready", "pod/user", "--timeout=30s"]);
     expect(waited.code, waited.stderr).toBe(0);
     await k(["-n", ns, "delete", "pod", "user", "--grace-period=0", "--force"]);
@@ -138,24 +139,13 @@ describe.skipIf(!hasKubectl)("storage and scheduling", () => {
   it("does not place a pod where its bound volume cannot be used (node affinity)", async () => {
     const ns = await freshNamespace(t);
     const cls = `manual-${uniq()}`;
-    const pvName = `v-${uniq()}`;
-    await api(t, "POST", PV, {
-      apiVersion: "v1",
-      kind: "PersistentVolume",
-      metadata: { name: pvName },
-      spec: {
-        capacity: { storage: "1Gi" },
-        accessModes: ["ReadWriteOnce"],
-        storageClassName: cls,
-        local: { path: "/mnt/disk" },
-        nodeAffinity: {
-          required: {
-            nodeSelectorTerms: [
-              {
-                matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: ["elsewhere"] }],
-              },
-            ],
-          },
+    const pvName = await staticVolume(cls, {
+      local: { path: "/mnt/disk" },
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: ["elsewhere"] }] },
+          ],
         },
       },
     });

@@ -90,3 +90,26 @@ export async function waitJob(
 
 export const conditionOf = (j: any, type: string) =>
   (j.status?.conditions ?? []).find((c: any) => c.type === type);
+
+/**
+ * A pod status whose container "work" exited with `code`; `agoSeconds` says when (the kubelet's
+ * finishedAt), or leaves the times unset.
+ */
+export function exited(code: number, agoSeconds?: number) {
+  const at =
+    agoSeconds === undefined
+      ? null
+      : new Date(Date.now() - agoSeconds * 1000).toISOString().replace(/\.\d+Z$/, "Z");
+  return {
+    containerStatuses: [
+      {
+        name: "work",
+        image: "busybox",
+        imageID: "",
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { exitCode: code, reason: "Error", startedAt: at, finishedAt: at } },
+      },
+    ],
+  };
+}

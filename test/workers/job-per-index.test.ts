@@ -6,30 +6,23 @@
 // past stands for an index backoff (10 s for a first failure) that has already run out.
 import { describe, expect, it } from "vitest";
 import { api, freshNamespace, shared, until } from "../helpers/cluster";
-import { conditionOf, finishPod, getJob, job, jobPath, podsOf, waitJob, waitPods } from "../helpers/jobs";
+import {
+  conditionOf,
+  exited,
+  finishPod,
+  getJob,
+  job,
+  jobPath,
+  podsOf,
+  waitJob,
+  waitPods,
+} from "../helpers/jobs";
 
 const t = shared();
 const TRACKING = "batch.kubernetes.io/job-tracking";
 const INDEX = "batch.kubernetes.io/job-completion-index";
 const FAILURES = "batch.kubernetes.io/job-index-failure-count";
 const IGNORED = "batch.kubernetes.io/job-index-ignored-failure-count";
-
-/** The container exited with `code`, `agoSeconds` ago. */
-const exited = (code: number, agoSeconds: number) => {
-  const at = new Date(Date.now() - agoSeconds * 1000).toISOString().replace(/\.\d+Z$/, "Z");
-  return {
-    containerStatuses: [
-      {
-        name: "work",
-        image: "busybox",
-        imageID: "",
-        ready: false,
-        restartCount: 0,
-        state: { terminated: { exitCode: code, reason: "Error", startedAt: at, finishedAt: at } },
-      },
-    ],
-  };
-};
 
 const indexOf = (p: any) => p.metadata.annotations[INDEX];
 const byIndex = (pods: any[], i: number) => pods.find((p) => indexOf(p) === String(i));

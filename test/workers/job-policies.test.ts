@@ -5,23 +5,10 @@
 // The test plays the kubelet, reporting exit codes and conditions as a node would.
 import { describe, expect, it } from "vitest";
 import { api, freshNamespace, shared, until } from "../helpers/cluster";
-import { conditionOf, finishPod, getJob, job, jobPath, waitJob, waitPods } from "../helpers/jobs";
+import { conditionOf, exited, finishPod, getJob, job, jobPath, waitJob, waitPods } from "../helpers/jobs";
 
 const t = shared();
 const TRACKING = "batch.kubernetes.io/job-tracking";
-
-const exited = (code: number) => ({
-  containerStatuses: [
-    {
-      name: "work",
-      image: "busybox",
-      imageID: "",
-      ready: false,
-      restartCount: 0,
-      state: { terminated: { exitCode: code, reason: "Error", startedAt: null, finishedAt: null } },
-    },
-  ],
-});
 
 describe("batch/v1 jobs: podFailurePolicy", () => {
   it("refuses a policy upstream refuses, in its words", async () => {
