@@ -112,9 +112,10 @@ describe.skipIf(!hasKubectl)("storage and scheduling", () => {
       "-o",
       "jsonpath={.items[*].reason}",
     ]);
-    expect(events.stdout.split(" ")).toEqual(
-      expect.arrayContaining(["Provisioning", "ProvisioningSucceeded"]),
-    );
+    const reasons = events.stdout.split(" ");
+    expect(reasons).toEqual(expect.arrayContaining(["Provisioning", "ProvisioningSucceeded"]));
+    // repeats of one event, even ones recorded at the same moment, count on one Event
+    expect(reasons.filter((r) => r === "ExternalProvisioning").length).toBeLessThanOrEqual(1);
     // the claim goes once its pod has; the provisioned volume goes with it
     expect((await k(["-n", ns, "delete", "pod", "user", "--grace-period=0", "--force"])).code).toBe(0);
     expect((await k(["-n", ns, "delete", "pvc", "data", "--timeout=30s"])).code).toBe(0);

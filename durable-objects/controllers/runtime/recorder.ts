@@ -19,6 +19,7 @@ export class EventRecorder {
     const now = Date.now();
     const dedupe = `${obj.metadata.uid}|${reason}|${message}`;
     const seen = this.recent.get(dedupe);
+    let entry: { name: string; count: number; first: string; written: number } | undefined;
     try {
       if (seen) {
         seen.count++;
@@ -29,6 +30,10 @@ export class EventRecorder {
         return;
       }
       const name = `${obj.metadata.name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`;
+      // known before the create is answered: a repeat meanwhile counts on this event, not a second one
+      entry = { name, count: 1, first: rfc3339(now), written: now };
+      this.recent.set(dedupe, entry);
+      if (this.recent.size > 4096) this.recent.delete(this.recent.keys().next().value!);
       await this.api.create(def, {
         apiVersion: "v1",
         kind: "Event",
@@ -51,9 +56,9 @@ export class EventRecorder {
         reportingComponent: this.component,
         reportingInstance: "",
       });
-      this.recent.set(dedupe, { name, count: 1, first: rfc3339(now), written: now });
-      if (this.recent.size > 4096) this.recent.delete(this.recent.keys().next().value!);
     } catch (e) {
+      // a create that failed is not there to count on
+      if (entry && this.recent.get(dedupe) === entry) this.recent.delete(dedupe);
       // events are best effort, as upstream
       console.warn(
         `event ${reason} for ${obj.metadata.name} not recorded: ${e instanceof Error ? e.message : e}`,
