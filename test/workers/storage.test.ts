@@ -391,3 +391,35 @@ describe("storage: binding and reclaiming", () => {
     await api(t, "DELETE", `${PV}/${name}`);
   });
 });
+
+describe("storage: quotas", () => {
+  it("counts claims and their storage, in all and per class, against a namespace's quota", async () => {
+    const ns = await freshNamespace(t);
+    const perClass = "local-path.storageclass.storage.k8s.io/persistentvolumeclaims";
+    const q = await api(t, "POST", `/api/v1/namespaces/${ns}/resourcequotas`, {
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: { name: "disks" },
+      spec: { hard: { "requests.storage": "3Gi", persistentvolumeclaims: "5", [perClass]: "1" } },
+    });
+    expect(q.status, q.text).toBe(201);
+    expect((await api(t, "POST", pvcs(ns), claim("one", {}))).status).toBe(201);
+    const second = await api(t, "POST", pvcs(ns), claim("two", {}));
+    expect(second.status, second.text).toBe(403);
+    expect(second.json.message).toBe(
+      `persistentvolumeclaims "two" is forbidden: exceeded quota: disks, requested: ${perClass}=1, used: ${perClass}=1, limited: ${perClass}=1`,
+    );
+    const big = await api(
+      t,
+      "POST",
+      pvcs(ns),
+      claim("big", { storageClassName: "", resources: { requests: { storage: "5Gi" } } }),
+    );
+    expect(big.status, big.text).toBe(403);
+    expect(big.json.message).toBe(
+      'persistentvolumeclaims "big" is forbidden: exceeded quota: disks, requested: requests.storage=5Gi, used: requests.storage=1Gi, limited: requests.storage=3Gi',
+    );
+    const used = (await get(`/api/v1/namespaces/${ns}/resourcequotas/disks`)).status.used;
+    expect(used).toEqual({ "requests.storage": "1Gi", persistentvolumeclaims: "1", [perClass]: "1" });
+  });
+});

@@ -34,6 +34,8 @@ const LEGACY_COUNTS = new Set([
   "persistentvolumeclaims",
 ]);
 const COMPUTE = ["cpu", "memory", "ephemeral-storage"];
+/** The infix of a storage class's quota names: gold.storageclass.storage.k8s.io/requests.storage */
+const CLASS_QUOTA = ".storageclass.storage.k8s.io/";
 
 function podAmount(spec: any, part: "requests" | "limits", r: string): number {
   let sum = 0;
@@ -69,7 +71,14 @@ export function usageOf(def: ResourceDef, obj: KubeObject): Usage {
     if (obj.spec?.type === "NodePort" || obj.spec?.type === "LoadBalancer")
       u["services.nodeports"] = (Array.isArray(obj.spec?.ports) ? obj.spec.ports : []).length;
   } else if (def.resource === "persistentvolumeclaims") {
-    u["requests.storage"] = qty(obj.spec?.resources?.requests?.storage);
+    const storage = qty(obj.spec?.resources?.requests?.storage);
+    u["requests.storage"] = storage;
+    // and per class: <class>.storageclass.storage.k8s.io/requests.storage and /persistentvolumeclaims
+    const cls = obj.metadata.annotations?.["volume.beta.kubernetes.io/storage-class"] ?? obj.spec?.storageClassName;
+    if (cls) {
+      u[`${cls}${CLASS_QUOTA}requests.storage`] = storage;
+      u[`${cls}${CLASS_QUOTA}persistentvolumeclaims`] = 1;
+    }
   }
   return u;
 }
@@ -233,6 +242,7 @@ async function initialStatus(a: AdmissionAttributes, q: KubeObject): Promise<voi
     else if (/^(requests|limits)\.|^(cpu|memory)$/.test(k))
       resources.add(k === "requests.storage" ? "persistentvolumeclaims" : "pods");
     else if (k.startsWith("services.")) resources.add("services");
+    else if (k.includes(CLASS_QUOTA)) resources.add("persistentvolumeclaims");
   }
   for (const r of resources) {
     const [resource, ...group] = r.split(".");
