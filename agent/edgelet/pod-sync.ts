@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:f
 import { join } from "node:path";
 import { rfc3339 } from "../../api/time";
 import { CriError } from "../cri/client";
+import { enc } from "./api";
 import { applyPodLimits, podCgroupParent, podLimits, removePodCgroupEventually } from "./cgroups";
 import { fieldPath, killContainer, podDir, startContainer } from "./containers";
 import { mark, type NodeContext, type PodState } from "./context";
@@ -104,7 +105,7 @@ async function ensureSandbox(
   let id: string;
   mark(st, "sandbox-image");
   try {
-    id = await ctx.cri.runPodSandbox(config);
+    id = await ctx.cri.runPodSandbox(config, await runtimeHandler(ctx, pod));
   } catch (e) {
     const msg = e instanceof CriError ? e.details : (e as Error).message;
     ctx.events(pod, "Warning", "FailedCreatePodSandBox", `Failed to create pod sandbox: ${msg}`);
@@ -119,6 +120,19 @@ async function ensureSandbox(
   if (current)
     ctx.events(pod, "Normal", "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.");
   return ctx.cache.refreshPod(st.uid);
+}
+
+/** The CRI runtime handler of the pod's RuntimeClass ("" for the runtime's default). */
+async function runtimeHandler(ctx: NodeContext, pod: any): Promise<string> {
+  const name = pod.spec?.runtimeClassName;
+  if (!name) return "";
+  const r = await ctx.api.get(`/apis/node.k8s.io/v1/runtimeclasses/${enc(name)}`);
+  if (r.status === 200) return r.json?.handler ?? "";
+  throw new Error(
+    r.status === 404
+      ? `runtimeclass.node.k8s.io "${name}" not found`
+      : `failed to lookup RuntimeClass ${name}: ${r.status}`,
+  );
 }
 
 function inSandbox(rt: PodRuntime, name: string, sandboxId: string): ContainerInfo[] {

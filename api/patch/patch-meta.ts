@@ -241,6 +241,7 @@ export const KINDS: Record<string, TypeDef> = {
   PersistentVolumeClaim: root("PersistentVolumeClaimSpec", "PersistentVolumeClaimStatus"),
   StorageClass: root(),
   PriorityClass: root(),
+  RuntimeClass: root(),
   HorizontalPodAutoscaler: root("HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerStatus"),
   Role: root(undefined, undefined, { rules: atomicList }),
   ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),

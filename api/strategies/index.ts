@@ -38,6 +38,7 @@ import {
   subjectaccessreviews,
   tokenreviews,
 } from "./reviews";
+import { runtimeclasses } from "./runtimeclasses";
 import { serviceaccounts } from "./serviceaccounts";
 import { services } from "./services";
 import { statefulsets } from "./statefulsets";
@@ -95,6 +96,7 @@ export const RESOURCES: ResourceDef[] = [
   roles,
   storageclasses,
   priorityclasses,
+  runtimeclasses,
   mutatingwebhookconfigurations,
   validatingadmissionpolicies,
   validatingadmissionpolicybindings,

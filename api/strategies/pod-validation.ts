@@ -19,6 +19,7 @@ import { isObject } from "./common";
 import { validateContainerHooks, validateEnv, validateTolerations } from "./pod-checks";
 import { volumeSourceKeys } from "./pod-defaults";
 import { validatePreemptionPolicy } from "./priorityclasses";
+import { validateOverhead } from "./runtimeclasses";
 
 const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
 const DNS_POLICIES = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"];
@@ -265,6 +266,10 @@ export function validatePodSpec(spec: unknown, path = "spec"): StatusCause[] {
       causes.push(field.invalid(`${path}.subdomain`, spec.subdomain, msg));
   causes.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
   causes.push(...validateTolerations(spec.tolerations, `${path}.tolerations`));
+  if (spec.runtimeClassName != null)
+    for (const msg of isDNS1123Subdomain(String(spec.runtimeClassName)))
+      causes.push(field.invalid(`${path}.runtimeClassName`, spec.runtimeClassName, msg));
+  causes.push(...validateOverhead(spec.overhead, `${path}.overhead.limits`));
   if (spec.priorityClassName)
     for (const msg of isDNS1123Subdomain(String(spec.priorityClassName)))
       causes.push(field.invalid(`${path}.priorityClassName`, spec.priorityClassName, msg));

@@ -25,6 +25,7 @@ import { Event as EventsEvent } from "kubernetes-models/events.k8s.io/v1/Event";
 import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { IngressClass } from "kubernetes-models/networking.k8s.io/v1/IngressClass";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import { RuntimeClass } from "kubernetes-models/node.k8s.io/v1/RuntimeClass";
 import { Eviction } from "kubernetes-models/policy/v1/Eviction";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
@@ -94,6 +95,7 @@ const MODELS: ModelClass[] = [
   PersistentVolumeClaim,
   StorageClass,
   PriorityClass,
+  RuntimeClass,
   Role,
   ClusterRole,
   RoleBinding,

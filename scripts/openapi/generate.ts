@@ -73,6 +73,8 @@ const ROOTS = [
   "io.k8s.api.storage.v1.StorageClassList",
   "io.k8s.api.scheduling.v1.PriorityClass",
   "io.k8s.api.scheduling.v1.PriorityClassList",
+  "io.k8s.api.node.v1.RuntimeClass",
+  "io.k8s.api.node.v1.RuntimeClassList",
   "io.k8s.api.networking.v1.Ingress",
   "io.k8s.api.networking.v1.IngressList",
   "io.k8s.api.networking.v1.IngressClass",

@@ -16,6 +16,7 @@ import { podSecurity } from "./pod-security";
 import { validatingAdmissionPolicy } from "./policy";
 import { priority } from "./priority";
 import { resourceQuota } from "./resource-quota";
+import { runtimeClass } from "./runtime-class";
 import { securityContextDeny } from "./security-context-deny";
 import { serviceAccount } from "./service-account";
 import { defaultStorageClass, persistentVolumeClaimResize, storageObjectInUseProtection } from "./storage";
@@ -55,6 +56,7 @@ const PLUGINS: AdmissionPlugin[] = [
   defaultStorageClass,
   storageObjectInUseProtection,
   persistentVolumeClaimResize,
+  runtimeClass,
   mutatingWebhooks, // MutatingAdmissionWebhook: the last mutating plugin
   validatingAdmissionPolicy,
   validatingWebhooks, // ValidatingAdmissionWebhook

@@ -74,7 +74,8 @@ export function usageOf(def: ResourceDef, obj: KubeObject): Usage {
     const storage = qty(obj.spec?.resources?.requests?.storage);
     u["requests.storage"] = storage;
     // and per class: <class>.storageclass.storage.k8s.io/requests.storage and /persistentvolumeclaims
-    const cls = obj.metadata.annotations?.["volume.beta.kubernetes.io/storage-class"] ?? obj.spec?.storageClassName;
+    const cls =
+      obj.metadata.annotations?.["volume.beta.kubernetes.io/storage-class"] ?? obj.spec?.storageClassName;
     if (cls) {
       u[`${cls}${CLASS_QUOTA}requests.storage`] = storage;
       u[`${cls}${CLASS_QUOTA}persistentvolumeclaims`] = 1;

@@ -224,4 +224,53 @@ spec:
     },
     240_000,
   );
+
+  it.skipIf(!hasKubectl)(
+    "runs a pod with its RuntimeClass's handler, and reports a handler the runtime does not have",
+    async () => {
+      const k = (args: string[], input?: string) =>
+        kubectl(server, ["-n", ns, ...args], input === undefined ? {} : { input });
+      const classes = `apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: plain}
+handler: runc
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: exotic}
+handler: missing
+`;
+      expect((await k(["apply", "-f", "-"], classes)).code).toBe(0);
+      const pod = (name: string, cls: string) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  runtimeClassName: ${cls}
+  terminationGracePeriodSeconds: 0
+  containers: [{name: c, image: ${BUSYBOX}, command: [sh, -c, 'echo ran-on-runc; exec sleep 3600']}]
+`;
+      expect(
+        (await k(["apply", "-f", "-"], `${pod("sandboxed", "plain")}---\n${pod("stuck", "exotic")}`)).code,
+      ).toBe(0);
+      const ready = await k(["wait", "--for=condition=Ready", "pod/sandboxed", "--timeout=60s"]);
+      expect(ready.code, ready.stderr).toBe(0);
+      const stuck = await waitFor("FailedCreatePodSandBox", async () => {
+        const evs = await api(
+          server,
+          "GET",
+          `/api/v1/namespaces/${ns}/events?fieldSelector=involvedObject.name%3Dstuck`,
+        );
+        return (evs.json.items as any[]).find((e) => e.reason === "FailedCreatePodSandBox");
+      });
+      expect(stuck.message).toMatch(
+        /^Failed to create pod sandbox: .*no runtime for "missing" is configured/,
+      );
+      expect((await api(server, "GET", `/api/v1/namespaces/${ns}/pods/stuck`)).json.status.phase).toBe(
+        "Pending",
+      );
+      expect((await k(["delete", "pod", "sandboxed", "stuck", "--grace-period=0", "--force"])).code).toBe(0);
+      expect((await k(["delete", "runtimeclass", "plain", "exotic"])).code).toBe(0);
+    },
+    120_000,
+  );
 });
