@@ -59,9 +59,16 @@ export function usageOf(def: ResourceDef, obj: KubeObject): Usage {
   if (def.group !== "") return u;
   if (LEGACY_COUNTS.has(def.resource)) u[def.resource] = 1;
   if (def.resource === "pods") {
+    // a pod's overhead (its RuntimeClass's) counts with its requests, and with its limits where
+    // it has one, as upstream's PodRequests and PodLimits add it
+    const overhead = isObj(obj.spec?.overhead) ? obj.spec.overhead : {};
     for (const r of COMPUTE) {
-      const req = podAmount(obj.spec, "requests", r);
-      const lim = podAmount(obj.spec, "limits", r);
+      const extra = r in overhead ? qty(overhead[r]) : 0;
+      const req = podAmount(obj.spec, "requests", r) + extra;
+      const hasLimit = podContainers(obj.spec, false).some(
+        (x) => isObj(x.c.resources?.limits) && r in x.c.resources.limits,
+      );
+      const lim = podAmount(obj.spec, "limits", r) + (hasLimit ? extra : 0);
       u[`requests.${r}`] = req;
       if (r !== "ephemeral-storage") u[r] = req;
       u[`limits.${r}`] = lim;

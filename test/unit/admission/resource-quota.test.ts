@@ -30,6 +30,19 @@ describe("quota usage", () => {
     expect(usageOf(pods, pod([{ name: "a" }], "Succeeded"))).toEqual({});
   });
 
+  it("adds a pod's overhead to its requests, and to its limits where it has one", () => {
+    const p = pod([
+      { name: "a", resources: { requests: { cpu: "500m", memory: "64Mi" }, limits: { cpu: "1" } } },
+    ]);
+    p.spec!.overhead = { cpu: "250m", memory: "32Mi" };
+    const u = usageOf(pods, p);
+    expect(u["requests.cpu"]).toBeCloseTo(0.75);
+    expect(u["requests.memory"]).toBe(96 * 2 ** 20);
+    expect(u["limits.cpu"]).toBeCloseTo(1.25);
+    // no memory limit: the overhead does not make one
+    expect(u["limits.memory"]).toBe(0);
+  });
+
   it("counts group resources under count/<resource>.<group>", () => {
     const deployments = lookupGVR("apps", "v1", "deployments")!;
     expect(usageOf(deployments, { metadata: { name: "d" } } as KubeObject)).toEqual({
