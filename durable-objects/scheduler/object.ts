@@ -150,7 +150,16 @@ export class SchedulerObject extends DurableObject<Env> {
     try {
       await writeVolumeDecision(api, d);
       const deadline = Date.now() + BIND_TIMEOUT_MS;
+      const podKey = `${a.pod.metadata.namespace}/${a.pod.metadata.name}`;
       for (;;) {
+        const now = this.informers!.get("/pods", podKey);
+        if (!now || now.metadata.uid !== a.pod.metadata.uid || now.metadata.deletionTimestamp) {
+          // nothing to bind any more: not retried
+          this.loop.bindingResult(a.key, false, Date.now());
+          this.loop.queue.delete(a.key);
+          this.kick();
+          return;
+        }
         const why = claimsBound(this.informers!, d);
         if (why === true) break;
         if (why) throw new Error(why);

@@ -122,6 +122,50 @@ describe.skipIf(!hasKubectl)("storage and scheduling", () => {
     await until("the volume deleted", async () => (await api(t, "GET", `${PV}/${pvName}`)).status === 404);
   });
 
+  it("waits for an external provisioner: the claim gets the pod's node, the pod is bound once a volume appears", async () => {
+    const ns = await freshNamespace(t);
+    const cls = `ext-${uniq()}`;
+    const sc = await api(t, "POST", "/apis/storage.k8s.io/v1/storageclasses", {
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name: cls },
+      provisioner: "example.com/disk",
+      volumeBindingMode: "WaitForFirstConsumer",
+    });
+    expect(sc.status, sc.text).toBe(201);
+    await k(["-n", ns, "apply", "-f", "-"], `${claimYaml("data", cls)}---\n${podUsing("user", "data")}`);
+    const claim = await until("the claim handed to the provisioner on a node", async () => {
+      const c = (await api(t, "GET", pvcs(ns, "data"))).json;
+      const a = c.metadata.annotations ?? {};
+      return a["volume.kubernetes.io/selected-node"] && a["volume.kubernetes.io/storage-provisioner"] && c;
+    });
+    const node = claim.metadata.annotations["volume.kubernetes.io/selected-node"];
+    expect(pool.nodes).toContain(node);
+    expect(claim.metadata.annotations["volume.kubernetes.io/storage-provisioner"]).toBe("example.com/disk");
+    // the pod waits for its claim before it is bound
+    expect((await api(t, "GET", pods(ns, "user"))).json.spec.nodeName).toBeUndefined();
+    // the "provisioner" makes a volume pre-bound to the claim, on that node
+    const pvName = await staticVolume(cls, {
+      claimRef: { namespace: ns, name: "data", uid: claim.metadata.uid },
+      hostPath: { path: "/tmp/ext" },
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [node] }] },
+          ],
+        },
+      },
+    });
+    const waited = await k(["-n", ns, "wait", "--for=condition=Ready", "pod/user", "--timeout=30s"]);
+    expect(waited.code, waited.stderr).toBe(0);
+    expect((await api(t, "GET", pods(ns, "user"))).json.spec.nodeName).toBe(node);
+    expect((await api(t, "GET", pvcs(ns, "data"))).json.spec.volumeName).toBe(pvName);
+    await k(["-n", ns, "delete", "pod", "user", "--grace-period=0", "--force"]);
+    await k(["-n", ns, "delete", "pvc", "data"]);
+    await api(t, "DELETE", `${PV}/${pvName}`);
+    await api(t, "DELETE", `/apis/storage.k8s.io/v1/storageclasses/${cls}`);
+  });
+
   it("keeps a pod pending while its claim is unbound in an immediate class, and schedules it once bound", async () => {
     const ns = await freshNamespace(t);
     const cls = `manual-${uniq()}`;
