@@ -18,6 +18,7 @@ import { type ContainerLocation, locateContainer, locateSandbox } from "./lookup
 import { createMergePatch } from "./merge-patch";
 import {
   capacity,
+  ensureCSINode,
   type Health,
   machineInfo,
   type NodeFacts,
@@ -97,6 +98,7 @@ export async function startEdgelet(
     labels: cfg.labels,
   };
   let node = await registerWithRetry(api, facts, cfg.podCIDR, log);
+  await ensureCSINode(api, node).catch((e) => log(`csinode ${cfg.nodeName}: ${(e as Error).message}`));
   const podCIDR: string = node.spec?.podCIDR ?? cfg.podCIDR;
   if (ensureCniConfig(cfg.cniConfDir, podCIDR)) log(`wrote CNI config for podCIDR ${podCIDR}`);
   ensureQosCgroups(cfg.cgroupRoot, log);

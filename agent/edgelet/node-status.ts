@@ -174,6 +174,27 @@ export function nodeStatus(
 }
 
 /** Creates the Node, or adopts an existing one (its labels reconciled). Returns the node object. */
+/**
+ * The node's CSINode, as a kubelet makes it at start: named after the node, owned by it, with
+ * no drivers (no CSI driver runs here). Left as it is when it exists.
+ */
+export async function ensureCSINode(api: Api, node: any): Promise<void> {
+  const path = `/apis/storage.k8s.io/v1/csinodes/${enc(node.metadata.name)}`;
+  const got = await api.get(path);
+  if (got.status === 200) return;
+  if (got.status !== 404) throw new Error(`get csinode: ${errorText(got)}`);
+  const made = await api.request("POST", "/apis/storage.k8s.io/v1/csinodes", {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "CSINode",
+    metadata: {
+      name: node.metadata.name,
+      ownerReferences: [{ apiVersion: "v1", kind: "Node", name: node.metadata.name, uid: node.metadata.uid }],
+    },
+    spec: { drivers: [] },
+  });
+  if (made.status !== 201 && made.status !== 409) throw new Error(`create csinode: ${errorText(made)}`);
+}
+
 export async function registerNode(api: Api, f: NodeFacts, podCIDR: string): Promise<any> {
   const created = await api.request("POST", "/api/v1/nodes", newNode(f));
   let node: any;

@@ -174,6 +174,11 @@ export const TYPES: Record<string, TypeDef> = {
   PersistentVolumeSpec: {},
   PersistentVolumeClaimSpec: {},
   PersistentVolumeClaimStatus: { conditions },
+  // storage.k8s.io/v1 CSI kinds: a node's drivers merge by name
+  CSIDriverSpec: {},
+  CSINodeSpec: { drivers: byKey("name") },
+  VolumeAttachmentSpec: {},
+  VolumeAttachmentStatus: {},
 
   // policy/v1
   PodDisruptionBudgetSpec: { selector: { strategy: "replace", atomic: true } },
@@ -240,6 +245,10 @@ export const KINDS: Record<string, TypeDef> = {
   PersistentVolume: root("PersistentVolumeSpec"),
   PersistentVolumeClaim: root("PersistentVolumeClaimSpec", "PersistentVolumeClaimStatus"),
   StorageClass: root(),
+  CSIDriver: root("CSIDriverSpec"),
+  CSINode: root("CSINodeSpec"),
+  CSIStorageCapacity: root(),
+  VolumeAttachment: root("VolumeAttachmentSpec", "VolumeAttachmentStatus"),
   PriorityClass: root(),
   RuntimeClass: root(),
   HorizontalPodAutoscaler: root("HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerStatus"),

@@ -12,6 +12,7 @@ import { componentstatuses } from "./component-statuses";
 import { configmaps, secrets } from "./config";
 import { controllerrevisions } from "./controllerrevisions";
 import { cronjobs } from "./cronjobs";
+import { csidrivers, csinodes, csistoragecapacities, volumeattachments } from "./csi";
 import { daemonsets } from "./daemonsets";
 import { endpoints, podtemplates } from "./endpoints";
 import { endpointslices } from "./endpointslices";
@@ -94,7 +95,11 @@ export const RESOURCES: ResourceDef[] = [
   clusterroles,
   rolebindings,
   roles,
+  csidrivers,
+  csinodes,
+  csistoragecapacities,
   storageclasses,
+  volumeattachments,
   priorityclasses,
   runtimeclasses,
   mutatingwebhookconfigurations,

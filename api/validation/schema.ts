@@ -33,7 +33,11 @@ import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import { PriorityClass } from "kubernetes-models/scheduling.k8s.io/v1/PriorityClass";
+import { CSIDriver } from "kubernetes-models/storage.k8s.io/v1/CSIDriver";
+import { CSINode } from "kubernetes-models/storage.k8s.io/v1/CSINode";
+import { CSIStorageCapacity } from "kubernetes-models/storage.k8s.io/v1/CSIStorageCapacity";
 import { StorageClass } from "kubernetes-models/storage.k8s.io/v1/StorageClass";
+import { VolumeAttachment } from "kubernetes-models/storage.k8s.io/v1/VolumeAttachment";
 import { Binding } from "kubernetes-models/v1/Binding";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Endpoints } from "kubernetes-models/v1/Endpoints";
@@ -94,6 +98,10 @@ const MODELS: ModelClass[] = [
   PersistentVolume,
   PersistentVolumeClaim,
   StorageClass,
+  CSIDriver,
+  CSINode,
+  CSIStorageCapacity,
+  VolumeAttachment,
   PriorityClass,
   RuntimeClass,
   Role,

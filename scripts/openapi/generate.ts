@@ -71,6 +71,10 @@ const ROOTS = [
   "io.k8s.api.policy.v1.PodDisruptionBudgetList",
   "io.k8s.api.storage.v1.StorageClass",
   "io.k8s.api.storage.v1.StorageClassList",
+  ...["CSIDriver", "CSINode", "CSIStorageCapacity", "VolumeAttachment"].flatMap((k) => [
+    `io.k8s.api.storage.v1.${k}`,
+    `io.k8s.api.storage.v1.${k}List`,
+  ]),
   "io.k8s.api.scheduling.v1.PriorityClass",
   "io.k8s.api.scheduling.v1.PriorityClassList",
   "io.k8s.api.node.v1.RuntimeClass",

@@ -148,6 +148,12 @@ export const FIELD_META: Record<string, FieldMeta> = {
   [`${CORE}.PersistentVolumeClaimStatus.accessModes`]: atomic,
   [`${CORE}.PersistentVolumeClaimStatus.conditions`]: byType,
   ["io.k8s.api.storage.v1.StorageClass.mountOptions"]: atomic,
+  ["io.k8s.api.storage.v1.CSINodeSpec.drivers"]: {
+    strategy: "merge",
+    mergeKey: "name",
+    listType: "map",
+    mapKeys: ["name"],
+  },
   ["io.k8s.api.storage.v1.StorageClass.allowedTopologies"]: atomic,
   [`${CORE}.ResourceQuotaSpec.scopes`]: atomic,
 

@@ -273,4 +273,14 @@ spec:
     },
     120_000,
   );
+
+  it.skipIf(!hasKubectl)("registers the node's CSINode, owned by the Node, with no drivers", async () => {
+    const out = await kubectl(server, ["get", "csinode", NODE]);
+    expect(out.stdout, out.stderr).toMatch(new RegExp(`^NAME\\s+DRIVERS\\s+AGE\\n${NODE}\\s+0\\s+\\S+\\n$`));
+    const csinode = (await api(server, "GET", `/apis/storage.k8s.io/v1/csinodes/${NODE}`)).json;
+    const node = (await api(server, "GET", `/api/v1/nodes/${NODE}`)).json;
+    expect(csinode.metadata.ownerReferences).toEqual([
+      { apiVersion: "v1", kind: "Node", name: NODE, uid: node.metadata.uid },
+    ]);
+  });
 });

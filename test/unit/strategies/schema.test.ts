@@ -63,8 +63,9 @@ describe("schemaCauses", () => {
     expect(hasSchema("batch/v1", "CronJob")).toBe(true);
     expect(hasSchema("networking.k8s.io/v1", "Ingress")).toBe(true);
     expect(hasSchema("storage.k8s.io/v1", "StorageClass")).toBe(true);
-    expect(hasSchema("storage.k8s.io/v1", "CSIDriver")).toBe(false);
-    expect(schemaCauses("storage.k8s.io/v1", "CSIDriver", { spec: 1 })).toEqual([]);
+    expect(hasSchema("storage.k8s.io/v1", "CSIDriver")).toBe(true);
+    expect(hasSchema("storage.k8s.io/v1", "VolumeAttributesClass")).toBe(false);
+    expect(schemaCauses("storage.k8s.io/v1", "VolumeAttributesClass", { driverName: 1 })).toEqual([]);
     expect(
       schemaCauses("apps/v1", "Deployment", {
         metadata: { name: "d" },
