@@ -2,6 +2,7 @@
 // isolate; creating what already exists is harmless (AlreadyExists is ignored).
 import { StatusError } from "../api/errors";
 import { lookupGVR } from "../api/registry";
+import type { ResourceDef } from "../api/resource";
 import { SYSTEM_PRIORITY_CLASSES } from "../api/strategies/priorityclasses";
 import { apiserverServiceIP } from "../api/strategies/service-allocator";
 import { LOCAL_PATH_CLASS, LOCAL_PATH_PROVISIONER } from "../api/strategies/storageclasses";
@@ -14,20 +15,23 @@ const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-l
 
 const ready = new Set<string>();
 
+/** Makes a cluster-scoped object of `def` unless one of that name exists (another isolate may race: fine). */
+async function ensure(env: Env, def: ResourceDef, obj: KubeObject): Promise<void> {
+  const store = new Store(env, def);
+  if (await store.find("", obj.metadata.name!)) return;
+  def.strategy.defaults?.(obj);
+  def.strategy.prepareForCreate?.(obj);
+  try {
+    await store.create(obj);
+  } catch (e) {
+    if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
+  }
+}
+
 async function createNamespaces(env: Env): Promise<void> {
   const def = lookupGVR("", "v1", "namespaces")!;
-  const store = new Store(env, def);
-  for (const name of SYSTEM_NAMESPACES) {
-    if (await store.find("", name)) continue;
-    const ns: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
-    def.strategy.defaults?.(ns);
-    def.strategy.prepareForCreate?.(ns);
-    try {
-      await store.create(ns);
-    } catch (e) {
-      if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
-    }
-  }
+  for (const name of SYSTEM_NAMESPACES)
+    await ensure(env, def, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
 }
 
 /**
@@ -70,10 +74,7 @@ async function createApiserverService(env: Env): Promise<void> {
  */
 async function createLocalStorageClass(env: Env): Promise<void> {
   if (env.EDGEPLANE_LOCAL_STORAGE === "off") return;
-  const def = lookupGVR("storage.k8s.io", "v1", "storageclasses")!;
-  const store = new Store(env, def);
-  if (await store.find("", LOCAL_PATH_CLASS)) return;
-  const sc: KubeObject = {
+  await ensure(env, lookupGVR("storage.k8s.io", "v1", "storageclasses")!, {
     apiVersion: "storage.k8s.io/v1",
     kind: "StorageClass",
     metadata: {
@@ -83,37 +84,20 @@ async function createLocalStorageClass(env: Env): Promise<void> {
     provisioner: LOCAL_PATH_PROVISIONER,
     volumeBindingMode: "WaitForFirstConsumer",
     reclaimPolicy: "Delete",
-  } as KubeObject;
-  def.strategy.defaults?.(sc);
-  def.strategy.prepareForCreate?.(sc);
-  try {
-    await store.create(sc);
-  } catch (e) {
-    if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
-  }
+  } as KubeObject);
 }
 
 /** The system PriorityClasses, made when absent (upstream's bootstrap-system-priority-classes). */
 async function createSystemPriorityClasses(env: Env): Promise<void> {
   const def = lookupGVR("scheduling.k8s.io", "v1", "priorityclasses")!;
-  const store = new Store(env, def);
-  for (const { name, value, description } of SYSTEM_PRIORITY_CLASSES) {
-    if (await store.find("", name)) continue;
-    const pc = {
+  for (const { name, value, description } of SYSTEM_PRIORITY_CLASSES)
+    await ensure(env, def, {
       apiVersion: "scheduling.k8s.io/v1",
       kind: "PriorityClass",
       metadata: { name },
       value,
       description,
-    } as KubeObject;
-    def.strategy.defaults?.(pc);
-    def.strategy.prepareForCreate?.(pc);
-    try {
-      await store.create(pc);
-    } catch (e) {
-      if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
-    }
-  }
+    } as KubeObject);
 }
 
 /** Wakes the controller manager and the scheduler (they re-list and resync). */
