@@ -64,7 +64,12 @@ const SOURCES = [
 ];
 /** Names upstream's messages give the sources where they differ from the JSON field. */
 const SOURCE_NAMES: Record<string, string> = { cephfs: "cephFS" };
-const BETA_CLASS = "volume.beta.kubernetes.io/storage-class";
+/** The deprecated annotation that names a claim's or volume's class, over spec.storageClassName. */
+export const BETA_CLASS = "volume.beta.kubernetes.io/storage-class";
+
+/** The class a claim asks for or a volume belongs to ("" for none): the beta annotation, else spec.storageClassName. */
+export const storageClassOf = (o: KubeObject): string =>
+  o.metadata.annotations?.[BETA_CLASS] ?? o.spec?.storageClassName ?? "";
 
 /** Access modes as `kubectl get` shows them: RWO,ROX,RWX,RWOP, each once, in that order. */
 export function accessModesCell(modes: unknown): string {
@@ -350,7 +355,6 @@ function betaClassWarnings(obj: KubeObject): string[] {
     : [];
 }
 
-const classCell = (o: KubeObject) => o.metadata.annotations?.[BETA_CLASS] ?? o.spec?.storageClassName ?? "";
 const phaseCell = (o: KubeObject) => (o.metadata.deletionTimestamp ? "Terminating" : (o.status?.phase ?? ""));
 const unset = (v: unknown) => (v == null ? "<unset>" : String(v));
 const PHASE_ONLY = { kind: "", verbs: ["get", "patch", "update"] };
@@ -422,7 +426,7 @@ export const persistentvolumes: ResourceDef = {
         "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding",
         (o) => (o.spec?.claimRef ? `${o.spec.claimRef.namespace ?? ""}/${o.spec.claimRef.name ?? ""}` : ""),
       ),
-      column("StorageClass", "string", "StorageClass of the pv", classCell),
+      column("StorageClass", "string", "StorageClass of the pv", storageClassOf),
       column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pv", (o) =>
         unset(o.spec?.volumeAttributesClassName),
       ),
@@ -487,7 +491,7 @@ export const persistentvolumeclaims: ResourceDef = {
         "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
         (o) => (o.spec?.volumeName ? accessModesCell(o.status?.accessModes) : ""),
       ),
-      column("StorageClass", "string", "StorageClass of the pvc", classCell),
+      column("StorageClass", "string", "StorageClass of the pvc", storageClassOf),
       column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc", (o) =>
         unset(o.spec?.volumeAttributesClassName),
       ),

@@ -6,12 +6,12 @@
 // pod first mounts it. A released volume of reclaim policy Delete is deleted. (The directory
 // stays on the node: no helper pod runs there to remove it.)
 import { lookupGVR } from "../../api/registry";
+import { storageClassOf } from "../../api/strategies/persistentvolumes";
 import { LOCAL_PATH_PROVISIONER } from "../../api/strategies/storageclasses";
 import type { KubeObject } from "../../api/types";
 import { isAlreadyExists, keyOf } from "./controller-utils";
 import { ANN, CLASSES, claimReference, PVCS, PVS } from "./persistentvolume";
 import type { Controller, ControllerContext } from "./runtime/controller";
-import { claimClass } from "./volume-match";
 
 const PV = lookupGVR("", "v1", "persistentvolumes")!;
 export const STORAGE_ROOT = "/var/lib/edgeplane/storage";
@@ -51,7 +51,7 @@ export function localVolume(claim: KubeObject, sc: KubeObject, node: KubeObject)
       accessModes: claim.spec?.accessModes,
       volumeMode: "Filesystem",
       capacity: { storage: claim.spec?.resources?.requests?.storage },
-      storageClassName: claimClass(claim),
+      storageClassName: storageClassOf(claim),
       claimRef: claimReference(claim),
       hostPath: {
         path: `${STORAGE_ROOT}/${name}_${claim.metadata.namespace}_${claim.metadata.name}`,
@@ -70,7 +70,7 @@ async function provision(ctx: ControllerContext, claim: KubeObject): Promise<voi
   const annotations = claim.metadata.annotations ?? {};
   if (claim.spec?.volumeName || claim.metadata.deletionTimestamp) return;
   if (annotations[ANN.storageProvisioner] !== LOCAL_PATH_PROVISIONER) return;
-  const sc = ctx.informers.get(CLASSES, claimClass(claim));
+  const sc = ctx.informers.get(CLASSES, storageClassOf(claim));
   if (!sc || (sc as any).provisioner !== LOCAL_PATH_PROVISIONER) return;
   const nodeName = annotations[ANN.selectedNode];
   if ((sc as any).volumeBindingMode === "WaitForFirstConsumer" && !nodeName) return;

@@ -7,16 +7,11 @@
 
 import { parseQuantity } from "../../api/quantity";
 import { lookupGVR } from "../../api/registry";
+import { storageClassOf } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
 import { isNotFound, jsonEqual, keyOf } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
-import {
-  claimClass,
-  findMatchingVolume,
-  isBoundToClaim,
-  requestedStorage,
-  volumeClass,
-} from "./volume-match";
+import { findMatchingVolume, isBoundToClaim, requestedStorage } from "./volume-match";
 
 const PV = lookupGVR("", "v1", "persistentvolumes")!;
 const PVC = lookupGVR("", "v1", "persistentvolumeclaims")!;
@@ -42,7 +37,7 @@ export function isDelayBinding(
   claim: KubeObject,
   classOf: (name: string) => KubeObject | undefined,
 ): boolean {
-  const name = claimClass(claim);
+  const name = storageClassOf(claim);
   return !!name && classOf(name)?.volumeBindingMode === "WaitForFirstConsumer";
 }
 
@@ -131,7 +126,7 @@ function unsatisfied(pv: KubeObject, claim: KubeObject): string | undefined {
   if (pv.metadata.deletionTimestamp) return `the volume is marked for deletion "${pv.metadata.name}"`;
   if ((parseQuantity(pv.spec?.capacity?.storage) ?? 0) < requestedStorage(claim))
     return "requested PV is too small";
-  if (volumeClass(pv) !== claimClass(claim)) return "storageClassName does not match";
+  if (storageClassOf(pv) !== storageClassOf(claim)) return "storageClassName does not match";
   if ((pv.spec?.volumeMode ?? "Filesystem") !== (claim.spec?.volumeMode ?? "Filesystem"))
     return "incompatible volumeMode";
   const modes = new Set(pv.spec?.accessModes ?? []);
@@ -181,7 +176,7 @@ async function syncUnboundClaim(ctx: ControllerContext, claim: KubeObject): Prom
     const delay = isDelayBinding(claim, classGetter(ctx));
     const pv = findMatchingVolume(claim, ctx.informers.list(PVS), { delayBinding: delay });
     if (pv) return bind(ctx, pv, claim);
-    const className = claimClass(claim);
+    const className = storageClassOf(claim);
     if (delay && !claim.metadata.annotations?.[ANN.selectedNode]) {
       claimEvent(
         ctx,

@@ -6,20 +6,9 @@
 
 import { parseQuantity } from "../../api/quantity";
 import { fromLabelSelector, matches } from "../../api/selectors";
+import { storageClassOf } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
 import { compileNodeSelector, nodeSelectorMatches } from "../scheduler/labels";
-
-export const BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class";
-
-/** The class a claim asks for ("" for none): spec.storageClassName, else the beta annotation. */
-export function claimClass(pvc: KubeObject): string {
-  return pvc.metadata.annotations?.[BETA_CLASS_ANNOTATION] ?? pvc.spec?.storageClassName ?? "";
-}
-
-/** The class a volume belongs to ("" for none). */
-export function volumeClass(pv: KubeObject): string {
-  return pv.metadata.annotations?.[BETA_CLASS_ANNOTATION] ?? pv.spec?.storageClassName ?? "";
-}
 
 /** spec.resources.requests.storage of a claim, in bytes. */
 export function requestedStorage(pvc: KubeObject): number {
@@ -66,7 +55,7 @@ export function findMatchingVolume(
   opts: MatchOptions = {},
 ): KubeObject | undefined {
   const wanted = requestedStorage(pvc);
-  const cls = claimClass(pvc);
+  const cls = storageClassOf(pvc);
   const modes: string[] = pvc.spec?.accessModes ?? [];
   let selector: ReturnType<typeof fromLabelSelector> = null;
   try {
@@ -81,13 +70,13 @@ export function findMatchingVolume(
     if (size < wanted || modeOf(pv.spec) !== modeOf(pvc.spec) || pv.metadata.deletionTimestamp) continue;
     const fits = !opts.node || volumeFitsNode(pv, opts.node);
     if (isBoundToClaim(pv, pvc)) {
-      if (volumeClass(pv) !== cls || !fits) continue;
+      if (storageClassOf(pv) !== cls || !fits) continue;
       return pv;
     }
     if (!opts.node && opts.delayBinding) continue;
     if (pv.status?.phase !== "Available" || pv.spec?.claimRef) continue;
     if (selector && !matches(selector, pv.metadata.labels)) continue;
-    if (volumeClass(pv) !== cls || !fits) continue;
+    if (storageClassOf(pv) !== cls || !fits) continue;
     if (!accessModesContain(pv.spec?.accessModes, modes)) continue;
     // the fewest access modes first (as upstream's index tries them), then the smallest
     const n = (pv.spec?.accessModes ?? []).length;

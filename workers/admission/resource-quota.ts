@@ -7,6 +7,7 @@
 import { StatusError } from "../../api/errors";
 import { allResources } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import { storageClassOf } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../store-client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
@@ -81,8 +82,7 @@ export function usageOf(def: ResourceDef, obj: KubeObject): Usage {
     const storage = qty(obj.spec?.resources?.requests?.storage);
     u["requests.storage"] = storage;
     // and per class: <class>.storageclass.storage.k8s.io/requests.storage and /persistentvolumeclaims
-    const cls =
-      obj.metadata.annotations?.["volume.beta.kubernetes.io/storage-class"] ?? obj.spec?.storageClassName;
+    const cls = storageClassOf(obj);
     if (cls) {
       u[`${cls}${CLASS_QUOTA}requests.storage`] = storage;
       u[`${cls}${CLASS_QUOTA}persistentvolumeclaims`] = 1;

@@ -7,14 +7,17 @@
 
 import { parseQuantity } from "../../api/quantity";
 import { lookupGVR } from "../../api/registry";
-import { PV_PROTECTION, PVC_PROTECTION } from "../../api/strategies/persistentvolumes";
+import {
+  BETA_CLASS,
+  PV_PROTECTION,
+  PVC_PROTECTION,
+  storageClassOf,
+} from "../../api/strategies/persistentvolumes";
 import { isDefaultClass } from "../../api/strategies/storageclasses";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../store-client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
 import { admissionForbidden, cachedRead, isCore, isObj } from "./util";
-
-const BETA_CLASS = "volume.beta.kubernetes.io/storage-class";
 
 const classes = () => lookupGVR("storage.k8s.io", "v1", "storageclasses")!;
 
@@ -67,9 +70,6 @@ export const storageObjectInUseProtection: AdmissionPlugin = {
   },
 };
 
-const classOf = (pvc: KubeObject) =>
-  pvc.metadata.annotations?.[BETA_CLASS] ?? pvc.spec?.storageClassName ?? "";
-
 export const persistentVolumeClaimResize: AdmissionPlugin = {
   name: "PersistentVolumeClaimResize",
   async validate(a) {
@@ -78,9 +78,9 @@ export const persistentVolumeClaimResize: AdmissionPlugin = {
     if (size(a.object) <= size(a.old)) return;
     if (a.old.status?.phase !== "Bound")
       throw admissionForbidden(a, "Only bound persistent volume claims can be expanded");
-    const name = classOf(a.object);
+    const name = storageClassOf(a.object);
     const sc =
-      name && name === classOf(a.old)
+      name && name === storageClassOf(a.old)
         ? (await listClasses(a)).find((c) => c.metadata.name === name)
         : undefined;
     if ((sc as any)?.allowVolumeExpansion !== true)

@@ -5,14 +5,10 @@
 // a class that can provision one. Reserve records what the chosen node needs (volumes to bind,
 // claims to provision there); the scheduler object writes that before the Binding and waits
 // until every claim is bound (PreBind).
+import { storageClassOf } from "../../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../../api/types";
 import { isDelayBinding } from "../../controllers/persistentvolume";
-import {
-  claimClass,
-  findMatchingVolume,
-  requestedStorage,
-  volumeFitsNode,
-} from "../../controllers/volume-match";
+import { findMatchingVolume, requestedStorage, volumeFitsNode } from "../../controllers/volume-match";
 import { type CycleState, type Plugin, SKIP, unresolvable } from "../framework";
 import type { NodeInfo } from "../nodeinfo";
 import type { PodInfo } from "../podinfo";
@@ -118,7 +114,7 @@ export function volumeBinding(): Plugin & {
         decision.bind.push({ volume: pv, claim });
         continue;
       }
-      const sc = lister.storageClass(claimClass(claim));
+      const sc = lister.storageClass(storageClassOf(claim));
       const provisioner = String((sc as any)?.provisioner ?? "");
       if (!provisioner || provisioner === NO_PROVISIONER || !topologyAllows(sc!, at.labels))
         return ERR_NO_VOLUMES;
