@@ -71,6 +71,16 @@ export const BETA_CLASS = "volume.beta.kubernetes.io/storage-class";
 export const storageClassOf = (o: KubeObject): string =>
   o.metadata.annotations?.[BETA_CLASS] ?? o.spec?.storageClassName ?? "";
 
+/** The claims a pod uses: its persistentVolumeClaim volumes, and its generic ephemeral ones (<pod>-<volume>). */
+export function podClaimNames(pod: KubeObject): string[] {
+  const out: string[] = [];
+  for (const v of Array.isArray(pod.spec?.volumes) ? pod.spec.volumes : []) {
+    if (typeof v?.persistentVolumeClaim?.claimName === "string") out.push(v.persistentVolumeClaim.claimName);
+    else if (v?.ephemeral && v.name) out.push(`${pod.metadata.name}-${v.name}`);
+  }
+  return out;
+}
+
 /** Access modes as `kubectl get` shows them: RWO,ROX,RWX,RWOP, each once, in that order. */
 export function accessModesCell(modes: unknown): string {
   const set = new Set(Array.isArray(modes) ? modes : []);

@@ -3,7 +3,7 @@
 // included, as upstream), and a volume being deleted keeps kubernetes.io/pv-protection while it
 // is Bound. Objects created without the finalizer (before admission added it) get it.
 import { lookupGVR } from "../../api/registry";
-import { PV_PROTECTION, PVC_PROTECTION } from "../../api/strategies/persistentvolumes";
+import { PV_PROTECTION, PVC_PROTECTION, podClaimNames } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
 import { isNotFound, keyOf } from "./controller-utils";
 import { PVCS, PVS } from "./persistentvolume";
@@ -14,20 +14,10 @@ const PVC = lookupGVR("", "v1", "persistentvolumeclaims")!;
 const CLAIM = "pvc:";
 const VOLUME = "pv:";
 
-/** The claims a pod uses: its persistentVolumeClaim volumes and its generic ephemeral ones. */
-export function podClaims(pod: KubeObject): string[] {
-  const out: string[] = [];
-  for (const v of (pod.spec?.volumes ?? []) as any[]) {
-    if (typeof v?.persistentVolumeClaim?.claimName === "string") out.push(v.persistentVolumeClaim.claimName);
-    else if (v?.ephemeral && v.name) out.push(`${pod.metadata.name}-${v.name}`);
-  }
-  return out;
-}
-
 function inUse(ctx: ControllerContext, claim: KubeObject): boolean {
   return ctx.informers
     .list("/pods", claim.metadata.namespace)
-    .some((p) => !!p.spec?.nodeName && podClaims(p).includes(claim.metadata.name!));
+    .some((p) => !!p.spec?.nodeName && podClaimNames(p).includes(claim.metadata.name!));
 }
 
 /** Adds the finalizer, or takes it off. */
@@ -78,7 +68,7 @@ export const volumeProtectionController: Controller = {
     // a pod that goes, finishes or was never scheduled may free a claim being deleted
     "/pods": (pod, old, ctx) => {
       const ns = pod.metadata.namespace;
-      return [...new Set([...podClaims(pod), ...(old ? podClaims(old) : [])])]
+      return [...new Set([...podClaimNames(pod), ...(old ? podClaimNames(old) : [])])]
         .filter((c) => ctx.informers.get(PVCS, `${ns}/${c}`)?.metadata.deletionTimestamp)
         .map((c) => `${CLAIM}${ns}/${c}`);
     },

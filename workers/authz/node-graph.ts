@@ -3,6 +3,7 @@
 // graph fed by informers; here the node's pods are read from the pods shard (field selector
 // spec.nodeName) and their references kept for a moment per (cluster, node, namespace).
 import { lookupGVR } from "../../api/registry";
+import { podClaimNames } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
 import { Store } from "../store-client";
@@ -55,16 +56,6 @@ export function podConfigMapNames(pod: KubeObject): string[] {
   for (const v of arr(pod.spec?.volumes)) {
     add(v?.configMap?.name);
     for (const s of arr(v?.projected?.sources)) add(s?.configMap?.name);
-  }
-  return out;
-}
-
-/** PVC names a pod uses: persistentVolumeClaim volumes and generic ephemeral volumes (<pod>-<volume>). */
-export function podClaimNames(pod: KubeObject): string[] {
-  const out: string[] = [];
-  for (const v of arr(pod.spec?.volumes)) {
-    if (typeof v?.persistentVolumeClaim?.claimName === "string") out.push(v.persistentVolumeClaim.claimName);
-    if (v?.ephemeral && v?.name) out.push(`${pod.metadata.name}-${v.name}`);
   }
   return out;
 }
