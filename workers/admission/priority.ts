@@ -5,18 +5,13 @@
 import { lookupGVR } from "../../api/registry";
 import { SYSTEM_PRIORITY_CLASSES } from "../../api/strategies/priorityclasses";
 import type { KubeObject } from "../../api/types";
-import { Store } from "../store-client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
-import { admissionForbidden, cachedRead, isCore, isObj } from "./util";
+import { admissionForbidden, cachedListIn, isCore, isObj } from "./util";
 
 const classesDef = () => lookupGVR("scheduling.k8s.io", "v1", "priorityclasses")!;
 
 function listClasses(a: AdmissionAttributes): Promise<KubeObject[]> {
-  const env = a.w.c.env;
-  return cachedRead(env, classesDef(), "list:", async () => {
-    const text = await new Store(env, classesDef()).listText({});
-    return (JSON.parse(text).items ?? []) as KubeObject[];
-  });
+  return cachedListIn(a.w.c.env, classesDef());
 }
 
 /** The global default: the lowest value among the classes marked globalDefault. */

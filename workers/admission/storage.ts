@@ -15,18 +15,13 @@ import {
 } from "../../api/strategies/persistentvolumes";
 import { isDefaultClass } from "../../api/strategies/storageclasses";
 import type { KubeObject } from "../../api/types";
-import { Store } from "../store-client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
-import { admissionForbidden, cachedRead, isCore, isObj } from "./util";
+import { admissionForbidden, cachedListIn, isCore, isObj } from "./util";
 
 const classes = () => lookupGVR("storage.k8s.io", "v1", "storageclasses")!;
 
-async function listClasses(a: AdmissionAttributes): Promise<KubeObject[]> {
-  const env = a.w.c.env;
-  return cachedRead(env, classes(), "list:", async () => {
-    const text = await new Store(env, classes()).listText({});
-    return (JSON.parse(text).items ?? []) as KubeObject[];
-  });
+function listClasses(a: AdmissionAttributes): Promise<KubeObject[]> {
+  return cachedListIn(a.w.c.env, classes());
 }
 
 /** The default class: the newest of those marked default, then the first by name. */

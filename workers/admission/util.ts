@@ -16,9 +16,9 @@ export function coreDef(resource: string): ResourceDef {
   return lookupGVR("", "v1", resource)!;
 }
 
-/** Every object of a resource in one namespace. */
-export async function listIn(env: Env, def: ResourceDef, namespace: string): Promise<KubeObject[]> {
-  const text = await new Store(env, def).listText({ namespace });
+/** Every object of a resource in one namespace (without one: all of them, e.g. of a cluster-scoped kind). */
+export async function listIn(env: Env, def: ResourceDef, namespace?: string): Promise<KubeObject[]> {
+  const text = await new Store(env, def).listText(namespace === undefined ? {} : { namespace });
   return (JSON.parse(text).items ?? []) as KubeObject[];
 }
 
@@ -132,5 +132,7 @@ export async function cachedRead<T>(
 }
 
 /** listIn through the cache. */
-export const cachedListIn = (env: Env, def: ResourceDef, namespace: string) =>
-  cachedRead(env, def, `list:${namespace}`, () => listIn(env, def, namespace));
+export const cachedListIn = (env: Env, def: ResourceDef, namespace?: string) =>
+  cachedRead(env, def, namespace === undefined ? "list*" : `list:${namespace}`, () =>
+    listIn(env, def, namespace),
+  );
