@@ -316,6 +316,13 @@ async function syncKey(key: string, ctx: ControllerContext): Promise<void> {
   }
 }
 
+/** Keys of the claims not bound yet: a new volume or class may be theirs. */
+const unboundClaims = (ctx: ControllerContext) =>
+  ctx.informers
+    .list(PVCS)
+    .filter((c) => !c.spec?.volumeName && !c.metadata.deletionTimestamp)
+    .map((c) => `${CLAIM}${keyOf(c)}`);
+
 export const persistentVolumeController: Controller = {
   name: "persistentvolume-controller",
   watches: {
@@ -325,29 +332,18 @@ export const persistentVolumeController: Controller = {
       if (volume) keys.push(`${VOLUME}${volume}`);
       return keys;
     },
-    [PVS]: (pv) => {
+    [PVS]: (pv, _old, ctx) => {
       const ref = pv.spec?.claimRef;
       const keys = [`${VOLUME}${pv.metadata.name}`];
       if (ref?.namespace && ref?.name) keys.push(`${CLAIM}${ref.namespace}/${ref.name}`);
-      else for (const c of pendingClaims) keys.push(c); // a new volume may match a waiting claim
+      else keys.push(...unboundClaims(ctx)); // a new volume may match a waiting claim
       return keys;
     },
-    [CLASSES]: () => [...pendingClaims],
+    [CLASSES]: (_sc, _old, ctx) => unboundClaims(ctx),
   },
   resync: (ctx) => [
     ...ctx.informers.keys(PVCS).map((k) => `${CLAIM}${k}`),
     ...ctx.informers.keys(PVS).map((k) => `${VOLUME}${k}`),
   ],
-  sync: async (key, ctx) => {
-    await syncKey(key, ctx);
-    // claims still unbound are looked at again when a volume or class appears
-    if (key.startsWith(CLAIM)) {
-      const claim = ctx.informers.get(PVCS, key.slice(CLAIM.length));
-      if (claim && !claim.spec?.volumeName && !claim.metadata.deletionTimestamp) pendingClaims.add(key);
-      else pendingClaims.delete(key);
-    }
-  },
+  sync: syncKey,
 };
-
-/** Keys of the claims last seen unbound. */
-const pendingClaims = new Set<string>();
