@@ -7,10 +7,10 @@
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject, OwnerReference } from "../../api/types";
 import { errorMessage, isAlreadyExists, jsonEqual, newControllerRef } from "./controller-utils";
+import { PVCS } from "./persistentvolume";
 import type { ControllerContext } from "./runtime/controller";
 
 const PVC = lookupGVR("", "v1", "persistentvolumeclaims")!;
-const PVCS = "/persistentvolumeclaims";
 
 const templatesOf = (set: KubeObject): any[] =>
   Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : [];

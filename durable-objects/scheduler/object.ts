@@ -5,6 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../../workers/env";
+import { CLASSES, PVCS, PVS } from "../controllers/persistentvolume";
 import { ApiClient, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
 import { once } from "../controllers/runtime/once";
@@ -19,7 +20,7 @@ const USER = { name: "system:kube-scheduler", uid: "", groups: ["system:masters"
 const MAX_INFLIGHT = 64;
 /** How long PreBind waits for a pod's claims to be bound (upstream's bindTimeoutSeconds is 600). */
 const BIND_TIMEOUT_MS = 600_000;
-const STORAGE = new Set(["/persistentvolumeclaims", "/persistentvolumes", "storage.k8s.io/storageclasses"]);
+const STORAGE = new Set([PVCS, PVS, CLASSES]);
 
 export class SchedulerObject extends DurableObject<Env> {
   private informers?: Informers;

@@ -2,20 +2,17 @@
 // PreBind, which writes what Reserve decided (a volume's claimRef, a claim's selected node) and
 // then tells whether every claim of the pod is bound, so that the Binding may be written.
 import { lookupGVR } from "../../api/registry";
-import { ANN, claimReference } from "../controllers/persistentvolume";
+import { ANN, CLASSES, claimReference, PVCS, PVS } from "../controllers/persistentvolume";
 import type { ApiClient } from "../controllers/runtime/client";
 import type { Informers } from "../controllers/runtime/informers";
 import type { VolumeDecision, VolumeLister } from "./plugins/volumebinding";
-
-const PVCS = "/persistentvolumeclaims";
-const PVS = "/persistentvolumes";
 
 export function volumeLister(informers: Informers): VolumeLister {
   return {
     claim: (ns, name) => informers.get(PVCS, `${ns}/${name}`),
     volume: (name) => informers.get(PVS, name),
     volumes: () => informers.list(PVS),
-    storageClass: (name) => informers.get("storage.k8s.io/storageclasses", name),
+    storageClass: (name) => informers.get(CLASSES, name),
   };
 }
 

@@ -7,7 +7,7 @@
 // until every claim is bound (PreBind).
 import { storageClassOf } from "../../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../../api/types";
-import { isDelayBinding } from "../../controllers/persistentvolume";
+import { ANN, isDelayBinding } from "../../controllers/persistentvolume";
 import { findMatchingVolume, requestedStorage, volumeFitsNode } from "../../controllers/volume-match";
 import { type CycleState, type Plugin, SKIP, unresolvable } from "../framework";
 import type { NodeInfo } from "../nodeinfo";
@@ -18,8 +18,6 @@ export const ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolume
 export const ERR_NODE_CONFLICT = "node(s) had volume node affinity conflict";
 export const ERR_NO_VOLUMES = "node(s) didn't find available persistent volumes to bind";
 export const ERR_MISSING_PV = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
-const BIND_COMPLETED = "pv.kubernetes.io/bind-completed";
-const SELECTED_NODE = "volume.kubernetes.io/selected-node";
 const NO_PROVISIONER = "kubernetes.io/no-provisioner";
 
 /** What the plugin reads of the cluster's storage (the scheduler object's caches). */
@@ -47,7 +45,7 @@ interface PodClaims {
   all: { namespace: string; name: string }[];
 }
 
-const isBound = (c: KubeObject) => !!c.spec?.volumeName && !!c.metadata.annotations?.[BIND_COMPLETED];
+const isBound = (c: KubeObject) => !!c.spec?.volumeName && !!c.metadata.annotations?.[ANN.bindCompleted];
 
 /** The claim names a pod's volumes use, with the reason the pod cannot run yet when one is not usable. */
 function podClaims(pod: PodInfo, lister: VolumeLister): PodClaims | string {
@@ -106,7 +104,7 @@ export function volumeBinding(): Plugin & {
     // the smallest requests first, as upstream matches them
     const delayed = [...claims.delayed].sort((a, b) => requestedStorage(a) - requestedStorage(b));
     for (const claim of delayed) {
-      const selected = claim.metadata.annotations?.[SELECTED_NODE];
+      const selected = claim.metadata.annotations?.[ANN.selectedNode];
       if (selected && selected !== node.name) return ERR_NO_VOLUMES;
       const pv = findMatchingVolume(claim, lister.volumes(), { node: at, delayBinding: true, excluded });
       if (pv) {
