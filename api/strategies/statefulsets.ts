@@ -62,20 +62,26 @@ export function defaultStatefulSet(obj: KubeObject): void {
     }
 }
 
+/**
+ * A pod's volumes with one claim volume per claim template first, on the claim `claimName`
+ * names; a volume of the pod's own with a template's name gives way (upstream's updateStorage).
+ */
+export function withTemplateClaims(volumes: unknown, templates: any[], claimName: (t: any) => string): any[] {
+  const names = new Set(templates.map((t) => t?.metadata?.name));
+  return [
+    ...templates.map((t) => ({
+      name: t?.metadata?.name,
+      persistentVolumeClaim: { claimName: claimName(t) },
+    })),
+    ...(Array.isArray(volumes) ? volumes : []).filter((v: any) => !names.has(v?.name)),
+  ];
+}
+
 /** The spec with a claim volume per volumeClaimTemplate in its template, as its pods will have. */
 function withClaimTemplates(spec: any): any {
   const claims = Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : [];
   if (!claims.length || !isObject(spec.template?.spec)) return spec;
-  const names = new Set(claims.map((c: any) => c?.metadata?.name));
-  const volumes = [
-    ...claims.map((c: any) => ({
-      name: c?.metadata?.name,
-      persistentVolumeClaim: { claimName: c?.metadata?.name },
-    })),
-    ...(Array.isArray(spec.template.spec.volumes) ? spec.template.spec.volumes : []).filter(
-      (v: any) => !names.has(v?.name),
-    ),
-  ];
+  const volumes = withTemplateClaims(spec.template.spec.volumes, claims, (t) => t?.metadata?.name);
   return { ...spec, template: { ...spec.template, spec: { ...spec.template.spec, volumes } } };
 }
 

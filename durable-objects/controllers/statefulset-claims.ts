@@ -5,6 +5,7 @@
 // (they go with it), whenScaled=Delete hands a condemned pod's claims to that pod (they go with
 // it on scale-down); Retain keeps them.
 import { lookupGVR } from "../../api/registry";
+import { withTemplateClaims } from "../../api/strategies/statefulsets";
 import type { KubeObject, OwnerReference } from "../../api/types";
 import { errorMessage, isAlreadyExists, jsonEqual, newControllerRef } from "./controller-utils";
 import { PVCS } from "./persistentvolume";
@@ -22,13 +23,7 @@ export const claimName = (set: KubeObject, template: any, ordinal: number) =>
 export function withClaimVolumes(set: KubeObject, pod: KubeObject, ordinal: number): void {
   const templates = templatesOf(set);
   if (!templates.length) return;
-  const names = new Set(templates.map((t) => t?.metadata?.name));
-  const claims = templates.map((t) => ({
-    name: t?.metadata?.name,
-    persistentVolumeClaim: { claimName: claimName(set, t, ordinal) },
-  }));
-  const spec = pod.spec!;
-  spec.volumes = [...claims, ...((spec.volumes ?? []) as any[]).filter((v) => !names.has(v?.name))];
+  pod.spec!.volumes = withTemplateClaims(pod.spec!.volumes, templates, (t) => claimName(set, t, ordinal));
 }
 
 /** The claim a template makes for an ordinal: its labels with the set's matchLabels over them. */
