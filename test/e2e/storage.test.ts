@@ -55,6 +55,21 @@ async function staticVolume(cls: string, source: Record<string, unknown>): Promi
   return name;
 }
 
+/** One field of the events about an object, as `kubectl get events` prints them (space-separated). */
+async function eventsAbout(ns: string, name: string, field: "reason" | "message"): Promise<string> {
+  const r = await k([
+    "-n",
+    ns,
+    "get",
+    "events",
+    "--field-selector",
+    `involvedObject.name=${name}`,
+    "-o",
+    `jsonpath={.items[*].${field}}`,
+  ]);
+  return r.stdout;
+}
+
 async function scheduledMessage(ns: string, pod: string): Promise<string> {
   return until(`${pod} unschedulable`, async () => {
     const p = (await api(t, "GET", pods(ns, pod))).json;
@@ -102,17 +117,7 @@ describe.skipIf(!hasKubectl)("storage and scheduling", () => {
         },
       },
     });
-    const events = await k([
-      "-n",
-      ns,
-      "get",
-      "events",
-      "--field-selector",
-      "involvedObject.name=data",
-      "-o",
-      "jsonpath={.items[*].reason}",
-    ]);
-    const reasons = events.stdout.split(" ");
+    const reasons = (await eventsAbout(ns, "data", "reason")).split(" ");
     expect(reasons).toEqual(expect.arrayContaining(["Provisioning", "ProvisioningSucceeded"]));
     // repeats of one event, even ones recorded at the same moment, count on one Event
     expect(reasons.filter((r) => r === "ExternalProvisioning").length).toBeLessThanOrEqual(1);
@@ -278,17 +283,9 @@ spec:
     ]);
     const pod0 = (await api(t, "GET", pods(ns, "db-0"))).json;
     expect(pod0.spec.volumes[0]).toEqual({ name: "data", persistentVolumeClaim: { claimName: "data-db-0" } });
-    const events = await k([
-      "-n",
-      ns,
-      "get",
-      "events",
-      "--field-selector",
-      "involvedObject.name=db",
-      "-o",
-      "jsonpath={.items[*].message}",
-    ]);
-    expect(events.stdout).toContain("create Claim data-db-0 Pod db-0 in StatefulSet db success");
+    expect(await eventsAbout(ns, "db", "message")).toContain(
+      "create Claim data-db-0 Pod db-0 in StatefulSet db success",
+    );
     // scale-down: the condemned pod's claim goes with it
     await k(["-n", ns, "scale", "sts/db", "--replicas=1"]);
     await until("data-db-1 gone", async () => (await api(t, "GET", pvcs(ns, "data-db-1"))).status === 404);
