@@ -23,7 +23,7 @@ async function sync(key: string, ctx: ControllerContext): Promise<void> {
       // one the pod does not own is not its volume (the scheduler and the node refuse it)
       if (!existing.metadata.ownerReferences?.some((r) => r.controller && r.uid === pod.metadata.uid))
         void ctx.recorder.event(
-          { apiVersion: "v1", kind: "Pod", ...pod },
+          pod,
           "Warning",
           "FailedBinding",
           `PVC ${pod.metadata.namespace}/${name} was not created for pod ${keyOf(pod)} (pod is not owner)`,
@@ -46,12 +46,7 @@ async function sync(key: string, ctx: ControllerContext): Promise<void> {
       });
     } catch (e) {
       if (isAlreadyExists(e)) continue;
-      void ctx.recorder.event(
-        { apiVersion: "v1", kind: "Pod", ...pod },
-        "Warning",
-        "FailedCreate",
-        `create PVC ${name}: ${errorMessage(e)}`,
-      );
+      void ctx.recorder.event(pod, "Warning", "FailedCreate", `create PVC ${name}: ${errorMessage(e)}`);
       throw e;
     }
   }

@@ -18,16 +18,6 @@ export const STORAGE_ROOT = "/var/lib/edgeplane/storage";
 const HOSTNAME = "kubernetes.io/hostname";
 const DELETE = "delete:";
 
-function event(
-  ctx: ControllerContext,
-  claim: KubeObject,
-  type: "Normal" | "Warning",
-  reason: string,
-  msg: string,
-) {
-  void ctx.recorder.event({ apiVersion: "v1", kind: "PersistentVolumeClaim", ...claim }, type, reason, msg);
-}
-
 /** Why this provisioner cannot make a volume for the claim, if it cannot (local-path's checks). */
 function refusal(claim: KubeObject, node: string | undefined): string | undefined {
   if (claim.spec?.selector) return "claim.Spec.Selector is not supported";
@@ -78,8 +68,7 @@ async function provision(ctx: ControllerContext, claim: KubeObject): Promise<voi
   const node = nodeName ? ctx.informers.get("/nodes", nodeName) : undefined;
   const why = refusal(claim, node && nodeName);
   if (why) {
-    event(
-      ctx,
+    void ctx.recorder.event(
       claim,
       "Warning",
       "ProvisioningFailed",
@@ -87,8 +76,7 @@ async function provision(ctx: ControllerContext, claim: KubeObject): Promise<voi
     );
     return;
   }
-  event(
-    ctx,
+  void ctx.recorder.event(
     claim,
     "Normal",
     "Provisioning",
@@ -101,7 +89,12 @@ async function provision(ctx: ControllerContext, claim: KubeObject): Promise<voi
     if (!isAlreadyExists(e)) throw e;
     return;
   }
-  event(ctx, claim, "Normal", "ProvisioningSucceeded", `Successfully provisioned volume ${pv.metadata.name}`);
+  void ctx.recorder.event(
+    claim,
+    "Normal",
+    "ProvisioningSucceeded",
+    `Successfully provisioned volume ${pv.metadata.name}`,
+  );
 }
 
 /** A released volume this provisioner made, of reclaim policy Delete, goes. */

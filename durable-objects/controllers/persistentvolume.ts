@@ -55,22 +55,6 @@ export function claimReference(claim: KubeObject) {
   };
 }
 
-/** An event about a claim or volume (kind and apiVersion set, as the recorder names them). */
-function event(
-  ctx: ControllerContext,
-  obj: KubeObject,
-  kind: string,
-  type: "Normal" | "Warning",
-  reason: string,
-  msg: string,
-) {
-  void ctx.recorder.event({ apiVersion: "v1", kind, ...obj }, type, reason, msg);
-}
-const claimEvent = (ctx: ControllerContext, c: KubeObject, t: "Normal" | "Warning", r: string, m: string) =>
-  event(ctx, c, "PersistentVolumeClaim", t, r, m);
-const volumeEvent = (ctx: ControllerContext, v: KubeObject, t: "Normal" | "Warning", r: string, m: string) =>
-  event(ctx, v, "PersistentVolume", t, r, m);
-
 /** A claim's phase; Pending and Lost clear what binding recorded in its status. Returns whether it changed. */
 async function setClaimPhase(ctx: ControllerContext, claim: KubeObject, phase: string): Promise<boolean> {
   const status = { ...(claim.status ?? {}), phase };
@@ -138,8 +122,7 @@ function unsatisfied(pv: KubeObject, claim: KubeObject): string | undefined {
 async function provision(ctx: ControllerContext, claim: KubeObject, className: string): Promise<void> {
   const sc = ctx.informers.get(CLASSES, className);
   if (!sc) {
-    claimEvent(
-      ctx,
+    void ctx.recorder.event(
       claim,
       "Warning",
       "ProvisioningFailed",
@@ -149,7 +132,12 @@ async function provision(ctx: ControllerContext, claim: KubeObject, className: s
   }
   const provisioner = String(sc.provisioner ?? "");
   if (provisioner.startsWith("kubernetes.io/")) {
-    claimEvent(ctx, claim, "Warning", "ProvisioningFailed", `no volume plugin matched name: ${provisioner}`);
+    void ctx.recorder.event(
+      claim,
+      "Warning",
+      "ProvisioningFailed",
+      `no volume plugin matched name: ${provisioner}`,
+    );
     return;
   }
   const annotations = claim.metadata.annotations ?? {};
@@ -161,8 +149,7 @@ async function provision(ctx: ControllerContext, claim: KubeObject, className: s
     };
     await ctx.api.update(PVC, { ...claim, metadata: { ...claim.metadata, annotations: next } });
   }
-  claimEvent(
-    ctx,
+  void ctx.recorder.event(
     claim,
     "Normal",
     "ExternalProvisioning",
@@ -178,8 +165,7 @@ async function syncUnboundClaim(ctx: ControllerContext, claim: KubeObject): Prom
     if (pv) return bind(ctx, pv, claim);
     const className = storageClassOf(claim);
     if (delay && !claim.metadata.annotations?.[ANN.selectedNode]) {
-      claimEvent(
-        ctx,
+      void ctx.recorder.event(
         claim,
         "Normal",
         "WaitForFirstConsumer",
@@ -188,8 +174,7 @@ async function syncUnboundClaim(ctx: ControllerContext, claim: KubeObject): Prom
     } else if (className) {
       return provision(ctx, claim, className);
     } else {
-      claimEvent(
-        ctx,
+      void ctx.recorder.event(
         claim,
         "Normal",
         "FailedBinding",
@@ -208,8 +193,7 @@ async function syncUnboundClaim(ctx: ControllerContext, claim: KubeObject): Prom
   if (!pv.spec?.claimRef) {
     const why = unsatisfied(pv, claim);
     if (!why) return bind(ctx, pv, claim);
-    claimEvent(
-      ctx,
+    void ctx.recorder.event(
       claim,
       "Warning",
       "VolumeMismatch",
@@ -218,8 +202,7 @@ async function syncUnboundClaim(ctx: ControllerContext, claim: KubeObject): Prom
   } else if (isBoundToClaim(pv, claim)) {
     return bind(ctx, pv, claim);
   } else {
-    claimEvent(
-      ctx,
+    void ctx.recorder.event(
       claim,
       "Warning",
       "FailedBinding",
@@ -232,7 +215,7 @@ async function syncUnboundClaim(ctx: ControllerContext, claim: KubeObject): Prom
 async function syncBoundClaim(ctx: ControllerContext, claim: KubeObject): Promise<void> {
   const volumeName = claim.spec?.volumeName;
   const lost = async (reason: string, message: string) => {
-    if (await setClaimPhase(ctx, claim, "Lost")) claimEvent(ctx, claim, "Warning", reason, message);
+    if (await setClaimPhase(ctx, claim, "Lost")) void ctx.recorder.event(claim, "Warning", reason, message);
   };
   if (!volumeName)
     return lost(
@@ -252,7 +235,7 @@ async function reclaim(ctx: ControllerContext, pv: KubeObject): Promise<void> {
   if (policy === "Retain") return;
   const fail = async (reason: string, message: string) => {
     await setVolumePhase(ctx, pv, "Failed", message);
-    volumeEvent(ctx, pv, "Warning", reason, message);
+    void ctx.recorder.event(pv, "Warning", reason, message);
   };
   if (policy === "Delete") {
     const by = pv.metadata.annotations?.[ANN.provisionedBy];

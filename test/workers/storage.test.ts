@@ -50,6 +50,9 @@ async function eventsOf(ns: string, name: string): Promise<string[]> {
     "GET",
     `/api/v1/namespaces/${ns}/events?fieldSelector=involvedObject.name%3D${name}`,
   );
+  // every one names its object by kind too (kubectl describe finds them by it)
+  for (const e of r.json.items as any[])
+    expect(["PersistentVolumeClaim", "PersistentVolume"]).toContain(e.involvedObject.kind);
   return (r.json.items as any[]).map((e) => `${e.type} ${e.reason} ${e.message}`);
 }
 
