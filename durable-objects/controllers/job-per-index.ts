@@ -14,6 +14,7 @@ import type { KubeObject } from "../../api/types";
 import { timeOf } from "./controller-utils";
 import { matchPodFailurePolicy } from "./job-failure-policy";
 import { indexOf, parseIndexes } from "./job-indexes";
+import { tracked } from "./job-tracking";
 
 export const FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count";
 export const IGNORED_FAILURE_COUNT = "batch.kubernetes.io/job-index-ignored-failure-count";
@@ -64,7 +65,6 @@ function failsIndex(job: KubeObject, pod: KubeObject): boolean {
 export function failedIndexesOf(
   job: KubeObject,
   pods: KubeObject[],
-  tracked: (p: KubeObject) => boolean,
   failed: (p: KubeObject) => boolean,
 ): Set<number> {
   const completions: number = job.spec.completions;
@@ -163,12 +163,11 @@ const ending = (job: KubeObject) =>
 export function perIndexState(
   job: KubeObject,
   pods: KubeObject[],
-  tracked: (p: KubeObject) => boolean,
   failed: (p: KubeObject) => boolean,
   active: KubeObject[],
 ): PerIndex {
   const completions: number = job.spec.completions;
-  const failedIndexes = failedIndexesOf(job, pods, tracked, failed);
+  const failedIndexes = failedIndexesOf(job, pods, failed);
   const succeeded = parseIndexes(job.status?.completedIndexes);
   for (const p of pods) {
     const i = p.status?.phase === "Succeeded" ? indexOf(p, completions) : undefined;

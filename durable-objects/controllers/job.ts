@@ -297,7 +297,7 @@ async function syncJobOnce(key: string, ctx: ControllerContext): Promise<void> {
   const at = rfc3339(now);
   const pods = await claim(ctx, cached, "batch/v1", "Job", POD, ctx.informers.list("/pods", namespace));
   const perIndex = hasBackoffLimitPerIndex(cached)
-    ? perIndexState(cached, pods, tracked, (p) => outcome(p, cached) === "failed", pods.filter(isActivePod))
+    ? perIndexState(cached, pods, (p) => outcome(p, cached) === "failed", pods.filter(isActivePod))
     : undefined;
   const tracked0 = await trackFinishedPods(ctx, cached, pods, structuredClone(cached.status ?? {}), perIndex);
   const { job, status } = tracked0;
