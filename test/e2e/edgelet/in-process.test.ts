@@ -47,7 +47,9 @@ describe.skipIf(!available)("edgelet in-process", () => {
     rmSync(root, { recursive: true, force: true });
   }, 60_000);
 
-  it("locates a container's CRI id and log file by (namespace, pod, container), current and previous", async () => {
+  it("locates a container's CRI id and log file by (namespace, pod, container), current and previous", {
+    timeout: 120_000,
+  }, async () => {
     await createPod(t, ns, {
       metadata: { name: "talker" },
       spec: {
@@ -66,14 +68,22 @@ describe.skipIf(!available)("edgelet in-process", () => {
         ],
       },
     });
+    // the first restart has no backoff; under the full suite's load the sandbox alone took 8 s
+    // to start once, so the wait is generous and a failure shows what the node saw
     await waitPod(
       t,
       ns,
       "talker",
       "restarted once",
       (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1,
-      30_000,
-    );
+      60_000,
+    ).catch((err) => {
+      const rt = e.cache.byName(ns, "talker");
+      const seen = rt?.containers.map((c) => `${c.name}#${c.attempt} ${c.state} exit=${c.exitCode}`);
+      throw new Error(
+        `${err.message}\nruntime: ${JSON.stringify(seen)}\nedgelet log:\n${logs.slice(-40).join("\n")}`,
+      );
+    });
     const cur = await waitFor("current container located", async () => e.locate(ns, "talker", "main"));
     const prev = e.locate(ns, "talker", "main", true);
     expect(cur.containerId).toMatch(/^[0-9a-f]{64}$/);
