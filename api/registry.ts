@@ -1,5 +1,6 @@
 // The generic registry's index: every served resource, found by group/version/resource,
 // by "group/resource" key (the store shard's name) or by apiVersion+kind.
+import { defFromCustomKey } from "./custom/key";
 import { notFoundPath } from "./errors";
 import type { ResourceDef } from "./resource";
 import { apiVersionOf } from "./resource";
@@ -21,19 +22,21 @@ export function resourceKey(def: { group: string; resource: string }): string {
 }
 
 export function lookupKey(key: string): ResourceDef {
-  const def = byKey.get(key);
+  const def = byKey.get(key) ?? defFromCustomKey(key);
   if (!def) throw notFoundPath(`no resource ${key}`);
   return def;
 }
 
 /** "group/version/resource": how a watch names the shape (a view) it wants events in. */
-export function viewKey(def: { group: string; version: string; resource: string }): string {
+export function viewKey(def: Pick<ResourceDef, "group" | "version" | "resource" | "custom">): string {
+  // a custom resource's view is its store key in the version asked for (api/custom/key.ts)
+  if (def.custom) return def.custom.storeKey.replace(/,[^,]+,([NC])$/, `,${def.version},$1`);
   return `${def.group}/${def.version}/${def.resource}`;
 }
 
 /** The resource a view key names. */
 export function lookupView(key: string): ResourceDef {
-  const def = byGVR.get(key);
+  const def = byGVR.get(key) ?? defFromCustomKey(key);
   if (!def) throw notFoundPath(`no resource ${key}`);
   return def;
 }

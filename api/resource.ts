@@ -37,6 +37,18 @@ export interface ResourceStrategy {
   generation?: boolean;
   /** Adjust a status subresource update against the stored object (e.g. a phase's transition time). */
   prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
+  /**
+   * Drops the fields the kind's schema does not declare and returns their paths
+   * (a custom resource's pruning); fieldValidation decides what the client hears of them.
+   */
+  prune?(obj: KubeObject): string[];
+  /** What a generation counts changes of, when not spec (a custom resource: all but metadata and status). */
+  generationOf?(obj: KubeObject): unknown;
+  /**
+   * What the first DELETE adds to the object besides its deletionTimestamp (a CRD: the
+   * finalizer that holds it until its objects are gone, and its Terminating condition).
+   */
+  markForDeletion?(obj: KubeObject): void;
   /** Prepare a new object before it is stored (e.g. a pod's status.phase = Pending). */
   prepareForCreate?(obj: KubeObject): void;
   /** Prepare an update of the main resource from the stored object, before defaulting. */
@@ -93,6 +105,20 @@ export interface ResourceDef {
   deprecation?: string;
   /** Served from another resource's store in another shape (events.k8s.io Events are core Events). */
   storedIn?: StorageView;
+  /** A custom resource (api/custom): what its CustomResourceDefinition says beyond the above. */
+  custom?: CustomInfo;
+}
+
+/** What a custom resource's def carries from its CustomResourceDefinition. */
+export interface CustomInfo {
+  /** the name the store shard is called with: it rebuilds the def from it (api/custom/key.ts) */
+  storeKey: string;
+  /** its CRD is being deleted: the objects are still served, but none is created */
+  terminating?: boolean;
+  /** the printer columns of its tables (the Worker's defs), sent to the shard with a table query */
+  columns?: import("./custom/definition").PrinterColumn[];
+  /** OpenAPI definition ids of the kind and its list, and their schemas (the Worker's defs) */
+  openapi?: { id: string; listId: string; schemas: Record<string, Record<string, unknown>> };
 }
 
 /** One stored resource seen through another API group's shape, as upstream's conversion does. */

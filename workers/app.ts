@@ -3,14 +3,13 @@
 // controllers and scheduler (durable-objects/controllers/runtime/client.ts).
 import { Hono } from "hono";
 import { notFoundPath } from "../api/errors";
-import { allResources } from "../api/registry";
-import type { ResourceDef } from "../api/resource";
 import { RELAY_PATH } from "../durable-objects/store/relay";
 import type { AppEnv } from "./app-env";
 import { audit } from "./audit/index";
 import { exchangeBootstrapToken, NODE_CREDENTIAL_PATH } from "./authn/node-credentials";
 import { decodeObject } from "./body";
 import { bootstrap } from "./bootstrap";
+import { servedDefs } from "./custom-resources";
 import { handleDiscovery } from "./discovery/routes";
 import { authentication, issuerDiscovery } from "./filters/authn";
 import { authorization } from "./filters/authz";
@@ -20,8 +19,6 @@ import { handleResource } from "./handlers/resource";
 import { handleNodeTunnel } from "./handlers/streams";
 import { requestInfo } from "./request-info";
 import { errorResponse, json } from "./respond";
-
-const defs = allResources() as ResourceDef[];
 
 export const app = new Hono<AppEnv>();
 
@@ -70,7 +67,7 @@ app.all("*", async (c) => {
   const info = c.get("info");
   if (!info.isResourceRequest) {
     const url = c.get("url");
-    const r = handleDiscovery(defs, {
+    const r = handleDiscovery(await servedDefs(c.env), {
       method: c.req.method,
       path: url.pathname,
       query: url.searchParams,

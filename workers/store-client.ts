@@ -1,4 +1,6 @@
 // Reaching a store shard: one Durable Object per (cluster, resource), named so.
+
+import { shardName } from "../api/custom/key";
 import { StatusError } from "../api/errors";
 import { resourceKey, viewKey } from "../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../api/resource";
@@ -73,8 +75,8 @@ export class Store {
     readonly def: ResourceDef,
   ) {
     this.view = def.storedIn;
-    this.key = def.storedIn?.key ?? resourceKey(def);
-    this.stub = env.STORE.get(objectId(env.STORE, `${env.EDGEPLANE_CLUSTER}/${this.key}`));
+    this.key = def.storedIn?.key ?? def.custom?.storeKey ?? resourceKey(def);
+    this.stub = env.STORE.get(objectId(env.STORE, `${env.EDGEPLANE_CLUSTER}/${shardName(this.key)}`));
   }
 
   /** A stored object in this resource's shape. */
@@ -111,7 +113,10 @@ export class Store {
   }
 
   /** The query with its field selector checked against this resource and named as stored. */
-  private query<Q extends { fieldSelector?: string }>(q: Q): Q {
+  private query<Q extends { fieldSelector?: string; table?: { columns?: unknown } }>(q: Q): Q {
+    // a custom resource's table columns come from its CRD, which the shard does not read
+    const columns = this.def.custom?.columns;
+    if (columns && q.table) q = { ...q, table: { ...q.table, columns } };
     if (!this.view || !q.fieldSelector) return q;
     const sel = parseFieldSelector(q.fieldSelector);
     checkFieldSelector(sel, supportedFields(this.def));
@@ -235,7 +240,7 @@ export class Store {
 
   /** A watch in this resource's shape: the shard converts each event for it. */
   private watchQuery(q: WatchQuery): WatchQuery {
-    return this.view ? { ...this.query(q), view: viewKey(this.def) } : q;
+    return this.view ? { ...this.query(q), view: viewKey(this.def) } : this.query(q);
   }
 
   async compactNow(): Promise<number> {

@@ -13,6 +13,7 @@ import { configmaps, secrets } from "./config";
 import { controllerrevisions } from "./controllerrevisions";
 import { cronjobs } from "./cronjobs";
 import { csidrivers, csinodes, csistoragecapacities, volumeattachments } from "./csi";
+import { customresourcedefinitions } from "./customresourcedefinitions";
 import { daemonsets } from "./daemonsets";
 import { endpoints, podtemplates } from "./endpoints";
 import { endpointslices } from "./endpointslices";
@@ -106,6 +107,7 @@ export const RESOURCES: ResourceDef[] = [
   validatingadmissionpolicies,
   validatingadmissionpolicybindings,
   validatingwebhookconfigurations,
+  customresourcedefinitions,
 ];
 
 const byGVR = new Map(RESOURCES.map((r) => [`${r.group}/${r.version}/${r.resource}`, r]));

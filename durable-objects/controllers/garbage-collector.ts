@@ -2,11 +2,14 @@
 // dependents whose owners are all gone are deleted; owners deleted in the foreground wait
 // (foregroundDeletion finalizer) until their blocking dependents are gone; owners deleted with
 // orphan propagation let go of their dependents first (orphan finalizer).
+
+import { type Crd, customDef, isEstablished } from "../../api/custom/definition";
 import { lookupKey, lookupKind, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject, OwnerReference } from "../../api/types";
 import { byOwner, INDEX_OWNER } from "./claim";
 import { isConflict, isNotFound, keyOf, pathFor } from "./controller-utils";
+import { CRDS } from "./crd-finalizer";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { resourcesOf } from "./runtime/subscriptions";
 
@@ -16,8 +19,17 @@ const CACHED = resourcesOf("controllers");
 
 const itemKey = (res: string, obj: KubeObject) => `${res}|${keyOf(obj)}`;
 
-function ownerDef(ref: OwnerReference): ResourceDef | undefined {
-  return lookupKind(ref.apiVersion, ref.kind);
+/** The owner's resource: built in, or a custom resource of a CRD in the cache. */
+function ownerDef(ref: OwnerReference, ctx: ControllerContext): ResourceDef | undefined {
+  const builtIn = lookupKind(ref.apiVersion, ref.kind);
+  if (builtIn) return builtIn;
+  const [group, version] = ref.apiVersion.split("/");
+  for (const crd of ctx.informers.list(CRDS) as Crd[]) {
+    if (crd.spec?.group !== group || crd.spec.names?.kind !== ref.kind) continue;
+    const v = crd.spec.versions?.find((x) => x.name === version && x.served);
+    return v && isEstablished(crd) ? customDef(crd, v) : undefined;
+  }
+  return undefined;
 }
 
 const hasFinalizer = (o: KubeObject, f: string) => !!o.metadata.finalizers?.includes(f);
@@ -38,7 +50,7 @@ async function resolveOwner(
   ref: OwnerReference,
   namespace: string | undefined,
 ): Promise<OwnerState> {
-  const def = ownerDef(ref);
+  const def = ownerDef(ref, ctx);
   if (!def) return { state: "unknown" };
   if (def.namespaced && !namespace) return { state: "unknown" };
   const ns = def.namespaced ? namespace : undefined;
@@ -183,7 +195,7 @@ function keysFor(
     for (const d of dependentsOf(ctx, obj.metadata.uid!)) keys.add(itemKey(d.res, d.obj));
   for (const o of old ? [obj, old] : [obj]) {
     for (const ref of o.metadata.ownerReferences ?? []) {
-      const def = ownerDef(ref);
+      const def = ownerDef(ref, ctx);
       if (!def) continue;
       const ores = resourceKey(def);
       if (!ctx.informers.resources.includes(ores)) continue;

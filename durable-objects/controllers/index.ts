@@ -1,5 +1,6 @@
 // Every controller the manager runs, in one list.
 
+import { crdFinalizer } from "./crd-finalizer";
 import { cronJobController } from "./cronjob";
 import { daemonSetController } from "./daemonset";
 import { deploymentController } from "./deployment";
@@ -53,6 +54,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     localPathProvisioner,
     ephemeralVolumeController,
     horizontalPodAutoscalerController,
+    crdFinalizer,
     createNodeLifecycleController({
       gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
       defaultTolerationSeconds: config.defaultTolerationSeconds,

@@ -1,6 +1,8 @@
 // The namespace controller (upstream pkg/controller/namespace): a namespace being deleted is
 // marked Terminating, everything in it is deleted, and once nothing is left the "kubernetes"
 // finalizer is removed from spec.finalizers (namespaces/<name>/finalize) so it can go.
+
+import { type Crd, isEstablished } from "../../api/custom/definition";
 import { allResources, lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
@@ -15,6 +17,7 @@ import {
   setCondition,
   timeOf,
 } from "./controller-utils";
+import { CRDS, storedDef } from "./crd-finalizer";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const NS = lookupGVR("", "v1", "namespaces")!;
@@ -112,16 +115,27 @@ export function namespaceConditions(
   return list;
 }
 
-/** Namespaced resources whose objects a namespace deletion must remove. */
-export function contentResources(): ResourceDef[] {
-  return allResources().filter((d) => d.namespaced && d.verbs.includes("list") && d.verbs.includes("delete"));
+/**
+ * Namespaced resources whose objects a namespace deletion must remove: the built-in ones, and
+ * the custom resources of the CRDs in the informer cache (in their stored version).
+ */
+export function contentResources(ctx?: ControllerContext): ResourceDef[] {
+  const builtIn = allResources().filter(
+    (d) => d.namespaced && d.verbs.includes("list") && d.verbs.includes("delete"),
+  );
+  if (!ctx) return builtIn;
+  const custom = ctx.informers
+    .list(CRDS)
+    .map((crd) => (isEstablished(crd as Crd) ? storedDef(crd as Crd) : undefined))
+    .filter((d): d is ResourceDef => !!d?.namespaced);
+  return [...builtIn, ...custom];
 }
 
 async function deleteContent(ctx: ControllerContext, ns: string): Promise<ContentReport> {
   const report: ContentReport = { remaining: [], finalizers: [], errors: [], estimateMs: 0 };
   const finalizerCounts = new Map<string, number>();
   const now = ctx.now();
-  for (const def of contentResources()) {
+  for (const def of contentResources(ctx)) {
     try {
       if (def.verbs.includes("deletecollection")) {
         await ctx.api.request("DELETE", pathFor(def, ns), { kind: "DeleteOptions", apiVersion: "v1" });

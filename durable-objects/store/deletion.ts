@@ -31,6 +31,7 @@ export function decideDelete(
   now: Date,
 ): DeleteDecision {
   const obj: KubeObject = structuredClone(current);
+  if (!obj.metadata.deletionTimestamp) def.strategy.markForDeletion?.(obj);
   const meta = obj.metadata;
   const finalizers = new Set(meta.finalizers ?? []);
   if (specFinalizers(obj) > 0) {

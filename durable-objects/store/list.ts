@@ -1,5 +1,7 @@
 // Lists over a store shard: selectors, limit/continue pages that all read one snapshot,
 // and resourceVersion semantics (unset/0: latest; Exact: that snapshot; NotOlderThan).
+
+import { tableDef } from "../../api/custom/definition";
 import { badRequest, expired, StatusError } from "../../api/errors";
 import type { ResourceDef } from "../../api/resource";
 import { apiVersionOf } from "../../api/resource";
@@ -304,7 +306,9 @@ export function readList(
     chars += e.data.length;
     add(
       table
-        ? JSON.stringify(tableRow(def, JSON.parse(e.data) as KubeObject, table.include, plan.now))
+        ? JSON.stringify(
+            tableRow(tableDef(def, table.columns), JSON.parse(e.data) as KubeObject, table.include, plan.now),
+          )
         : e.data,
       e,
     );
@@ -335,7 +339,7 @@ export function listFrame(shard: StoreShard, plan: ListPlan, read: ListRead): Li
   if (q.table) {
     // the Table with no rows, opened where they go
     const shell = JSON.stringify(
-      tableOf(def, [], {
+      tableOf(tableDef(def, q.table.columns), [], {
         include: q.table.include,
         headers: true,
         resourceVersion: String(snap),

@@ -1,4 +1,6 @@
 // What the apiserver Worker and a store shard say to each other over RPC.
+
+import type { PrinterColumn } from "../../api/custom/definition";
 import type { Status } from "../../api/errors";
 import type { IncludeObject } from "../../api/table";
 
@@ -11,7 +13,8 @@ export interface ListQuery {
   resourceVersion?: string;
   resourceVersionMatch?: string;
   /** when set, the body is a meta.k8s.io/v1 Table */
-  table?: { include: IncludeObject };
+  /** columns: a custom resource's printer columns (api/custom/definition.ts tableDef) */
+  table?: { include: IncludeObject; columns?: PrinterColumn[] };
 }
 
 export interface WatchQuery {
@@ -22,7 +25,8 @@ export interface WatchQuery {
   allowWatchBookmarks?: boolean;
   timeoutSeconds?: number;
   sendInitialEvents?: boolean;
-  table?: { include: IncludeObject };
+  /** columns: a custom resource's printer columns (api/custom/definition.ts tableDef) */
+  table?: { include: IncludeObject; columns?: PrinterColumn[] };
   /** the resource key whose shape events are shown in, when it is stored in another's shard */
   view?: string;
   /** the front door's id for this watch: its events may go out on the shard's relay (relay.ts) */

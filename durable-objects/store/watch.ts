@@ -179,6 +179,6 @@ export function openWatch(
   // a relayed watch's events are on the relay already: the front door writes them after this head
   if (relay) return new Response(null, { headers: { ...headers, [RELAYED_HEADER]: relay.no } });
   headers["transfer-encoding"] = "chunked";
-  if (q.relay !== undefined) headers[RELAY_OFFER_HEADER] = resourceKey(def);
+  if (q.relay !== undefined) headers[RELAY_OFFER_HEADER] = def.custom?.storeKey ?? resourceKey(def);
   return new Response(readable, { headers });
 }

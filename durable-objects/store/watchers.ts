@@ -4,6 +4,7 @@
 // object stop matching is a DELETED for that watcher, one that makes it match an ADDED).
 
 import { concatBytes } from "../../api/bytes";
+import { type PrinterColumn, tableDef } from "../../api/custom/definition";
 import { lookupView } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { apiVersionOf } from "../../api/resource";
@@ -44,7 +45,7 @@ export interface Sink {
 export interface Watcher {
   filter: WatchFilter;
   sink: Sink;
-  table?: { include: IncludeObject; headersSent: boolean };
+  table?: { include: IncludeObject; headersSent: boolean; columns?: PrinterColumn[] };
   bookmarks: boolean;
   timer?: ReturnType<typeof setTimeout>;
   closed: boolean;
@@ -136,7 +137,7 @@ export class WatchHub {
   open(
     filter: WatchFilter,
     opts: {
-      table?: { include: IncludeObject };
+      table?: { include: IncludeObject; columns?: PrinterColumn[] };
       bookmarks: boolean;
       timeoutSeconds?: number;
       relayed?: { relay: Relay; id: number };
@@ -156,7 +157,7 @@ export class WatchHub {
     const w: Watcher = {
       filter,
       sink,
-      table: opts.table ? { include: opts.table.include, headersSent: false } : undefined,
+      table: opts.table ? { ...opts.table, headersSent: false } : undefined,
       bookmarks: opts.bookmarks,
       closed: false,
       relayed: opts.relayed,
@@ -322,7 +323,7 @@ export class WatchHub {
       }
       return bytes;
     }
-    const def = this.def()!;
+    const def = tableDef(this.def()!, w.table.columns);
     let obj = cache.get(`obj:${view ?? ""}`) as KubeObject | undefined;
     if (!obj) {
       obj = JSON.parse(data) as KubeObject;

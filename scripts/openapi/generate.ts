@@ -75,6 +75,8 @@ const ROOTS = [
     `io.k8s.api.storage.v1.${k}`,
     `io.k8s.api.storage.v1.${k}List`,
   ]),
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList",
   "io.k8s.api.scheduling.v1.PriorityClass",
   "io.k8s.api.scheduling.v1.PriorityClassList",
   "io.k8s.api.node.v1.RuntimeClass",
@@ -123,6 +125,10 @@ const MACHINERY_PREFIXES: [string, string][] = [
   ["IoK8sApimachineryPkgUtilIntstr", "io.k8s.apimachinery.pkg.util.intstr"],
   ["IoK8sApimachineryPkgRuntime", "io.k8s.apimachinery.pkg.runtime"],
   ["IoK8sApimachineryPkgVersion", "io.k8s.apimachinery.pkg.version"],
+  [
+    "IoK8sApiextensionsApiserverPkgApisApiextensionsV1",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+  ],
 ];
 
 /** IoK8sApiCoreV1Pod -> io.k8s.api.core.v1.Pod */
@@ -148,6 +154,22 @@ const SCALARS: Record<string, Schema> = {
   "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": { type: "object" },
   "io.k8s.apimachinery.pkg.runtime.RawExtension": { type: "object" },
   "io.k8s.apimachinery.pkg.apis.meta.v1.Patch": { type: "object" },
+  // any JSON value, or one of two shapes: upstream gives them no type
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON": {
+    description:
+      "JSON represents any valid JSON value. These types are supported: bool, int64, float64, string, []interface{}, map[string]interface{} and nil.",
+  },
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray": {
+    description:
+      "JSONSchemaPropsOrArray represents a value that can either be a JSONSchemaProps or an array of JSONSchemaProps. Mainly here for serialization purposes.",
+  },
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool": {
+    description:
+      "JSONSchemaPropsOrBool represents JSONSchemaProps or a boolean value. Defaults to true for the boolean property.",
+  },
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray": {
+    description: "JSONSchemaPropsOrStringArray represents a JSONSchemaProps or a string array.",
+  },
 };
 
 interface Found {

@@ -70,6 +70,17 @@ export function openapiV2Document(defs: ResourceDef[]): Record<string, unknown> 
   }
   const definitions: Record<string, Schema> = {};
   for (const id of closure(roots)) definitions[id] = DEFINITIONS[id];
+  // a custom kind appears by name only: its OpenAPI v3 schema (nullable, int-or-string, ...) has
+  // no Swagger 2.0 form, and kubectl reads custom kinds from v3
+  for (const d of defs) {
+    const o = d.custom?.openapi;
+    if (!o) continue;
+    for (const [id, schema] of Object.entries(o.schemas))
+      definitions[id] = {
+        type: "object",
+        "x-kubernetes-group-version-kind": schema["x-kubernetes-group-version-kind"],
+      } as Schema;
+  }
   return {
     swagger: "2.0",
     info: { title: "Kubernetes", version: "v1.32.0" },

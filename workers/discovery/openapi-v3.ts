@@ -3,7 +3,7 @@
 // operations with x-kubernetes-action and x-kubernetes-group-version-kind).
 
 import type { ResourceDef } from "../../api/resource";
-import { closure, DEFINITIONS, hashText, mapRefs, type Schema } from "./definitions";
+import { closure, DEFINITIONS, hashText, META, mapRefs, type Schema } from "./definitions";
 import { groupVersionsOf, type Operation, operationsFor, rootIdsFor } from "./operations";
 import { QUERY_PARAMS } from "./query-params";
 
@@ -98,7 +98,14 @@ export function openapiV3Document(
     }
   }
   const schemas: Record<string, Schema> = {};
-  for (const id of closure(rootIdsFor(ops))) schemas[id] = toV3Schema(DEFINITIONS[id]);
+  const custom = defs.filter((d) => d.group === group && d.version === version && d.custom?.openapi);
+  const roots = rootIdsFor(ops);
+  // a custom kind's schema refers to ObjectMeta and ListMeta, which bring their own
+  if (custom.length) roots.push(`${META}.ObjectMeta`, `${META}.ListMeta`);
+  for (const id of closure(roots)) schemas[id] = toV3Schema(DEFINITIONS[id]);
+  for (const d of custom)
+    for (const [id, schema] of Object.entries(d.custom!.openapi!.schemas))
+      schemas[id] = toV3Schema(schema as Schema);
   return {
     openapi: "3.0.0",
     info: { title: "Kubernetes", version: "v1.32.0" },

@@ -53,6 +53,8 @@ const CONNECT_Q: Record<string, string[]> = {
   portforward: ["ports"],
   proxy: ["path"],
 };
+/** A custom resource has no Go type to merge strategically by: kubectl apply then merge-patches it. */
+const CUSTOM_PATCH_TYPES = PATCH_TYPES.filter((t) => t !== "application/strategic-merge-patch+json");
 const JSON_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
 const WATCHABLE = [
   ...JSON_TYPES,
@@ -69,8 +71,10 @@ export function operationsFor(defs: ResourceDef[], group: string, version: strin
   const prefix = group ? `/apis/${group}/${version}` : `/api/${version}`;
   const tag = (group ? group.split(".")[0] : "core") + cap(version);
   for (const d of defs.filter((x) => x.group === group && x.version === version)) {
-    const id = definitionIdFor(gvkOf(d));
-    const listId = definitionIdFor({ group: d.group, version: d.version, kind: d.listKind });
+    const custom = d.custom?.openapi;
+    const id = custom?.id ?? definitionIdFor(gvkOf(d));
+    const listId =
+      custom?.listId ?? definitionIdFor({ group: d.group, version: d.version, kind: d.listKind });
     const gvk = gvkOf(d);
     const ns = d.namespaced ? "/namespaces/{namespace}" : "";
     const nsParams = d.namespaced ? ["namespace"] : [];
@@ -188,7 +192,7 @@ export function operationsFor(defs: ResourceDef[], group: string, version: strin
           response: id,
           query: PATCH_Q,
           pathParams: itemParams,
-          consumes: PATCH_TYPES,
+          consumes: custom ? CUSTOM_PATCH_TYPES : PATCH_TYPES,
         },
         "patch",
       );
@@ -240,7 +244,8 @@ export function operationsFor(defs: ResourceDef[], group: string, version: strin
         continue;
       }
       const subGvk: GVK = { group: s.group ?? d.group, version: s.version ?? d.version, kind: s.kind };
-      const subId = definitionIdFor(subGvk);
+      // a custom resource's status is the object itself
+      const subId = custom && s.kind === d.kind ? custom.id : definitionIdFor(subGvk);
       const sverb = (v: string) => s.verbs.includes(v);
       const base = { gvk: subGvk, pathParams: itemParams };
       if (sverb("get"))
@@ -280,7 +285,7 @@ export function operationsFor(defs: ResourceDef[], group: string, version: strin
           body: `${META}.Patch`,
           response: subId,
           query: PATCH_Q,
-          consumes: PATCH_TYPES,
+          consumes: custom ? CUSTOM_PATCH_TYPES : PATCH_TYPES,
           produces: JSON_TYPES,
         });
       if (sverb("create"))

@@ -162,11 +162,13 @@ export function checkFields(w: WriteContext, obj: KubeObject, found: Found = {})
     const wrong = decodeTypeError(obj.apiVersion ?? "", obj.kind ?? "", obj, "json", found.numbers);
     if (wrong) throw badRequest(`${found.decoding}${wrong}`);
   }
+  // a custom resource's schema prunes what it does not declare (upstream's structural pruning)
+  const pruned = w.def.strategy.prune?.(obj).map((p) => p.replace(/^\./, ""));
   if (w.fieldValidation === "Strict") {
-    const all = reports(knownFieldsCheck(obj.apiVersion ?? "", obj.kind ?? "", obj), found, true);
+    const all = reports(pruned ?? knownFieldsCheck(obj.apiVersion ?? "", obj.kind ?? "", obj), found, true);
     if (all.length) throw badRequest(`${found.decoding ?? ""}strict decoding error: ${all.join(", ")}`);
     return;
   }
-  const dropped = pruneUnknownFields(obj.apiVersion ?? "", obj.kind ?? "", obj);
+  const dropped = pruned ?? pruneUnknownFields(obj.apiVersion ?? "", obj.kind ?? "", obj);
   if (w.fieldValidation === "Warn") w.warnings.push(...reports(dropped, found, false));
 }

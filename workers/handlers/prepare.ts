@@ -170,10 +170,11 @@ export function prepareUpdate(
   if (m.generation === undefined) delete m.generation;
   dropEmptyMeta(m);
   def.strategy.defaults?.(next);
+  const counted = def.strategy.generationOf ?? ((o: KubeObject) => o.spec);
   if (
     def.strategy.generation &&
     subresource !== "status" &&
-    JSON.stringify(next.spec) !== JSON.stringify(old.spec)
+    JSON.stringify(counted(next)) !== JSON.stringify(counted(old))
   ) {
     m.generation = (old.metadata.generation ?? 0) + 1;
   }

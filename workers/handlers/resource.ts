@@ -11,7 +11,6 @@ import {
   StatusError,
   staleResourceVersion,
 } from "../../api/errors";
-import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { componentstatuses } from "../../api/strategies/component-statuses";
 import { TABLE_TYPE } from "../../api/table";
@@ -23,6 +22,7 @@ import { setAuditRequestObject } from "../audit/index";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
 import { decodeBody, decodeObject, decodePatch, mediaType, PATCH_TYPES, readText } from "../body";
+import { resolveDef } from "../custom-resources";
 import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
@@ -120,9 +120,14 @@ export function respondWith(w: WriteContext, text: string, code: number): Respon
 
 export async function handleResource(c: C): Promise<Response> {
   const info = c.get("info");
-  const def = lookupGVR(info.apiGroup, info.apiVersion, info.resource);
+  const def = await resolveDef(c.env, info.apiGroup, info.apiVersion, info.resource);
   if (!def || (info.namespace && !def.namespaced && !(def.resource === "namespaces" && info.name))) {
     throw notFoundPath();
+  }
+  if (def.custom?.terminating && info.verb === "create") {
+    const e = methodNotAllowed(info.verb, def);
+    e.message = "create not allowed while custom resource definition is terminating";
+    throw e;
   }
   const store = new Store(c.env, def);
   const q = c.get("url").searchParams;
@@ -136,7 +141,11 @@ export async function handleResource(c: C): Promise<Response> {
     const sub = def.subresources?.[info.subresource];
     if (!sub) throw notFoundPath();
     if (!sub.verbs.includes(info.verb)) throw methodNotAllowed(info.verb, def);
-  } else if (!def.verbs.includes(info.verb)) {
+  } else if (
+    !def.verbs.includes(info.verb) &&
+    !(def.custom?.terminating && /^(update|patch)$/.test(info.verb))
+  ) {
+    // (a terminating custom resource no longer lists update and patch, but still takes them)
     throw methodNotAllowed(info.verb, def);
   }
   // for namespaces, /api/v1/namespaces/<name> names the object, not its namespace
@@ -329,11 +338,15 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
 
 async function patch(w: WriteContext, namespace: string): Promise<Response> {
   const type = mediaType(w.c.req.header("content-type") ?? null);
-  if (!PATCH_TYPES.includes(type) || type === "application/apply-patch+cbor") {
+  // a custom resource has no Go type to merge strategically by (upstream's CR handler refuses it)
+  const accepted = w.def.custom
+    ? PATCH_TYPES.filter((t) => t !== "application/strategic-merge-patch+json")
+    : PATCH_TYPES;
+  if (!accepted.includes(type) || type === "application/apply-patch+cbor") {
     throw new StatusError(
       415,
       "UnsupportedMediaType",
-      `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.slice(0, 4).join(", ")}`,
+      `the body of the request was in an unknown format - accepted media types include: ${accepted.slice(0, w.def.custom ? 3 : 4).join(", ")}`,
     );
   }
   const text = await readText(w.c.req.raw);

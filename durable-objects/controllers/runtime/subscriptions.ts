@@ -26,6 +26,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "/persistentvolumes": ["controllers", "scheduler"],
   "storage.k8s.io/storageclasses": ["controllers", "scheduler"],
   "autoscaling/horizontalpodautoscalers": ["controllers"],
+  "apiextensions.k8s.io/customresourcedefinitions": ["controllers"],
 };
 
 /** Resources each subscriber caches (the keys of SUBSCRIPTIONS it appears in). */

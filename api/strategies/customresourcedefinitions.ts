@@ -1,0 +1,393 @@
+// apiextensions.k8s.io/v1 customresourcedefinitions: new kinds a cluster serves (api/custom
+// turns each established one into ResourceDefs). Upstream's defaults, validation (names,
+// versions, structural schemas) and table; the naming and establishing controllers' status,
+// written here when the names are set since nothing else claims them in this cluster.
+import { type Crd, type CrdVersion, isEstablished } from "../custom/definition";
+import type { JSONSchemaProps } from "../custom/schema";
+import { field, type StatusCause } from "../errors";
+import type { ResourceDef } from "../resource";
+import { STANDARD_VERBS } from "../resource";
+import type { KubeObject } from "../types";
+import { validateMeta } from "../validation/metadata";
+import { isDNS1035Label, isDNS1123Subdomain } from "../validation/names";
+import { createdAtColumn, nameColumn } from "./common";
+
+export const CRD_GROUP = "apiextensions.k8s.io";
+/** Held by a CRD being deleted until its objects are gone (controllers/crd-cleanup.ts). */
+export const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
+
+const SCHEMA_TYPES = ["array", "boolean", "integer", "number", "object", "string"];
+
+function now(): string {
+  return new Date().toISOString().replace(/\.\d+Z$/, "Z");
+}
+
+function condition(type: string, status: string, reason: string, message: string) {
+  return { type, status, lastTransitionTime: now(), reason, message };
+}
+
+/** The names the CRD asks for, as accepted (upstream's naming controller, without conflicts to find). */
+function acceptedNames(crd: Crd): Record<string, unknown> {
+  const n = crd.spec.names;
+  const out: Record<string, unknown> = {
+    plural: n.plural,
+    singular: n.singular,
+    kind: n.kind,
+    listKind: n.listKind,
+  };
+  if (n.shortNames?.length) out.shortNames = n.shortNames;
+  if (n.categories?.length) out.categories = n.categories;
+  return out;
+}
+
+/** Sets (or replaces, when its status differs) one of the CRD's conditions. */
+export function setCrdCondition(
+  crd: Crd,
+  type: string,
+  status: string,
+  reason: string,
+  message: string,
+): void {
+  const conditions: any[] = [...(crd.status?.conditions ?? [])];
+  const i = conditions.findIndex((x) => x.type === type);
+  const c = condition(type, status, reason, message);
+  if (i < 0) conditions.push(c);
+  else
+    conditions[i] = {
+      ...c,
+      lastTransitionTime:
+        conditions[i].status === status ? conditions[i].lastTransitionTime : c.lastTransitionTime,
+    };
+  crd.status = { ...crd.status, conditions };
+}
+
+/** Sets the status the naming and establishing controllers would: names accepted, established. */
+function establish(crd: Crd, old?: Crd): void {
+  const status = (crd.status = { ...(old?.status ?? crd.status ?? {}) });
+  status.acceptedNames = acceptedNames(crd);
+  const conditions: any[] = [...(status.conditions ?? [])];
+  const put = (c: ReturnType<typeof condition>) => {
+    const i = conditions.findIndex((x) => x.type === c.type);
+    if (i < 0) conditions.push(c);
+    else if (conditions[i].status !== c.status) conditions[i] = c;
+  };
+  put(condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"));
+  put(condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted"));
+  status.conditions = conditions;
+  const stored = crd.spec.versions.find((v) => v.storage)?.name;
+  const versions: string[] = [...(status.storedVersions ?? [])];
+  if (stored && !versions.includes(stored)) versions.push(stored);
+  status.storedVersions = versions;
+}
+
+/** Go's %#v of the versions, as upstream's messages print the list (pointers as addresses). */
+function goVersions(versions: CrdVersion[], hoisted: { schema: boolean; columns: boolean }): string {
+  const ptr = (type: string, set: boolean) => `(*${type})(${set ? "0xc000100000" : "nil"})`;
+  const one = (v: CrdVersion) =>
+    `apiextensions.CustomResourceDefinitionVersion{Name:${JSON.stringify(v.name ?? "")}, Served:${!!v.served}, ` +
+    `Storage:${!!v.storage}, Deprecated:${!!v.deprecated}, DeprecationWarning:${ptr("string", v.deprecationWarning !== undefined)}, ` +
+    `Schema:${ptr("apiextensions.CustomResourceValidation", !!v.schema && !hoisted.schema)}, ` +
+    `Subresources:${ptr("apiextensions.CustomResourceSubresources", !!v.subresources)}, ` +
+    `AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition${v.additionalPrinterColumns && !hoisted.columns ? "{...}" : "(nil)"}, ` +
+    "SelectableFields:[]apiextensions.SelectableField(nil)}";
+  if (!versions.length) return "[]apiextensions.CustomResourceDefinitionVersion(nil)";
+  return `[]apiextensions.CustomResourceDefinitionVersion{${versions.map(one).join(", ")}}`;
+}
+
+const invalidRaw = (path: string, shown: string, detail: string): StatusCause => ({
+  type: "FieldValueInvalid",
+  field: path,
+  message: `Invalid value: ${shown}: ${detail}`,
+});
+
+const LIST_TYPES = ["atomic", "set", "map"];
+
+/** A structural schema's own faults, in upstream's words (sorted by their text, as upstream sorts them). */
+function schemaFaults(root: JSONSchemaProps, path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  const walk = (s: JSONSchemaProps, at: string, where: "root" | "field" | "items") => {
+    if (!s || typeof s !== "object") return;
+    const preserve = s["x-kubernetes-preserve-unknown-fields"];
+    if (preserve === false)
+      out.push(
+        invalidRaw(`${at}.x-kubernetes-preserve-unknown-fields`, "false", "must be true or undefined"),
+      );
+    if (!s.type && preserve !== true && s["x-kubernetes-int-or-string"] !== true)
+      out.push(
+        field.required(
+          `${at}.type`,
+          where === "root"
+            ? "must not be empty at the root"
+            : where === "items"
+              ? "must not be empty for specified array items"
+              : "must not be empty for specified object fields",
+        ),
+      );
+    if (s.type && !SCHEMA_TYPES.includes(s.type))
+      out.push(field.notSupported(`${at}.type`, s.type, SCHEMA_TYPES));
+    if (where === "root") {
+      if (s.type && s.type !== "object")
+        out.push(field.invalid(`${at}.type`, s.type, "must be object at the root"));
+      if (s.nullable) out.push(field.forbidden(`${at}.nullable`, "nullable cannot be true at the root"));
+      if (s.additionalProperties !== undefined)
+        out.push(field.forbidden(`${at}.additionalProperties`, "must not be used at the root"));
+      const meta = s.properties?.metadata as Record<string, unknown> | undefined;
+      if (meta && Object.keys(meta).some((k) => k !== "type" && k !== "properties"))
+        out.push(
+          field.forbidden(
+            `${at}.properties[metadata]`,
+            "must not specify anything other than name and generateName, but metadata is implicitly specified",
+          ),
+        );
+    }
+    if (s.type === "array" && !s.items) out.push(field.required(`${at}.items`, "must be specified"));
+    if (s.uniqueItems)
+      out.push(
+        field.forbidden(
+          `${at}.uniqueItems`,
+          "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+        ),
+      );
+    if (s.additionalProperties !== undefined && s.properties && where !== "root")
+      out.push(
+        field.forbidden(
+          `${at}.additionalProperties`,
+          "additionalProperties and properties are mutual exclusive",
+        ),
+      );
+    const lt = s["x-kubernetes-list-type"];
+    if (lt !== undefined && !LIST_TYPES.includes(lt))
+      out.push(field.notSupported(`${at}.x-kubernetes-list-type`, lt, LIST_TYPES));
+    if (lt === "map" && !s["x-kubernetes-list-map-keys"]?.length)
+      out.push(
+        field.required(
+          `${at}.x-kubernetes-list-map-keys`,
+          "must not be empty if x-kubernetes-list-type is map",
+        ),
+      );
+    if (s.pattern !== undefined) {
+      try {
+        new RegExp(s.pattern, "u");
+      } catch (e) {
+        out.push(
+          field.invalid(
+            `${at}.pattern`,
+            s.pattern,
+            `must be a valid regular expression, but isn't: ${(e as Error).message}`,
+          ),
+        );
+      }
+    }
+    for (const [k, p] of Object.entries(s.properties ?? {})) walk(p, `${at}.properties[${k}]`, "field");
+    if (s.items && !Array.isArray(s.items)) walk(s.items, `${at}.items`, "items");
+    else if (Array.isArray(s.items))
+      out.push(field.forbidden(`${at}.items`, "items must be a schema object and not an array"));
+    if (typeof s.additionalProperties === "object")
+      walk(s.additionalProperties, `${at}.additionalProperties`, "field");
+  };
+  walk(root, path, "root");
+  const text = (c: StatusCause) => `${c.field}: ${c.message}`;
+  return out.sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
+}
+
+const COLUMN_TYPES = "boolean,date,integer,number,string";
+const COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64", "password"];
+
+function columnFaults(cols: CrdVersion["additionalPrinterColumns"], path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  (cols ?? []).forEach((c, j) => {
+    const cp = `${path}[${j}]`;
+    if (!c.name) out.push(field.required(`${cp}.name`));
+    if (!c.type) out.push(field.required(`${cp}.type`, `must be one of ${COLUMN_TYPES}`));
+    else if (!COLUMN_TYPES.split(",").includes(c.type))
+      out.push(field.invalid(`${cp}.type`, c.type, `must be one of ${COLUMN_TYPES}`));
+    if (c.format && !COLUMN_FORMATS.includes(c.format))
+      out.push(field.invalid(`${cp}.format`, c.format, `must be one of ${COLUMN_FORMATS.join(",")}`));
+    if (!c.jsonPath) out.push(field.required(`${cp}.JSONPath`));
+    else if (!c.jsonPath.startsWith("."))
+      out.push(field.invalid(`${cp}.JSONPath`, c.jsonPath, "must be a simple json path starting with ."));
+  });
+  return out;
+}
+
+/** Whether every version carries the same value (upstream then reports it once, at the top level). */
+function same<T>(versions: CrdVersion[], pick: (v: CrdVersion) => T | undefined): boolean {
+  const first = JSON.stringify(pick(versions[0]));
+  return first !== undefined && versions.every((v) => JSON.stringify(pick(v)) === first);
+}
+
+function validateVersions(crd: Crd): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const versions: CrdVersion[] = Array.isArray(crd.spec.versions) ? crd.spec.versions : [];
+  // what all versions share is converted to the top-level field first, and reported there
+  const hoisted = {
+    schema: versions.length > 0 && same(versions, (v) => v.schema),
+    columns: versions.length > 0 && same(versions, (v) => v.additionalPrinterColumns),
+  };
+  const seen = new Set<string>();
+  let duplicate = false;
+  versions.forEach((v, i) => {
+    const at = `spec.versions[${i}]`;
+    if (!v.name) causes.push(field.required(`${at}.name`));
+    else {
+      const errs = isDNS1035Label(v.name);
+      if (errs.length) causes.push(field.invalid(`${at}.name`, v.name, errs.join(",")));
+      if (seen.has(v.name)) duplicate = true;
+      seen.add(v.name);
+    }
+    if (!hoisted.schema) {
+      const schema = v.schema?.openAPIV3Schema;
+      if (!schema) causes.push(field.required(`${at}.schema.openAPIV3Schema`, "schemas are required"));
+      else causes.push(...schemaFaults(schema, `${at}.schema.openAPIV3Schema`));
+    }
+    if (!hoisted.columns)
+      causes.push(...columnFaults(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
+  });
+  if (hoisted.schema) {
+    const schema = versions[0].schema?.openAPIV3Schema;
+    if (!schema)
+      for (let i = 0; i < versions.length; i++)
+        causes.push(field.required(`spec.versions[${i}].schema.openAPIV3Schema`, "schemas are required"));
+    else causes.push(...schemaFaults(schema, "spec.validation.openAPIV3Schema"));
+  }
+  if (hoisted.columns)
+    causes.push(...columnFaults(versions[0].additionalPrinterColumns, "spec.additionalPrinterColumns"));
+  if (duplicate)
+    causes.push(
+      invalidRaw("spec.versions", goVersions(versions, hoisted), "must contain unique version names"),
+    );
+  if (versions.filter((v) => v.storage).length !== 1)
+    causes.push(
+      invalidRaw(
+        "spec.versions",
+        goVersions(versions, hoisted),
+        "must have exactly one version marked as storage version",
+      ),
+    );
+  return causes;
+}
+
+const PROTECTED = /(^|\.)(k8s\.io|kubernetes\.io)$/;
+const APPROVAL = "api-approved.kubernetes.io";
+
+export function validateCrd(obj: KubeObject, old?: KubeObject): StatusCause[] {
+  const crd = obj as Crd;
+  const causes = validateMeta(obj, old, { namespaced: false });
+  const spec = crd.spec ?? ({} as Crd["spec"]);
+  const names = spec.names ?? ({} as Crd["spec"]["names"]);
+  const group = spec.group ?? "";
+  if (crd.metadata.name && crd.metadata.name !== `${names.plural}.${group}`)
+    causes.push(
+      field.invalid("metadata.name", crd.metadata.name, 'must be spec.names.plural+"."+spec.group'),
+    );
+  if (!group) causes.push(field.required("spec.group"));
+  else {
+    const errs = isDNS1123Subdomain(group);
+    if (errs.length) causes.push(field.invalid("spec.group", group, errs.join(",")));
+    if (group.split(".").length < 2)
+      causes.push(field.invalid("spec.group", group, "should be a domain with at least one dot"));
+    if (PROTECTED.test(group) && !crd.metadata.annotations?.[APPROVAL])
+      causes.push(
+        field.required(
+          `metadata.annotations[${APPROVAL}]`,
+          `protected groups must have approval annotation "${APPROVAL}", see https://github.com/kubernetes/enhancements/pull/1111`,
+        ),
+      );
+  }
+  if (!spec.scope) causes.push(field.required("spec.scope"));
+  else if (spec.scope !== "Cluster" && spec.scope !== "Namespaced")
+    causes.push(field.notSupported("spec.scope", spec.scope, ["Cluster", "Namespaced"]));
+  const label = (path: string, v: string | undefined, required: boolean) => {
+    if (!v) {
+      if (required) causes.push(field.required(path));
+      return;
+    }
+    const errs = isDNS1035Label(v);
+    if (errs.length) causes.push(field.invalid(path, v, errs.join(",")));
+  };
+  label("spec.names.plural", names.plural, true);
+  label("spec.names.singular", names.singular, true);
+  for (const [i, s] of (names.shortNames ?? []).entries()) label(`spec.names.shortNames[${i}]`, s, true);
+  for (const [i, s] of (names.categories ?? []).entries()) label(`spec.names.categories[${i}]`, s, true);
+  const kind = (path: string, v: string | undefined) => {
+    if (!v) {
+      causes.push(field.required(path));
+      return;
+    }
+    const errs = isDNS1035Label(v.toLowerCase());
+    if (errs.length)
+      causes.push(
+        field.invalid(path, v, `may have mixed case, but should otherwise match: ${errs.join(",")}`),
+      );
+  };
+  kind("spec.names.kind", names.kind);
+  kind("spec.names.listKind", names.listKind);
+  if (names.kind && names.kind === names.listKind)
+    causes.push(
+      field.invalid("spec.names.listKind", names.listKind, "kind and listKind may not be the same"),
+    );
+  causes.push(...validateVersions(crd));
+  if (old) {
+    const was = (old as Crd).spec ?? ({} as Crd["spec"]);
+    if (group !== was.group) causes.push(field.invalid("spec.group", group, "field is immutable"));
+    if (names.plural !== was.names?.plural)
+      causes.push(field.invalid("spec.names.plural", names.plural, "field is immutable"));
+    // scope and kind are settled once the resource has been served
+    if (isEstablished(old as Crd)) {
+      if (spec.scope !== was.scope)
+        causes.push(field.invalid("spec.scope", spec.scope, "field is immutable"));
+      if (names.kind !== was.names?.kind)
+        causes.push(field.invalid("spec.names.kind", names.kind, "field is immutable"));
+    }
+  }
+  return causes;
+}
+
+export const customresourcedefinitions: ResourceDef = {
+  group: CRD_GROUP,
+  version: "v1",
+  resource: "customresourcedefinitions",
+  kind: "CustomResourceDefinition",
+  listKind: "CustomResourceDefinitionList",
+  singular: "customresourcedefinition",
+  namespaced: false,
+  shortNames: ["crd", "crds"],
+  categories: ["api-extensions"],
+  verbs: STANDARD_VERBS,
+  subresources: { status: { kind: "CustomResourceDefinition", verbs: ["get", "patch", "update"] } },
+  strategy: {
+    generation: true,
+    defaults: (obj) => {
+      const crd = obj as Crd;
+      const names = crd.spec?.names;
+      if (names?.kind) {
+        names.singular ||= names.kind.toLowerCase();
+        names.listKind ||= `${names.kind}List`;
+      }
+      const spec = crd.spec as any;
+      if (spec) spec.conversion ??= { strategy: "None" };
+      // names changed on a live CRD are accepted again, as the naming controller would
+      if (crd.status?.acceptedNames && names) establish(crd, crd);
+    },
+    prepareForCreate: (obj) => {
+      obj.metadata.generation = 1;
+      delete obj.status;
+      establish(obj as Crd);
+    },
+    validate: validateCrd,
+    markForDeletion: (obj) => {
+      // as upstream's CRD storage does on delete: the objects go first (controllers/crd-finalizer.ts)
+      const meta = obj.metadata;
+      if (!meta.finalizers?.includes(CRD_CLEANUP_FINALIZER))
+        meta.finalizers = [...(meta.finalizers ?? []), CRD_CLEANUP_FINALIZER];
+      setCrdCondition(
+        obj as Crd,
+        "Terminating",
+        "True",
+        "InstanceDeletionPending",
+        "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+      );
+    },
+    columns: [nameColumn, createdAtColumn],
+  },
+};
