@@ -9,6 +9,7 @@ import type { KubeObject } from "../types";
 import { validateMeta } from "../validation/metadata";
 import { findAll } from "./jsonpath";
 import { customKey } from "./key";
+import { validateRules } from "./rules";
 import { applyDefaults, type JSONSchemaProps, prune, validateValue } from "./schema";
 
 export interface CrdVersion {
@@ -213,10 +214,10 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
         obj.metadata.generation = 1;
         if (withStatus) delete obj.status;
       },
-      validate: (obj, old): StatusCause[] => [
-        ...validateMeta(obj, old, { namespaced }),
-        ...validateValue(obj, schema),
-      ],
+      validate: (obj, old): StatusCause[] => {
+        const causes = [...validateMeta(obj, old, { namespaced }), ...validateValue(obj, schema)];
+        return [...causes, ...validateRules(obj, old, schema, causes)];
+      },
       columns: columnsOf(v.additionalPrinterColumns),
     },
   };

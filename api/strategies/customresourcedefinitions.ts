@@ -2,7 +2,10 @@
 // turns each established one into ResourceDefs). Upstream's defaults, validation (names,
 // versions, structural schemas) and table; the naming and establishing controllers' status,
 // written here when the names are set since nothing else claims them in this cluster.
+
+import { compile } from "../cel";
 import { type Crd, type CrdVersion, isEstablished } from "../custom/definition";
+import type { ValidationRule } from "../custom/rules";
 import type { JSONSchemaProps } from "../custom/schema";
 import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
@@ -178,6 +181,7 @@ function schemaFaults(root: JSONSchemaProps, path: string): StatusCause[] {
         );
       }
     }
+    out.push(...ruleFaults(s, at));
     for (const [k, p] of Object.entries(s.properties ?? {})) walk(p, `${at}.properties[${k}]`, "field");
     if (s.items && !Array.isArray(s.items)) walk(s.items, `${at}.items`, "items");
     else if (Array.isArray(s.items))
@@ -188,6 +192,60 @@ function schemaFaults(root: JSONSchemaProps, path: string): StatusCause[] {
   walk(root, path, "root");
   const text = (c: StatusCause) => `${c.field}: ${c.message}`;
   return out.sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
+}
+
+const RULE_REASONS = [
+  "FieldValueDuplicate",
+  "FieldValueForbidden",
+  "FieldValueInvalid",
+  "FieldValueRequired",
+];
+
+/** Go's %#v of a rule, as upstream prints the rule a compile error is about. */
+function goRule(r: ValidationRule): string {
+  const ptr = (type: string, set: boolean) => `(*${type})(${set ? "0xc000100000" : "nil"})`;
+  return (
+    `apiextensions.ValidationRule{Rule:${JSON.stringify(r.rule ?? "")}, Message:${JSON.stringify(r.message ?? "")}, ` +
+    `MessageExpression:${JSON.stringify(r.messageExpression ?? "")}, Reason:${ptr("apiextensions.FieldValueErrorReason", r.reason !== undefined)}, ` +
+    `FieldPath:${JSON.stringify(r.fieldPath ?? "")}, OptionalOldSelf:${ptr("bool", r.optionalOldSelf !== undefined)}}`
+  );
+}
+
+/** The faults of one node's x-kubernetes-validations, as upstream's CRD validation words them. */
+function ruleFaults(s: JSONSchemaProps, at: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  const rules = (s as { "x-kubernetes-validations"?: ValidationRule[] })["x-kubernetes-validations"] ?? [];
+  for (const [i, r] of rules.entries()) {
+    const rp = `${at}.x-kubernetes-validations[${i}]`;
+    if (!r.rule?.trim()) out.push(field.required(`${rp}.rule`, "rule is not specified"));
+    else if (r.message !== undefined && !r.message.trim())
+      out.push(field.invalid(`${rp}.message`, r.message, "message must be non-empty if specified"));
+    else if (r.message !== undefined && /[\r\n]/.test(r.message))
+      out.push(field.invalid(`${rp}.message`, r.message, "message must not contain line breaks"));
+    else if (/[\r\n]/.test(r.rule) && r.message === undefined)
+      out.push(field.required(`${rp}.message`, "message must be specified if rule contains line breaks"));
+    if (r.reason !== undefined && !RULE_REASONS.includes(r.reason))
+      out.push(field.notSupported(`${rp}.reason`, r.reason, RULE_REASONS));
+    if (r.fieldPath !== undefined && !r.fieldPath.trim())
+      out.push(field.invalid(`${rp}.fieldPath`, r.fieldPath, "fieldPath must be non-empty if specified"));
+    if (out.length || !r.rule?.trim()) continue;
+    const compiled = compile(r.rule);
+    if (typeof compiled !== "function")
+      out.push({
+        type: "FieldValueInvalid",
+        field: `${rp}.rule`,
+        message: `Invalid value: ${goRule(r)}: ${compiled.error}`,
+      });
+    if (r.optionalOldSelf !== undefined && !/\boldSelf\b/.test(r.rule))
+      out.push(
+        field.invalid(
+          `${rp}.optionalOldSelf`,
+          r.optionalOldSelf,
+          "may not be set if oldSelf is not used in rule",
+        ),
+      );
+  }
+  return out;
 }
 
 const COLUMN_TYPES = "boolean,date,integer,number,string";

@@ -5,7 +5,7 @@ import { lookupKind } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { selectorMatches } from "../../api/validation/metadata";
 import { Store } from "../store-client";
-import { evaluate, evaluateBool, toCel } from "./cel";
+import { evaluate, evaluateBool, toCel } from "../../api/cel";
 import {
   anyRuleMatches,
   configObjects,

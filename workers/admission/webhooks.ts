@@ -5,7 +5,7 @@ import { badRequest, StatusError, type StatusReason } from "../../api/errors";
 import { applyJsonPatch } from "../../api/patch/json-patch";
 import type { KubeObject } from "../../api/types";
 import { validateObject } from "../handlers/prepare";
-import { evaluateBool, toCel } from "./cel";
+import { evaluateBool, toCel } from "../../api/cel";
 import {
   anyRuleMatches,
   configObjects,

@@ -5,7 +5,7 @@ import {
   validatingwebhookconfigurations,
 } from "../../../api/strategies/admissionregistration";
 import type { KubeObject } from "../../../api/types";
-import { evaluateBool } from "../../../workers/admission/cel";
+import { evaluateBool } from "../../../api/cel";
 import {
   objectSelectorMatches,
   type RuleTarget,

@@ -1,5 +1,6 @@
-// CEL for admission: compiling expressions once per isolate and evaluating them
-// against JSON objects (integers become CEL ints, as the apiserver's typed values).
+// CEL for admission and CRD validation rules: compiling expressions once per isolate and
+// evaluating them against JSON objects (integers become CEL ints, as the apiserver's typed
+// values).
 import {
   type CelList,
   CelScalar,
