@@ -9,7 +9,7 @@ import type { ResourceDef } from "../../api/resource";
 import type { KubeObject, OwnerReference } from "../../api/types";
 import { byOwner, INDEX_OWNER } from "./claim";
 import { isConflict, isNotFound, keyOf, pathFor } from "./controller-utils";
-import { CRDS } from "./crd-finalizer";
+import { CRDS, storedDef } from "./crd-finalizer";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { resourcesOf } from "./runtime/subscriptions";
 
@@ -146,12 +146,57 @@ async function attemptToDelete(ctx: ControllerContext, def: ResourceDef, obj: Ku
   await deleteItem(ctx, def, obj, policy);
 }
 
+/** Key of the pass over one CRD's objects that wait for the collector (they are not cached). */
+export const CUSTOM_OWNERS = "custom|";
+const CUSTOM_PREFIX = CUSTOM_OWNERS;
+
+/** The CRD name ("crontabs.stable.example.com") of a custom resource's store key. */
+export function customCrdName(storeKey: string): string | undefined {
+  const m = /^([^/#]+)\/([^/#]+)#/.exec(storeKey);
+  return m ? `${m[2]}.${m[1]}` : undefined;
+}
+
+/**
+ * The objects of a custom resource that are being deleted in the foreground or orphaning:
+ * read live (the caches hold only built-in kinds), each then handled as a cached one is.
+ */
+async function syncCustomOwners(crdName: string, ctx: ControllerContext): Promise<void> {
+  const crd = ctx.informers.get(CRDS, crdName) as Crd | undefined;
+  const def = crd && isEstablished(crd) ? storedDef(crd) : undefined;
+  if (!def) return;
+  const items = ((await ctx.api.request("GET", pathFor(def)))?.items ?? []) as KubeObject[];
+  for (const obj of items)
+    if (obj.metadata.deletionTimestamp && (hasFinalizer(obj, FOREGROUND) || hasFinalizer(obj, ORPHAN)))
+      await collect(ctx, def, obj);
+  // cached objects owned by one of them that is gone are looked at now, not at the resync
+  const live = new Set(items.map((o) => o.metadata.uid));
+  for (const res of ctx.informers.resources)
+    for (const dep of ctx.informers.byIndex(res, INDEX_OWNER_KIND, `${def.group}/${def.kind}`))
+      if (
+        dep.metadata.ownerReferences?.some(
+          (r) => ownerKind(r) === `${def.group}/${def.kind}` && !live.has(r.uid),
+        )
+      )
+        ctx.enqueue(itemKey(res, dep));
+}
+
+const INDEX_OWNER_KIND = "ownerGroupKind";
+/** "<group>/<Kind>" of an owner reference (its apiVersion's version left out). */
+const ownerKind = (r: OwnerReference) =>
+  `${r.apiVersion.includes("/") ? r.apiVersion.split("/")[0] : ""}/${r.kind}`;
+const byOwnerKind = (o: KubeObject): string[] => (o.metadata.ownerReferences ?? []).map(ownerKind);
+
 export async function syncGarbage(key: string, ctx: ControllerContext): Promise<void> {
+  if (key.startsWith(CUSTOM_PREFIX)) return syncCustomOwners(key.slice(CUSTOM_PREFIX.length), ctx);
   const bar = key.indexOf("|");
   const res = key.slice(0, bar);
   const obj = ctx.informers.get(res, key.slice(bar + 1));
   if (!obj) return;
-  const def = resourceDef(res);
+  return collect(ctx, resourceDef(res), obj);
+}
+
+/** One object's part in collection: its orphan or foreground finalizer, or its owners. */
+async function collect(ctx: ControllerContext, def: ResourceDef, obj: KubeObject): Promise<void> {
   if (obj.metadata.deletionTimestamp && hasFinalizer(obj, ORPHAN)) {
     for (const dep of dependentsOf(ctx, obj.metadata.uid!))
       await patchOwnerRefs(ctx, resourceDef(dep.res), dep.obj, new Set([obj.metadata.uid!]));
@@ -197,6 +242,12 @@ function keysFor(
     for (const ref of o.metadata.ownerReferences ?? []) {
       const def = ownerDef(ref, ctx);
       if (!def) continue;
+      if (def.custom) {
+        // a custom owner is not cached: a dependent that goes may let one deleted in the foreground go
+        const crd = customCrdName(def.custom.storeKey);
+        if (crd && (gone || obj.metadata.deletionTimestamp)) keys.add(`${CUSTOM_PREFIX}${crd}`);
+        continue;
+      }
       const ores = resourceKey(def);
       if (!ctx.informers.resources.includes(ores)) continue;
       const owner = ctx.informers.get(
@@ -213,7 +264,10 @@ function keysFor(
 export const garbageCollector: Controller = {
   name: "garbage-collector",
   setup(ctx) {
-    for (const res of ctx.informers.resources) ctx.informers.addIndex(res, INDEX_OWNER, byOwner);
+    for (const res of ctx.informers.resources) {
+      ctx.informers.addIndex(res, INDEX_OWNER, byOwner);
+      ctx.informers.addIndex(res, INDEX_OWNER_KIND, byOwnerKind);
+    }
   },
   watches: Object.fromEntries(
     CACHED.map((res) => [
@@ -233,6 +287,8 @@ export const garbageCollector: Controller = {
           keys.push(itemKey(res, obj));
       }
     }
+    // custom objects deleted in the foreground or orphaning are found on this pass
+    for (const name of ctx.informers.keys(CRDS)) keys.push(`${CUSTOM_PREFIX}${name}`);
     return keys;
   },
   sync: syncGarbage,

@@ -4,6 +4,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../../workers/env";
+import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./garbage-collector";
 import { buildControllers } from "./index";
 import { ApiClient } from "./runtime/client";
 import type { Controller, ControllerContext } from "./runtime/controller";
@@ -28,6 +29,8 @@ export class ControllerManager extends DurableObject<Env> {
   private readonly start = once(() => this.init());
 
   private controllers: Controller[] = [];
+  /** CRDs whose objects the collector looks at within a second (poke) */
+  private readonly customPending = new Set<string>();
 
   private async init(): Promise<void> {
     const num = (v: string | undefined) => (v ? Number(v) : undefined);
@@ -78,6 +81,19 @@ export class ControllerManager extends DurableObject<Env> {
   /** A store shard committed a change of `res`: pull it (and everything before it). */
   async poke(res: string, _rv: number): Promise<void> {
     await this.start();
+    if (res.includes("#")) {
+      // a custom resource's objects changed: the collector looks for ones deleted in the
+      // foreground or orphaning (once a second at most: the key waits in its queue)
+      const crd = customCrdName(res);
+      if (crd && !this.customPending.has(crd)) {
+        this.customPending.add(crd);
+        setTimeout(() => {
+          this.customPending.delete(crd);
+          this.queues.get(garbageCollector.name)?.add(`${CUSTOM_OWNERS}${crd}`);
+        }, 1000);
+      }
+      return;
+    }
     // answered once the pull is done: a shard sends no further poke meanwhile (it keeps one
     // pending), so under a write load each pull takes a batch instead of one change per poke
     await this.informers!.pull(res).catch((e) => console.error(`pull ${res} failed`, e));

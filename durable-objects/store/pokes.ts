@@ -6,6 +6,8 @@ import type { ControllerManager } from "../controllers/manager";
 import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
 import type { SchedulerObject } from "../scheduler/object";
 
+const CUSTOM_SUBSCRIBERS: Subscriber[] = ["controllers"];
+
 export class Pokes {
   private readonly state = new Map<Subscriber, { inflight: boolean; again: boolean }>();
   /**
@@ -23,7 +25,8 @@ export class Pokes {
 
   /** After commits to the resource `key`: wakes whoever subscribes to it. */
   wake(key: string): void {
-    for (const s of SUBSCRIPTIONS[key] ?? []) this.poke(s, key);
+    // a custom resource's shard wakes the controllers' garbage collector (its key holds a "#")
+    for (const s of SUBSCRIPTIONS[key] ?? (key.includes("#") ? CUSTOM_SUBSCRIBERS : [])) this.poke(s, key);
   }
 
   private poke(s: Subscriber, key: string): void {

@@ -416,7 +416,7 @@ export class StoreShard extends DurableObject<Env> {
     if (changes.some((c) => c.type !== "DELETED")) this.armExpiry();
     // every 256 revisions, as before batching: whenever a batch crosses a multiple of 256
     if (Math.floor(before / 256) !== Math.floor(this.revision / 256)) this.compact(staged.at(-1)!.at);
-    this.pokes.wake(resourceKey(this.def!));
+    this.pokes.wake(this.def!.custom?.storeKey ?? resourceKey(this.def!));
     done();
   }
 

@@ -389,6 +389,184 @@ describe("custom resources", () => {
   });
 });
 
+describe("validation rules (x-kubernetes-validations)", () => {
+  const LIMITS = "/apis/rules.example.com/v1/limits";
+  const limitsCrd = (rules: unknown[]) => ({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "limits.rules.example.com" },
+    spec: {
+      group: "rules.example.com",
+      scope: "Cluster",
+      names: { plural: "limits", kind: "Limit" },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              "x-kubernetes-validations": [
+                {
+                  rule: "self.metadata.name.size() < 10",
+                  messageExpression: "'name ' + self.metadata.name + ' is too long'",
+                },
+              ],
+              properties: {
+                spec: {
+                  type: "object",
+                  properties: {
+                    min: { type: "integer" },
+                    max: { type: "integer" },
+                    mode: { type: "string" },
+                    "x-name": { type: "string" },
+                  },
+                  "x-kubernetes-validations": rules,
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  });
+  const limit = (name: string, spec: Record<string, unknown>) => ({
+    apiVersion: "rules.example.com/v1",
+    kind: "Limit",
+    metadata: { name },
+    spec,
+  });
+
+  it("refuses a CRD whose rule does not compile or names an unknown reason", async () => {
+    const r = await api(
+      t,
+      "POST",
+      CRDS,
+      limitsCrd([{ rule: "self.min <=" }, { rule: "true", reason: "FieldValueOdd" }]),
+    );
+    const causes = causesOf(r);
+    expect(causes.find((c) => c.includes("[0].rule"))).toMatch(
+      /^spec\.validation\.openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: Invalid value: apiextensions\.ValidationRule\{Rule:"self\.min <=", Message:"", MessageExpression:"", Reason:\(\*apiextensions\.FieldValueErrorReason\)\(nil\), FieldPath:"", OptionalOldSelf:\(\*bool\)\(nil\)\}: compilation failed: /,
+    );
+    expect(causes).toContain(
+      'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].reason: Unsupported value: "FieldValueOdd": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"',
+    );
+  });
+
+  it("checks objects against the rules, at their nodes, in upstream's words", async () => {
+    const crd = limitsCrd([
+      { rule: "self.min <= self.max", message: "min must not exceed max" },
+      { rule: "self.mode == oldSelf.mode", message: "mode is immutable" },
+      {
+        rule: "!has(self.x__dash__name) || self.x__dash__name.startsWith('x')",
+        reason: "FieldValueForbidden",
+        fieldPath: ".x-name",
+      },
+    ]);
+    expect((await api(t, "POST", CRDS, crd)).status).toBe(201);
+    expect(causesOf(await api(t, "POST", LIMITS, limit("a", { min: 5, max: 1 })))).toEqual([
+      'spec: Invalid value: "object": min must not exceed max',
+    ]);
+    expect(causesOf(await api(t, "POST", LIMITS, limit("b", { min: 1, max: 2, "x-name": "y" })))).toEqual([
+      "spec.x-name: Forbidden: failed rule: !has(self.x__dash__name) || self.x__dash__name.startsWith('x')",
+    ]);
+    expect(causesOf(await api(t, "POST", LIMITS, limit("much-too-long", { min: 1, max: 2 })))).toEqual([
+      '<nil>: Invalid value: "object": name much-too-long is too long',
+    ]);
+    expect(causesOf(await api(t, "POST", LIMITS, limit("c", { min: 1 })))).toEqual([
+      'spec: Invalid value: "object": no such key: max evaluating rule: min must not exceed max',
+    ]);
+    // a schema error of a blocking kind keeps the rules from running
+    expect(causesOf(await api(t, "POST", LIMITS, limit("d", { min: "one", max: 2 })))).toEqual([
+      'spec.min: Invalid value: "string": spec.min in body must be of type integer: "string"',
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+    ]);
+    // the transition rule holds nothing against a create, and keeps mode on an update
+    const ok = await api(t, "POST", LIMITS, limit("ok", { min: 1, max: 2, mode: "fast", "x-name": "xy" }));
+    expect(ok.status, ok.text).toBe(201);
+    const changed = await api(
+      t,
+      "PATCH",
+      `${LIMITS}/ok`,
+      { spec: { mode: "slow" } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    expect(causesOf(changed)).toEqual(['spec: Invalid value: "object": mode is immutable']);
+    const same = await api(
+      t,
+      "PATCH",
+      `${LIMITS}/ok`,
+      { spec: { max: 3 } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    expect(same.status, same.text).toBe(200);
+  });
+});
+
+describe("garbage collection with custom owners", () => {
+  let ns: string;
+  beforeAll(async () => {
+    ns = await freshNamespace(t, "cr-gc");
+  });
+  const owned = (name: string, owner: any, block = false) => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      ownerReferences: [
+        {
+          apiVersion: "stable.example.com/v1",
+          kind: "CronTab",
+          name: owner.metadata.name,
+          uid: owner.metadata.uid,
+          ...(block ? { blockOwnerDeletion: true } : {}),
+        },
+      ],
+    },
+    spec: { containers: [{ name: "c", image: "busybox" }] },
+  });
+  const crontabs = () => `${GV}/namespaces/${ns}/crontabs`;
+  const pods = () => `/api/v1/namespaces/${ns}/pods`;
+
+  it("deletes what a deleted custom object owned", async () => {
+    const owner = (await api(t, "POST", crontabs(), cronTab("owner", { cronSpec: "* * * * *" }))).json;
+    const pod = await api(t, "POST", pods(), owned("dependent", owner));
+    expect(pod.status, pod.text).toBe(201);
+    // while its owner is there, the collector (which has read the owner by now) leaves it
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await api(t, "GET", `${pods()}/dependent`)).status).toBe(200);
+    expect((await api(t, "DELETE", `${crontabs()}/owner`)).status).toBe(200);
+    await until(
+      "dependent collected",
+      async () => (await api(t, "GET", `${pods()}/dependent`)).status === 404,
+      10_000,
+    );
+  });
+
+  it("holds a custom object deleted in the foreground until its blocking dependents are gone", async () => {
+    const owner = (await api(t, "POST", crontabs(), cronTab("fg", { cronSpec: "* * * * *" }))).json;
+    expect((await api(t, "POST", pods(), owned("blocker", owner, true))).status).toBe(201);
+    const del = await api(t, "DELETE", `${crontabs()}/fg`, {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      propagationPolicy: "Foreground",
+    });
+    expect(del.status, del.text).toBe(200);
+    expect(del.json.metadata.finalizers).toEqual(["foregroundDeletion"]);
+    await until(
+      "blocker collected",
+      async () => (await api(t, "GET", `${pods()}/blocker`)).status === 404,
+      10_000,
+    );
+    await until("owner gone", async () => (await api(t, "GET", `${crontabs()}/fg`)).status === 404, 10_000);
+  });
+});
+
 describe("deleting a CustomResourceDefinition", () => {
   it("deletes its objects first, refusing new ones meanwhile, then goes", async () => {
     const crd = crontabCrd({ scope: "Cluster" });
