@@ -1,11 +1,12 @@
 // ValidatingAdmissionPolicy: CEL validations from policies, applied through their bindings
 // (with optional params), with Deny/Warn/Audit actions and failurePolicy.
+
+import { evaluate, evaluateBool, toCel } from "../../api/cel";
 import { qualifiedResource, StatusError, type StatusReason } from "../../api/errors";
 import { lookupKind } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { selectorMatches } from "../../api/validation/metadata";
 import { Store } from "../store-client";
-import { evaluate, evaluateBool, toCel } from "../../api/cel";
 import {
   anyRuleMatches,
   configObjects,

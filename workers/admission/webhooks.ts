@@ -1,11 +1,12 @@
 // MutatingAdmissionWebhook and ValidatingAdmissionWebhook: call the webhooks whose rules,
 // selectors and match conditions select the request; apply mutating patches; reject on a
 // denial, or on a failed call when failurePolicy is Fail.
+
+import { evaluateBool, toCel } from "../../api/cel";
 import { badRequest, StatusError, type StatusReason } from "../../api/errors";
 import { applyJsonPatch } from "../../api/patch/json-patch";
 import type { KubeObject } from "../../api/types";
 import { validateObject } from "../handlers/prepare";
-import { evaluateBool, toCel } from "../../api/cel";
 import {
   anyRuleMatches,
   configObjects,

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { evaluateBool } from "../../../api/cel";
 import { lookupGVR } from "../../../api/registry";
 import {
   validatingadmissionpolicybindings,
   validatingwebhookconfigurations,
 } from "../../../api/strategies/admissionregistration";
 import type { KubeObject } from "../../../api/types";
-import { evaluateBool } from "../../../api/cel";
 import {
   objectSelectorMatches,
   type RuleTarget,
