@@ -113,6 +113,8 @@ export interface ResourceDef {
 export interface CustomInfo {
   /** the name the store shard is called with: it rebuilds the def from it (api/custom/key.ts) */
   storeKey: string;
+  /** the scale subresource's paths into the object, when the version has one */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   /** its CRD is being deleted: the objects are still served, but none is created */
   terminating?: boolean;
   /** the printer columns of its tables (the Worker's defs), sent to the shard with a table query */

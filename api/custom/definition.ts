@@ -19,7 +19,10 @@ export interface CrdVersion {
   deprecated?: boolean;
   deprecationWarning?: string;
   schema?: { openAPIV3Schema?: JSONSchemaProps };
-  subresources?: { status?: object; scale?: object };
+  subresources?: {
+    status?: object;
+    scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  };
   additionalPrinterColumns?: PrinterColumn[];
 }
 
@@ -162,6 +165,14 @@ function generationOf(obj: KubeObject): unknown {
   return rest;
 }
 
+function subresourcesOf(kind: string, v: CrdVersion): ResourceDef["subresources"] {
+  const subs: NonNullable<ResourceDef["subresources"]> = {};
+  const verbs = ["get", "patch", "update"];
+  if (v.subresources?.status) subs.status = { kind, verbs };
+  if (v.subresources?.scale) subs.scale = { kind: "Scale", group: "autoscaling", version: "v1", verbs };
+  return Object.keys(subs).length ? subs : undefined;
+}
+
 const CUSTOM_VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
 const TERMINATING_VERBS = ["delete", "deletecollection", "get", "list", "watch"];
 
@@ -196,14 +207,13 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
     categories: names.categories,
     // in the order upstream's CRD discovery lists them; fewer while the CRD is being deleted
     verbs: crd.metadata.deletionTimestamp ? TERMINATING_VERBS : CUSTOM_VERBS,
-    subresources: withStatus
-      ? { status: { kind: names.kind, verbs: ["get", "patch", "update"] } }
-      : undefined,
+    subresources: subresourcesOf(names.kind, v),
     custom: {
       storeKey,
       openapi: openapiOf(crd, v),
       columns: v.additionalPrinterColumns ?? [],
       terminating: !!crd.metadata.deletionTimestamp,
+      scale: v.subresources?.scale,
     },
     strategy: {
       generation: true,
@@ -258,4 +268,53 @@ export function tableDef(def: ResourceDef, columns: PrinterColumn[] | undefined)
     withColumns.set(key, d);
   }
   return d;
+}
+
+/** The value at a simple JSON path (".spec.replicas"), or undefined. */
+export function atPath(obj: unknown, path: string): unknown {
+  let x = obj;
+  for (const k of path.replace(/^\./, "").split(".")) {
+    if (typeof x !== "object" || x === null || Array.isArray(x)) return undefined;
+    x = (x as Record<string, unknown>)[k];
+  }
+  return x;
+}
+
+/** Sets the value at a simple JSON path, making the objects on the way. */
+export function setAtPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.replace(/^\./, "").split(".");
+  let x = obj;
+  for (const k of keys.slice(0, -1)) {
+    const next = x[k];
+    const child = typeof next === "object" && next !== null && !Array.isArray(next) ? next : {};
+    x[k] = child;
+    x = child as Record<string, unknown>;
+  }
+  x[keys[keys.length - 1]] = value;
+}
+
+/** A custom object's Scale, read at its CRD's paths (a missing replica count is 0). */
+export function customScaleOf(
+  obj: KubeObject,
+  paths: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string },
+): KubeObject {
+  const m = obj.metadata ?? {};
+  const int = (v: unknown) => (typeof v === "number" ? Math.trunc(v) : 0);
+  const selector = paths.labelSelectorPath ? atPath(obj, paths.labelSelectorPath) : undefined;
+  return {
+    apiVersion: "autoscaling/v1",
+    kind: "Scale",
+    metadata: {
+      name: m.name,
+      namespace: m.namespace,
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+      creationTimestamp: m.creationTimestamp,
+    },
+    spec: { replicas: int(atPath(obj, paths.specReplicasPath)) },
+    status: {
+      replicas: int(atPath(obj, paths.statusReplicasPath)),
+      selector: typeof selector === "string" ? selector : "",
+    },
+  };
 }

@@ -84,13 +84,16 @@ function establish(crd: Crd, old?: Crd): void {
 }
 
 /** Go's %#v of the versions, as upstream's messages print the list (pointers as addresses). */
-function goVersions(versions: CrdVersion[], hoisted: { schema: boolean; columns: boolean }): string {
+function goVersions(
+  versions: CrdVersion[],
+  hoisted: { schema: boolean; columns: boolean; subresources: boolean },
+): string {
   const ptr = (type: string, set: boolean) => `(*${type})(${set ? "0xc000100000" : "nil"})`;
   const one = (v: CrdVersion) =>
     `apiextensions.CustomResourceDefinitionVersion{Name:${JSON.stringify(v.name ?? "")}, Served:${!!v.served}, ` +
     `Storage:${!!v.storage}, Deprecated:${!!v.deprecated}, DeprecationWarning:${ptr("string", v.deprecationWarning !== undefined)}, ` +
     `Schema:${ptr("apiextensions.CustomResourceValidation", !!v.schema && !hoisted.schema)}, ` +
-    `Subresources:${ptr("apiextensions.CustomResourceSubresources", !!v.subresources)}, ` +
+    `Subresources:${ptr("apiextensions.CustomResourceSubresources", !!v.subresources && !hoisted.subresources)}, ` +
     `AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition${v.additionalPrinterColumns && !hoisted.columns ? "{...}" : "(nil)"}, ` +
     "SelectableFields:[]apiextensions.SelectableField(nil)}";
   if (!versions.length) return "[]apiextensions.CustomResourceDefinitionVersion(nil)";
@@ -268,6 +271,42 @@ function columnFaults(cols: CrdVersion["additionalPrinterColumns"], path: string
   return out;
 }
 
+/** A scale subresource's paths, each under the part of the object it must read. */
+function scaleFaults(scale: NonNullable<CrdVersion["subresources"]>["scale"], path: string): StatusCause[] {
+  if (!scale) return [];
+  const out: StatusCause[] = [];
+  const check = (
+    name: string,
+    value: string | undefined,
+    under: string[],
+    words: string,
+    required: boolean,
+  ) => {
+    if (!value) {
+      if (required) out.push(field.required(`${path}.${name}`));
+      return;
+    }
+    if (!under.some((u) => value.startsWith(`${u}.`) && value.length > u.length + 1))
+      out.push(field.invalid(`${path}.${name}`, value, words));
+  };
+  check("specReplicasPath", scale.specReplicasPath, [".spec"], "should be a json path under .spec", true);
+  check(
+    "statusReplicasPath",
+    scale.statusReplicasPath,
+    [".status"],
+    "should be a json path under .status",
+    true,
+  );
+  check(
+    "labelSelectorPath",
+    scale.labelSelectorPath,
+    [".spec", ".status"],
+    "should be a json path under either .spec or .status",
+    false,
+  );
+  return out;
+}
+
 /** Whether every version carries the same value (upstream then reports it once, at the top level). */
 function same<T>(versions: CrdVersion[], pick: (v: CrdVersion) => T | undefined): boolean {
   const first = JSON.stringify(pick(versions[0]));
@@ -281,6 +320,7 @@ function validateVersions(crd: Crd): StatusCause[] {
   const hoisted = {
     schema: versions.length > 0 && same(versions, (v) => v.schema),
     columns: versions.length > 0 && same(versions, (v) => v.additionalPrinterColumns),
+    subresources: versions.length > 0 && same(versions, (v) => v.subresources),
   };
   const seen = new Set<string>();
   let duplicate = false;
@@ -300,6 +340,7 @@ function validateVersions(crd: Crd): StatusCause[] {
     }
     if (!hoisted.columns)
       causes.push(...columnFaults(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
+    if (!hoisted.subresources) causes.push(...scaleFaults(v.subresources?.scale, `${at}.subresources.scale`));
   });
   if (hoisted.schema) {
     const schema = versions[0].schema?.openAPIV3Schema;
@@ -310,6 +351,8 @@ function validateVersions(crd: Crd): StatusCause[] {
   }
   if (hoisted.columns)
     causes.push(...columnFaults(versions[0].additionalPrinterColumns, "spec.additionalPrinterColumns"));
+  if (hoisted.subresources)
+    causes.push(...scaleFaults(versions[0].subresources?.scale, "spec.subresources.scale"));
   if (duplicate)
     causes.push(
       invalidRaw("spec.versions", goVersions(versions, hoisted), "must contain unique version names"),

@@ -2,24 +2,18 @@
 // being deleted keeps the customresourcecleanup finalizer until every object of its resource
 // is gone. Objects are deleted namespace by namespace; ones held by finalizers of their own
 // are waited for; then the finalizer comes off and the CRD goes.
-import { type Crd, customDef, storageVersion } from "../../api/custom/definition";
+import type { Crd } from "../../api/custom/definition";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { CRD_CLEANUP_FINALIZER, setCrdCondition } from "../../api/strategies/customresourcedefinitions";
 import type { KubeObject } from "../../api/types";
 import { errorMessage, isConflict, isNotFound, pathFor } from "./controller-utils";
+import { CRDS, storedDef } from "./custom-kinds";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
-export const CRDS = "apiextensions.k8s.io/customresourcedefinitions";
 const CRD = lookupGVR("apiextensions.k8s.io", "v1", "customresourcedefinitions")!;
 /** How soon to look again while objects wait for their own finalizers. */
 const RECHECK_MS = 5000;
-
-/** The def of the CRD's stored version, whether or not the CRD is still served. */
-export function storedDef(crd: Crd): ResourceDef | undefined {
-  const v = crd.spec?.versions?.find((x) => x.name === storageVersion(crd));
-  return v ? customDef(crd, v) : undefined;
-}
 
 async function setCondition(
   ctx: ControllerContext,

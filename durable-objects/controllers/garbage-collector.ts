@@ -3,13 +3,13 @@
 // (foregroundDeletion finalizer) until their blocking dependents are gone; owners deleted with
 // orphan propagation let go of their dependents first (orphan finalizer).
 
-import { type Crd, customDef, isEstablished } from "../../api/custom/definition";
-import { lookupKey, lookupKind, resourceKey } from "../../api/registry";
+import { type Crd, isEstablished } from "../../api/custom/definition";
+import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject, OwnerReference } from "../../api/types";
 import { byOwner, INDEX_OWNER } from "./claim";
 import { isConflict, isNotFound, keyOf, pathFor } from "./controller-utils";
-import { CRDS, storedDef } from "./crd-finalizer";
+import { CRDS, kindDef, storedDef } from "./custom-kinds";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { resourcesOf } from "./runtime/subscriptions";
 
@@ -21,15 +21,7 @@ const itemKey = (res: string, obj: KubeObject) => `${res}|${keyOf(obj)}`;
 
 /** The owner's resource: built in, or a custom resource of a CRD in the cache. */
 function ownerDef(ref: OwnerReference, ctx: ControllerContext): ResourceDef | undefined {
-  const builtIn = lookupKind(ref.apiVersion, ref.kind);
-  if (builtIn) return builtIn;
-  const [group, version] = ref.apiVersion.split("/");
-  for (const crd of ctx.informers.list(CRDS) as Crd[]) {
-    if (crd.spec?.group !== group || crd.spec.names?.kind !== ref.kind) continue;
-    const v = crd.spec.versions?.find((x) => x.name === version && x.served);
-    return v && isEstablished(crd) ? customDef(crd, v) : undefined;
-  }
-  return undefined;
+  return kindDef(ctx, ref.apiVersion, ref.kind);
 }
 
 const hasFinalizer = (o: KubeObject, f: string) => !!o.metadata.finalizers?.includes(f);

@@ -4,7 +4,7 @@
 // Within range it would scale on metrics, but no metrics API (metrics.k8s.io) is served here,
 // so it reports what upstream reports without one: each metric unknown, ScalingActive=False
 // with the metric's failure, FailedGetResourceMetric and FailedComputeMetricsReplicas events.
-import { lookupGVR, lookupKind } from "../../api/registry";
+import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import {
   type Condition,
@@ -17,6 +17,7 @@ import {
   setCondition,
   splitKey,
 } from "./controller-utils";
+import { kindDef } from "./custom-kinds";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const HPA = lookupGVR("autoscaling", "v2", "horizontalpodautoscalers")!;
@@ -85,7 +86,7 @@ async function sync(key: string, ctx: ControllerContext): Promise<void> {
   const event = (type: "Normal" | "Warning", reason: string, message: string) =>
     void ctx.recorder.event(hpa, type, reason, message);
   const ref = spec.scaleTargetRef ?? {};
-  const target = lookupKind(ref.apiVersion ?? "", ref.kind ?? "");
+  const target = kindDef(ctx, ref.apiVersion ?? "", ref.kind ?? "");
   let scale: KubeObject;
   try {
     if (!target) {

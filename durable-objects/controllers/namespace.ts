@@ -17,7 +17,7 @@ import {
   setCondition,
   timeOf,
 } from "./controller-utils";
-import { CRDS, storedDef } from "./crd-finalizer";
+import { CRDS, storedDef } from "./custom-kinds";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const NS = lookupGVR("", "v1", "namespaces")!;

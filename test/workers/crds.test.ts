@@ -37,7 +37,7 @@ function crontabCrd(more: { versions?: unknown[]; scope?: string } = {}) {
           free: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
         },
       },
-      status: { type: "object", properties: { replicas: { type: "integer" } } },
+      status: { type: "object", properties: { replicas: { type: "integer" }, selector: { type: "string" } } },
     },
   };
   return {
@@ -54,7 +54,14 @@ function crontabCrd(more: { versions?: unknown[]; scope?: string } = {}) {
           served: true,
           storage: true,
           schema: { openAPIV3Schema: schema },
-          subresources: { status: {} },
+          subresources: {
+            status: {},
+            scale: {
+              specReplicasPath: ".spec.replicas",
+              statusReplicasPath: ".status.replicas",
+              labelSelectorPath: ".status.selector",
+            },
+          },
           additionalPrinterColumns: [
             { name: "Spec", type: "string", jsonPath: ".spec.cronSpec" },
             { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
@@ -120,6 +127,16 @@ describe("apiextensions.k8s.io/v1 customresourcedefinitions", () => {
     expect(causes.find((c) => c.endsWith("must have exactly one version marked as storage version"))).toMatch(
       /^spec\.versions: Invalid value: \[\]apiextensions\.CustomResourceDefinitionVersion\{apiextensions\.CustomResourceDefinitionVersion\{Name:"v1", Served:true, Storage:false,/,
     );
+    const badScale = crontabCrd();
+    badScale.spec.versions = [
+      {
+        ...(badScale.spec.versions[0] as object),
+        subresources: { scale: { specReplicasPath: ".replicas", statusReplicasPath: ".status.replicas" } },
+      },
+    ];
+    expect(causesOf(await api(t, "POST", CRDS, badScale))).toEqual([
+      'spec.subresources.scale.specReplicasPath: Invalid value: ".replicas": should be a json path under .spec',
+    ]);
     const noSchema = crontabCrd({ versions: [{ name: "v1", served: true, storage: true }] });
     expect(causesOf(await api(t, "POST", CRDS, noSchema))).toEqual([
       "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required",
@@ -151,6 +168,7 @@ describe("apiextensions.k8s.io/v1 customresourcedefinitions", () => {
     expect(list.status, list.text).toBe(200);
     expect(list.json.resources.map((x: any) => [x.name, x.kind, x.namespaced, x.verbs.join(",")])).toEqual([
       ["crontabs", "CronTab", true, "delete,deletecollection,get,list,patch,create,update,watch"],
+      ["crontabs/scale", "Scale", true, "get,patch,update"],
       ["crontabs/status", "CronTab", true, "get,patch,update"],
     ]);
     const group = await api(t, "GET", "/apis/stable.example.com");
@@ -292,6 +310,49 @@ describe("custom resources", () => {
       },
     );
     expect(labels.json.metadata.generation).toBe(2);
+  });
+
+  it("scales through the CRD's paths, by kubectl scale and by a HorizontalPodAutoscaler", async () => {
+    const created = await api(t, "POST", path(), cronTab("scaled", { cronSpec: "* * * * *" }));
+    expect(created.status, created.text).toBe(201);
+    await api(
+      t,
+      "PATCH",
+      `${path("scaled")}/status`,
+      { status: { replicas: 1, selector: "app=x" } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    const scale = await api(t, "GET", `${path("scaled")}/scale`);
+    expect(scale.json).toMatchObject({
+      apiVersion: "autoscaling/v1",
+      kind: "Scale",
+      spec: { replicas: 1 },
+      status: { replicas: 1, selector: "app=x" },
+    });
+    if (hasKubectl) {
+      const out = await kubectl(t, ["-n", ns, "scale", "crontab", "scaled", "--replicas=4"]);
+      expect(out.stdout.trim(), out.stderr).toBe("crontab.stable.example.com/scaled scaled");
+      const now = (await api(t, "GET", path("scaled"))).json;
+      expect(now.spec.replicas).toBe(4);
+      expect(now.metadata.generation).toBe(2);
+    }
+    const hpa = await api(t, "POST", `/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers`, {
+      apiVersion: "autoscaling/v2",
+      kind: "HorizontalPodAutoscaler",
+      metadata: { name: "scaled" },
+      spec: {
+        scaleTargetRef: { apiVersion: "stable.example.com/v1", kind: "CronTab", name: "scaled" },
+        minReplicas: 6,
+        maxReplicas: 8,
+      },
+    });
+    expect(hpa.status, hpa.text).toBe(201);
+    await until(
+      "rescaled to minReplicas",
+      async () => (await api(t, "GET", path("scaled"))).json.spec.replicas === 6,
+    );
   });
 
   it("refuses a strategic merge patch, which has no Go type to merge by", async () => {

@@ -1,5 +1,7 @@
 // Subresources with a kind of their own: scale (autoscaling/v1 Scale over spec.replicas)
 // and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
+
+import { customScaleOf, setAtPath } from "../../api/custom/definition";
 import { badRequest, conflict, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
 import { scaleColumns, scaleOf, validateScale } from "../../api/strategies/workloads";
 import { TABLE_TYPE, tableOfKind } from "../../api/table";
@@ -16,10 +18,19 @@ import { checkDecodedTypeMeta, checkTypeMeta, isConflict, isObject } from "./pre
 import { respondWith, type WriteContext } from "./resource";
 import { streamSubresource } from "./streams";
 
+const CUSTOM_SCALE_PATCHES = ["application/json-patch+json", "application/merge-patch+json"];
+const SCALE_PATCHES = [...CUSTOM_SCALE_PATCHES, "application/strategic-merge-patch+json"];
+
+/** The object's Scale: spec.replicas for the built-in kinds, the CRD's paths for a custom one. */
+function scaleFor(w: WriteContext, obj: KubeObject): KubeObject {
+  const paths = w.def.custom?.scale;
+  return paths ? customScaleOf(obj, paths) : scaleOf(obj);
+}
+
 async function scale(w: WriteContext, namespace: string): Promise<Response> {
   const accept = w.c.req.header("accept") ?? null;
   if (w.info.verb === "get") {
-    const current = scaleOf(await w.store.get(namespace, w.info.name));
+    const current = scaleFor(w, await w.store.get(namespace, w.info.name));
     // kubectl get --subresource=scale asks for a Table: upstream's Scale columns
     const out = negotiate(accept, w.c.get("url").searchParams.get("includeObject"));
     if (out.kind === "table")
@@ -33,11 +44,8 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
     decoded = decodePatch(
       await readText(w.c.req.raw),
       type,
-      [
-        "application/json-patch+json",
-        "application/merge-patch+json",
-        "application/strategic-merge-patch+json",
-      ],
+      // a custom resource's Scale takes no strategic merge patch, as its object does not
+      w.def.custom ? CUSTOM_SCALE_PATCHES : SCALE_PATCHES,
       w.fieldValidation,
     );
   } else {
@@ -53,7 +61,7 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
   const found = w.info.verb === "patch" ? patchFound(decoded, type) : undefined;
   for (let attempt = 0; ; attempt++) {
     const old = await w.store.get(namespace, w.info.name);
-    const current = scaleOf(old);
+    const current = scaleFor(w, old);
     let wanted: KubeObject;
     if (w.info.verb === "patch") {
       wanted = applyPatchBodyForScale(w, current as unknown as KubeObject, body, type);
@@ -73,12 +81,14 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
         : [field.invalid("spec.replicas", replicas, "must be an integer")];
     if (causes.length) throw invalid({ group: "autoscaling", kind: "Scale" }, w.info.name, causes);
     const next = structuredClone(old);
-    next.spec = { ...next.spec, replicas };
-    if (next.spec.replicas !== old.spec?.replicas)
+    const paths = w.def.custom?.scale;
+    if (paths) setAtPath(next, paths.specReplicasPath, replicas);
+    else next.spec = { ...next.spec, replicas };
+    if (scaleFor(w, next).spec.replicas !== current.spec.replicas)
       next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     try {
       const text = await w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
-      return respondWith(w, JSON.stringify(scaleOf(JSON.parse(text))), 200);
+      return respondWith(w, JSON.stringify(scaleFor(w, JSON.parse(text))), 200);
     } catch (e) {
       if (isConflict(e) && w.info.verb === "patch" && attempt < 8) continue;
       throw e;
