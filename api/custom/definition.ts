@@ -5,6 +5,7 @@
 import type { StatusCause } from "../errors";
 import { apiVersionOf, type ResourceDef, type TableColumn } from "../resource";
 import { ageColumn, column, nameColumn, translateAge } from "../strategies/common";
+import { scaleDocument } from "../strategies/workloads";
 import type { KubeObject } from "../types";
 import { validateMeta } from "../validation/metadata";
 import { findAll } from "./jsonpath";
@@ -298,23 +299,12 @@ export function customScaleOf(
   obj: KubeObject,
   paths: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string },
 ): KubeObject {
-  const m = obj.metadata ?? {};
   const int = (v: unknown) => (typeof v === "number" ? Math.trunc(v) : 0);
   const selector = paths.labelSelectorPath ? atPath(obj, paths.labelSelectorPath) : undefined;
-  return {
-    apiVersion: "autoscaling/v1",
-    kind: "Scale",
-    metadata: {
-      name: m.name,
-      namespace: m.namespace,
-      uid: m.uid,
-      resourceVersion: m.resourceVersion,
-      creationTimestamp: m.creationTimestamp,
-    },
-    spec: { replicas: int(atPath(obj, paths.specReplicasPath)) },
-    status: {
-      replicas: int(atPath(obj, paths.statusReplicasPath)),
-      selector: typeof selector === "string" ? selector : "",
-    },
-  };
+  return scaleDocument(
+    obj,
+    int(atPath(obj, paths.specReplicasPath)),
+    int(atPath(obj, paths.statusReplicasPath)),
+    typeof selector === "string" ? selector : "",
+  );
 }

@@ -46,6 +46,25 @@ const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && 
 /** The fields every object keeps whatever its schema says (and an embedded resource's too). */
 const TYPE_META = ["apiVersion", "kind", "metadata"];
 
+/** ObjectMeta's fields: the rest of a custom object's metadata is pruned. */
+const OBJECT_META = new Set([
+  "name",
+  "generateName",
+  "namespace",
+  "selfLink",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "labels",
+  "annotations",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
+]);
+
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 /**
@@ -72,7 +91,13 @@ function pruneObject(v: Json, s: JSONSchemaProps, path: string, keepMeta: boolea
   const extra = typeof s.additionalProperties === "object" ? s.additionalProperties : undefined;
   for (const k of Object.keys(v)) {
     if (keepMeta && TYPE_META.includes(k)) {
-      // metadata is ObjectMeta, checked as such; an embedded object's metadata too
+      // metadata is ObjectMeta: what ObjectMeta has no field for goes (an embedded object's too)
+      if (k === "metadata" && isObj(v[k]))
+        for (const mk of Object.keys(v[k] as Json))
+          if (!OBJECT_META.has(mk)) {
+            delete (v[k] as Json)[mk];
+            dropped.push(`.${join(path, `metadata.${mk}`)}`);
+          }
       continue;
     }
     const prop = s.properties?.[k] ?? extra;

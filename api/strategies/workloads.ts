@@ -297,12 +297,22 @@ export const replicasets: ResourceDef = {
 
 /** The autoscaling/v1 Scale a deployment or replicaset shows at its /scale subresource. */
 export function scaleOf(obj: KubeObject): KubeObject {
-  const m = obj.metadata ?? {};
   // a ReplicationController's selector is a map of labels
   const sel =
     obj.kind === "ReplicationController"
       ? formatLabels(obj.spec?.selector)
       : formatLabelSelector(obj.spec?.selector);
+  return scaleDocument(obj, int(obj.spec?.replicas), int(obj.status?.replicas), sel === "<none>" ? "" : sel);
+}
+
+/** The autoscaling/v1 Scale of an object, with its desired and current counts and selector. */
+export function scaleDocument(
+  obj: KubeObject,
+  replicas: number,
+  current: number,
+  selector: string,
+): KubeObject {
+  const m = obj.metadata ?? {};
   return {
     apiVersion: "autoscaling/v1",
     kind: "Scale",
@@ -313,8 +323,8 @@ export function scaleOf(obj: KubeObject): KubeObject {
       resourceVersion: m.resourceVersion,
       creationTimestamp: m.creationTimestamp,
     },
-    spec: { replicas: int(obj.spec?.replicas) },
-    status: { replicas: int(obj.status?.replicas), selector: sel === "<none>" ? "" : sel },
+    spec: { replicas },
+    status: { replicas: current, selector },
   };
 }
 

@@ -215,6 +215,7 @@ describe("custom resources", () => {
       extra: 1,
       free: { any: { thing: 1 } },
     });
+    (body.metadata as Record<string, unknown>).bogus = true;
     const r = await api(t, "POST", path(), body);
     expect(r.status, r.text).toBe(201);
     expect(r.json.spec).toEqual({
@@ -224,7 +225,10 @@ describe("custom resources", () => {
       free: { any: { thing: 1 } },
     });
     expect(r.json.metadata.generation).toBe(1);
-    expect(r.headers.get("warning")).toBe('299 - "unknown field \\"spec.extra\\""');
+    expect(r.json.metadata.bogus).toBeUndefined();
+    expect(r.headers.get("warning")).toBe(
+      '299 - "unknown field \\"metadata.bogus\\"", 299 - "unknown field \\"spec.extra\\""',
+    );
     const strict = await api(
       t,
       "POST",
