@@ -149,16 +149,21 @@ export function customCrdName(storeKey: string): string | undefined {
 }
 
 /**
- * The objects of a custom resource that are being deleted in the foreground or orphaning:
- * read live (the caches hold only built-in kinds), each then handled as a cached one is.
+ * The objects of a custom resource that the collector has business with (being deleted in the
+ * foreground or orphaning, or owned): read live (the caches hold only built-in kinds), each
+ * then handled as a cached one is.
  */
 async function syncCustomOwners(crdName: string, ctx: ControllerContext): Promise<void> {
   const crd = ctx.informers.get(CRDS, crdName) as Crd | undefined;
   const def = crd && isEstablished(crd) ? storedDef(crd) : undefined;
   if (!def) return;
   const items = ((await ctx.api.request("GET", pathFor(def)))?.items ?? []) as KubeObject[];
+  // ones deleted in the foreground or orphaning, and ones whose owners may be gone
   for (const obj of items)
-    if (obj.metadata.deletionTimestamp && (hasFinalizer(obj, FOREGROUND) || hasFinalizer(obj, ORPHAN)))
+    if (
+      obj.metadata.ownerReferences?.length ||
+      (obj.metadata.deletionTimestamp && (hasFinalizer(obj, FOREGROUND) || hasFinalizer(obj, ORPHAN)))
+    )
       await collect(ctx, def, obj);
   // cached objects owned by one of them that is gone are looked at now, not at the resync
   const live = new Set(items.map((o) => o.metadata.uid));

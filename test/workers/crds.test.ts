@@ -613,6 +613,35 @@ describe("garbage collection with custom owners", () => {
     );
   });
 
+  it("collects a custom object whose owner is gone, on its CRD's next pass", async () => {
+    const cm = await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "owner-cm" },
+    });
+    expect(cm.status, cm.text).toBe(201);
+    const dependent = {
+      ...cronTab("owned-ct", { cronSpec: "* * * * *" }),
+      metadata: {
+        name: "owned-ct",
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ConfigMap", name: "owner-cm", uid: cm.json.metadata.uid },
+        ],
+      },
+    };
+    expect((await api(t, "POST", crontabs(), dependent)).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await api(t, "GET", `${crontabs()}/owned-ct`)).status).toBe(200); // its owner is there
+    expect((await api(t, "DELETE", `/api/v1/namespaces/${ns}/configmaps/owner-cm`)).status).toBe(200);
+    // a write to the CRD's objects wakes the collector's pass over them
+    expect((await api(t, "POST", crontabs(), cronTab("nudge", { cronSpec: "* * * * *" }))).status).toBe(201);
+    await until(
+      "dependent collected",
+      async () => (await api(t, "GET", `${crontabs()}/owned-ct`)).status === 404,
+      10_000,
+    );
+  });
+
   it("holds a custom object deleted in the foreground until its blocking dependents are gone", async () => {
     const owner = (await api(t, "POST", crontabs(), cronTab("fg", { cronSpec: "* * * * *" }))).json;
     expect((await api(t, "POST", pods(), owned("blocker", owner, true))).status).toBe(201);
