@@ -13,7 +13,7 @@ import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
 import { validateMeta } from "../validation/metadata";
 import { isDNS1035Label, isDNS1123Subdomain } from "../validation/names";
-import { createdAtColumn, nameColumn } from "./common";
+import { createdAtColumn, isObject, nameColumn } from "./common";
 
 export const CRD_GROUP = "apiextensions.k8s.io";
 /** Held by a CRD being deleted until its objects are gone (controllers/crd-cleanup.ts). */
@@ -31,7 +31,7 @@ function condition(type: string, status: string, reason: string, message: string
 
 /** The names the CRD asks for, as accepted (upstream's naming controller, without conflicts to find). */
 function acceptedNames(crd: Crd): Record<string, unknown> {
-  const n = crd.spec.names;
+  const n = isObject(crd.spec?.names) ? crd.spec.names : ({} as Crd["spec"]["names"]);
   const out: Record<string, unknown> = {
     plural: n.plural,
     singular: n.singular,
@@ -77,7 +77,7 @@ function establish(crd: Crd, old?: Crd): void {
   put(condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"));
   put(condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted"));
   status.conditions = conditions;
-  const stored = crd.spec.versions.find((v) => v.storage)?.name;
+  const stored = versionsOf(crd).find((v) => v.storage)?.name;
   const versions: string[] = [...(status.storedVersions ?? [])];
   if (stored && !versions.includes(stored)) versions.push(stored);
   status.storedVersions = versions;
@@ -111,8 +111,9 @@ const LIST_TYPES = ["atomic", "set", "map"];
 /** A structural schema's own faults, in upstream's words (sorted by their text, as upstream sorts them). */
 function schemaFaults(root: JSONSchemaProps, path: string): StatusCause[] {
   const out: StatusCause[] = [];
-  const walk = (s: JSONSchemaProps, at: string, where: "root" | "field" | "items") => {
-    if (!s || typeof s !== "object") return;
+  const walk = (given: JSONSchemaProps | null, at: string, where: "root" | "field" | "items") => {
+    // a null schema decodes as an empty one, which then lacks its type
+    const s = isObject(given) ? given : ({} as JSONSchemaProps);
     const preserve = s["x-kubernetes-preserve-unknown-fields"];
     if (preserve === false)
       out.push(
@@ -217,7 +218,8 @@ function goRule(r: ValidationRule): string {
 /** The faults of one node's x-kubernetes-validations, as upstream's CRD validation words them. */
 function ruleFaults(s: JSONSchemaProps, at: string): StatusCause[] {
   const out: StatusCause[] = [];
-  const rules = (s as { "x-kubernetes-validations"?: ValidationRule[] })["x-kubernetes-validations"] ?? [];
+  const listed = (s as { "x-kubernetes-validations"?: unknown })["x-kubernetes-validations"];
+  const rules = (Array.isArray(listed) ? listed : []).map((r) => (isObject(r) ? r : {})) as ValidationRule[];
   for (const [i, r] of rules.entries()) {
     const rp = `${at}.x-kubernetes-validations[${i}]`;
     if (!r.rule?.trim()) out.push(field.required(`${rp}.rule`, "rule is not specified"));
@@ -313,9 +315,15 @@ function same<T>(versions: CrdVersion[], pick: (v: CrdVersion) => T | undefined)
   return first !== undefined && versions.every((v) => JSON.stringify(pick(v)) === first);
 }
 
+/** The CRD's versions, each an object (a null one is read as empty, as Go decodes it). */
+function versionsOf(crd: Crd): CrdVersion[] {
+  const list = isObject(crd.spec) && Array.isArray(crd.spec.versions) ? crd.spec.versions : [];
+  return list.map((v) => (isObject(v) ? v : ({} as CrdVersion)));
+}
+
 function validateVersions(crd: Crd): StatusCause[] {
   const causes: StatusCause[] = [];
-  const versions: CrdVersion[] = Array.isArray(crd.spec.versions) ? crd.spec.versions : [];
+  const versions = versionsOf(crd);
   // what all versions share is converted to the top-level field first, and reported there
   const hoisted = {
     schema: versions.length > 0 && same(versions, (v) => v.schema),
@@ -374,8 +382,8 @@ const APPROVAL = "api-approved.kubernetes.io";
 export function validateCrd(obj: KubeObject, old?: KubeObject): StatusCause[] {
   const crd = obj as Crd;
   const causes = validateMeta(obj, old, { namespaced: false });
-  const spec = crd.spec ?? ({} as Crd["spec"]);
-  const names = spec.names ?? ({} as Crd["spec"]["names"]);
+  const spec = isObject(crd.spec) ? crd.spec : ({} as Crd["spec"]);
+  const names = isObject(spec.names) ? spec.names : ({} as Crd["spec"]["names"]);
   const group = spec.group ?? "";
   if (crd.metadata.name && crd.metadata.name !== `${names.plural}.${group}`)
     causes.push(
@@ -429,7 +437,7 @@ export function validateCrd(obj: KubeObject, old?: KubeObject): StatusCause[] {
     );
   causes.push(...validateVersions(crd));
   if (old) {
-    const was = (old as Crd).spec ?? ({} as Crd["spec"]);
+    const was = isObject((old as Crd).spec) ? (old as Crd).spec : ({} as Crd["spec"]);
     if (group !== was.group) causes.push(field.invalid("spec.group", group, "field is immutable"));
     if (names.plural !== was.names?.plural)
       causes.push(field.invalid("spec.names.plural", names.plural, "field is immutable"));

@@ -661,6 +661,67 @@ describe("garbage collection with custom owners", () => {
   });
 });
 
+describe("bad input", () => {
+  const junk = (spec: unknown) => ({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "junks.j.example.com" },
+    spec,
+  });
+  const version = (schema: unknown, more: Record<string, unknown> = {}) => ({
+    group: "j.example.com",
+    scope: "Namespaced",
+    names: { plural: "junks", kind: "Junk" },
+    versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: schema }, ...more }],
+  });
+
+  it("gets a 4xx for a broken CRD, never a 500", async () => {
+    for (const spec of [
+      null,
+      "spec",
+      { names: null, versions: [null] },
+      { ...version({ type: "object" }), versions: "x" },
+      version(null),
+      version({ type: "object", properties: { a: null } }),
+      version({ type: "object", "x-kubernetes-validations": [null] }),
+      version({ type: "object", "x-kubernetes-validations": [{ rule: 5 }] }),
+      version({ type: "object", items: [] }),
+    ]) {
+      const r = await api(t, "POST", CRDS, junk(spec));
+      expect(r.status, `${JSON.stringify(spec)}: ${r.text}`).toBeGreaterThanOrEqual(400);
+      expect(r.status, `${JSON.stringify(spec)}: ${r.text}`).toBeLessThan(500);
+    }
+  });
+
+  it("scales at a path the Scale's own fields do not share", async () => {
+    const crd = junk(
+      version(
+        {
+          type: "object",
+          properties: { spec: { type: "object", properties: { size: { type: "integer" } } } },
+        },
+        { subresources: { scale: { specReplicasPath: ".spec.size", statusReplicasPath: ".status.size" } } },
+      ),
+    );
+    expect((await api(t, "POST", CRDS, crd)).status).toBe(201);
+    const p = "/apis/j.example.com/v1/namespaces/default/junks";
+    const obj = { apiVersion: "j.example.com/v1", kind: "Junk", metadata: { name: "j" }, spec: { size: 1 } };
+    expect((await api(t, "POST", p, obj)).status).toBe(201);
+    const r = await api(
+      t,
+      "PATCH",
+      `${p}/j/scale`,
+      { spec: { replicas: 3 } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.spec.replicas).toBe(3);
+    expect((await api(t, "GET", `${p}/j`)).json.spec.size).toBe(3);
+  });
+});
+
 describe("deleting a CustomResourceDefinition", () => {
   it("deletes its objects first, refusing new ones meanwhile, then goes", async () => {
     const crd = crontabCrd({ scope: "Cluster" });

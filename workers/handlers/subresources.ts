@@ -54,7 +54,7 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
     if (isObject(v)) {
       v.apiVersion ??= "autoscaling/v1";
       v.kind ??= "Scale";
-      checkFields(w, v as KubeObject, objectFound(decoded, v as KubeObject, "Scale"));
+      checkFields(asScale(w), v as KubeObject, objectFound(decoded, v as KubeObject, "Scale"));
     }
   }
   const body = decoded.value;
@@ -65,7 +65,7 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
     let wanted: KubeObject;
     if (w.info.verb === "patch") {
       wanted = applyPatchBodyForScale(w, current as unknown as KubeObject, body, type);
-      checkFields(w, wanted, found);
+      checkFields(asScale(w), wanted, found);
     } else {
       if (!isObject(body)) throw badRequest("the body of the request must be a Scale object");
       wanted = body as KubeObject;
@@ -96,6 +96,11 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
   }
 }
 
+/** The write seen as one of a Scale: its fields are the Scale's (not the parent's schema). */
+function asScale(w: WriteContext): WriteContext {
+  return { ...w, def: { ...w.def, kind: "Scale", group: "autoscaling", version: "v1", strategy: {} } };
+}
+
 function applyPatchBodyForScale(
   w: WriteContext,
   current: KubeObject,
@@ -103,8 +108,7 @@ function applyPatchBodyForScale(
   type: string,
 ): KubeObject {
   // the patch engines work on the Scale document; checkTypeMeta would expect the parent kind
-  const def = { ...w.def, kind: "Scale", group: "autoscaling", version: "v1" };
-  return applyPatchBody({ ...w, def }, current, body, type, false);
+  return applyPatchBody(asScale(w), current, body, type, false);
 }
 
 async function binding(w: WriteContext, namespace: string): Promise<Response> {
