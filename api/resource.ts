@@ -18,8 +18,11 @@ export interface TableColumn {
 export interface ResourceStrategy {
   /** Upstream's SetDefaults for the kind; mutates obj. Runs on create, update and patch results. */
   defaults?(obj: KubeObject): void;
-  /** Field validation beyond the schema; returns one cause per bad field (empty = valid). */
-  validate?(obj: KubeObject, old?: KubeObject): StatusCause[];
+  /**
+   * Field validation beyond the schema; returns one cause per bad field (empty = valid). `warn`
+   * takes what is let through with a warning (a custom resource's ratcheted rules).
+   */
+  validate?(obj: KubeObject, old?: KubeObject, warn?: (message: string) => void): StatusCause[];
   /** An update through a subresource with rules of its own (pods/ephemeralcontainers), in place of validate. */
   validateSubresource?: Record<string, (obj: KubeObject, old: KubeObject) => StatusCause[]>;
   /** Columns for `kubectl get` (Table). NAME is added by the registry when absent. */

@@ -225,9 +225,9 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
         obj.metadata.generation = 1;
         if (withStatus) delete obj.status;
       },
-      validate: (obj, old): StatusCause[] => {
+      validate: (obj, old, warn): StatusCause[] => {
         const causes = [...validateMeta(obj, old, { namespaced }), ...validateValue(obj, schema)];
-        return [...causes, ...validateRules(obj, old, schema, causes)];
+        return [...causes, ...validateRules(obj, old, schema, causes, warn)];
       },
       columns: columnsOf(v.additionalPrinterColumns),
     },

@@ -102,6 +102,17 @@ function celGoWords(message: string): string {
 
 interface Walk {
   out: StatusCause[];
+  /** where a rule failing on a value the update leaves as it was is said instead (ratcheting) */
+  warn?: (message: string) => void;
+}
+
+/** Whether two JSON values are equal (key order aside). */
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (!isObj(a) || !isObj(b)) return false;
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => k in b && same(a[k], b[k]));
 }
 
 const typeShown = (s: JSONSchemaProps) => JSON.stringify(s.type ?? "");
@@ -163,7 +174,12 @@ function runRules(v: unknown, old: unknown, s: JSONSchemaProps, path: string, w:
       if (!("error" in m) && typeof m.value === "string" && m.value.trim() && !/\n/.test(m.value))
         detail = m.value.trim();
     }
-    w.out.push(failed(r, s, path, detail));
+    const cause = failed(r, s, path, detail);
+    // ratcheting, on by default upstream: a rule that fails on a value the update did not
+    // change (and is not about the change) lets the update through with a warning
+    if (w.warn && !transition && old !== undefined && same(v, old))
+      w.warn(`${cause.field}: ${cause.message}`);
+    else w.out.push(cause);
   }
 }
 
@@ -194,13 +210,15 @@ function walk(v: unknown, old: unknown, s: JSONSchemaProps | undefined, path: st
 
 /**
  * The causes of the rules that do not hold, after the schema's own causes: none run when one
- * of those is of a blocking type, which is then said once at `<nil>`, as upstream says it.
+ * of those is of a blocking type, which is then said once at `<nil>`, as upstream says it. On
+ * an update, a rule failing where nothing changed goes to `warn` instead (ratcheting).
  */
 export function validateRules(
   obj: unknown,
   old: unknown,
   schema: JSONSchemaProps,
   schemaCauses: StatusCause[],
+  warn?: (message: string) => void,
 ): StatusCause[] {
   if (!hasRules(schema)) return [];
   if (schemaCauses.some((c) => BLOCKING.has(c.type ?? "")))
@@ -212,7 +230,7 @@ export function validateRules(
           'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
       },
     ];
-  const w: Walk = { out: [] };
+  const w: Walk = { out: [], warn };
   walk(obj, old, schema, "<nil>", w);
   return w.out;
 }

@@ -570,6 +570,23 @@ describe("validation rules (x-kubernetes-validations)", () => {
       },
     );
     expect(same.status, same.text).toBe(200);
+
+    // a rule added later: an update that leaves spec as it was goes through with a warning
+    // (upstream's ratcheting); one that changes spec must satisfy it
+    const stored = (await api(t, "GET", `${CRDS}/limits.rules.example.com`)).json;
+    stored.spec.versions[0].schema.openAPIV3Schema.properties.spec["x-kubernetes-validations"].push({
+      rule: "self.max > 5",
+    });
+    expect((await api(t, "PUT", `${CRDS}/limits.rules.example.com`, stored)).status).toBe(200);
+    const merge = { "content-type": "application/merge-patch+json" };
+    const labelled = await api(t, "PATCH", `${LIMITS}/ok`, { metadata: { labels: { a: "b" } } }, merge);
+    expect(labelled.status, labelled.text).toBe(200);
+    expect(labelled.headers.get("warning")).toBe(
+      '299 - "spec: Invalid value: \\"object\\": failed rule: self.max > 5"',
+    );
+    expect(causesOf(await api(t, "PATCH", `${LIMITS}/ok`, { spec: { max: 4 } }, merge))).toEqual([
+      'spec: Invalid value: "object": failed rule: self.max > 5',
+    ]);
   });
 });
 

@@ -190,13 +190,14 @@ export function validateObject(
   obj: KubeObject,
   old?: KubeObject,
   subresource?: string,
+  warn?: (message: string) => void,
 ): void {
   const meta = obj.metadata;
   const schema: StatusCause[] = schemaCauses(obj.apiVersion ?? "", obj.kind ?? def.kind, obj);
   const own: StatusCause[] = [];
   const ownRules = subresource && old ? def.strategy.validateSubresource?.[subresource] : undefined;
   if (ownRules) own.push(...ownRules(obj, old!));
-  else if (def.strategy.validate) own.push(...def.strategy.validate(obj, old));
+  else if (def.strategy.validate) own.push(...def.strategy.validate(obj, old, warn));
   // a value outside an enum, or a missing one, is said once: in the strategy's words when it
   // has its own for that field or the object or list holding it (spec.updateStrategy for its
   // type, spec.accessModes for one of its items), or for the parts of a missing object (an

@@ -327,7 +327,7 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
     throw staleResourceVersion(w.def, w.info.name);
   }
   const next = prepareUpdate(w.def, obj, old, w.info.subresource);
-  validateObject(w.def, next, old, w.info.subresource);
+  validateObject(w.def, next, old, w.info.subresource, (m) => w.warnings.push(m));
   await admit(w, "UPDATE", next, old);
   recordManagedFields(w, old, next);
   const text = await admitted(w, "UPDATE", next, old, () =>
@@ -379,7 +379,7 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       }
       const prepared = prepareUpdate(w.def, next, old, w.info.subresource);
       checkFields(w, prepared, found);
-      validateObject(w.def, prepared, old, w.info.subresource);
+      validateObject(w.def, prepared, old, w.info.subresource, (m) => w.warnings.push(m));
       await admit(w, "UPDATE", prepared, old);
       if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared);
       const out = await admitted(w, "UPDATE", prepared, old, () =>
