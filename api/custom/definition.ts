@@ -226,7 +226,7 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
         if (withStatus) delete obj.status;
       },
       validate: (obj, old, warn): StatusCause[] => {
-        const causes = [...validateMeta(obj, old, { namespaced }), ...validateValue(obj, schema)];
+        const causes = [...validateMeta(obj, old, { namespaced }), ...validateValue(obj, schema, old)];
         return [...causes, ...validateRules(obj, old, schema, causes, warn)];
       },
       columns: columnsOf(v.additionalPrinterColumns),

@@ -4,7 +4,7 @@
 // failure is a cause in upstream's words; runtime faults say what went wrong and where.
 import { evaluate } from "../cel";
 import type { StatusCause } from "../errors";
-import type { JSONSchemaProps } from "./schema";
+import { type JSONSchemaProps, sameJson } from "./schema";
 
 export interface ValidationRule {
   rule: string;
@@ -106,15 +106,6 @@ interface Walk {
   warn?: (message: string) => void;
 }
 
-/** Whether two JSON values are equal (key order aside). */
-function same(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
-  if (!isObj(a) || !isObj(b)) return false;
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => k in b && same(a[k], b[k]));
-}
-
 const typeShown = (s: JSONSchemaProps) => JSON.stringify(s.type ?? "");
 
 function ruleText(r: ValidationRule): string {
@@ -177,7 +168,7 @@ function runRules(v: unknown, old: unknown, s: JSONSchemaProps, path: string, w:
     const cause = failed(r, s, path, detail);
     // ratcheting, on by default upstream: a rule that fails on a value the update did not
     // change (and is not about the change) lets the update through with a warning
-    if (w.warn && !transition && old !== undefined && same(v, old))
+    if (w.warn && !transition && old !== undefined && sameJson(v, old))
       w.warn(`${cause.field}: ${cause.message}`);
     else w.out.push(cause);
   }

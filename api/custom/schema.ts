@@ -184,10 +184,45 @@ function regex(p: string): RegExp | null {
 }
 
 /** Value validation of an object against its schema: one cause per failing check. */
-export function validateValue(obj: unknown, schema: JSONSchemaProps): StatusCause[] {
+export function validateValue(obj: unknown, schema: JSONSchemaProps, old?: unknown): StatusCause[] {
   const causes: StatusCause[] = [];
   check(obj, schema, "", causes, true);
-  return causes;
+  if (old === undefined) return causes;
+  // ratcheting, on by default upstream: on an update, a fault in a value the update leaves as
+  // it was does not refuse the update (a missing field is judged by the object holding it)
+  return causes.filter((c) => {
+    const path = pathSegments(c.field ?? "");
+    const at = c.type === "FieldValueRequired" ? path.slice(0, -1) : path;
+    return !sameJson(valueAt(obj, at), valueAt(old, at));
+  });
+}
+
+/** "spec.items[0].name" -> ["spec", "items", 0, "name"] (a map key in brackets stays a string). */
+function pathSegments(field: string): (string | number)[] {
+  if (field === "<root>") return [];
+  const out: (string | number)[] = [];
+  for (const m of field.matchAll(/([^.[\]]+)|\[([^\]]*)\]/g))
+    out.push(m[1] !== undefined ? m[1] : /^\d+$/.test(m[2]) ? Number(m[2]) : m[2]);
+  return out;
+}
+
+function valueAt(v: unknown, path: (string | number)[]): unknown {
+  let x = v;
+  for (const k of path) {
+    if (typeof k === "number") x = Array.isArray(x) ? x[k] : undefined;
+    else x = isObj(x) ? x[k] : undefined;
+  }
+  return x;
+}
+
+/** Whether two JSON values are equal (key order aside). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (!isObj(a) || !isObj(b)) return false;
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => k in b && sameJson(a[k], b[k]));
 }
 
 function check(v: unknown, s: JSONSchemaProps, path: string, out: StatusCause[], root = false): void {

@@ -587,6 +587,17 @@ describe("validation rules (x-kubernetes-validations)", () => {
     expect(causesOf(await api(t, "PATCH", `${LIMITS}/ok`, { spec: { max: 4 } }, merge))).toEqual([
       'spec: Invalid value: "object": failed rule: self.max > 5',
     ]);
+
+    // a schema tightened later: a value the update leaves as it was is let through (silently)
+    const again = (await api(t, "GET", `${CRDS}/limits.rules.example.com`)).json;
+    again.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.max.maximum = 2;
+    expect((await api(t, "PUT", `${CRDS}/limits.rules.example.com`, again)).status).toBe(200);
+    const relabelled = await api(t, "PATCH", `${LIMITS}/ok`, { metadata: { labels: { c: "d" } } }, merge);
+    expect(relabelled.status, relabelled.text).toBe(200);
+    expect(causesOf(await api(t, "PATCH", `${LIMITS}/ok`, { spec: { max: 4 } }, merge))).toEqual([
+      "spec.max: Invalid value: 4: spec.max in body should be less than or equal to 2",
+      'spec: Invalid value: "object": failed rule: self.max > 5',
+    ]);
   });
 });
 
