@@ -4,7 +4,7 @@
 // the cache does not know reads the CRDs again first, so a resource is served as soon as its
 // CRD is written, whichever isolate wrote it.
 import { type Crd, customDefsOf } from "../api/custom/definition";
-import { allResources, lookupGVR } from "../api/registry";
+import { allResources } from "../api/registry";
 import type { ResourceDef } from "../api/resource";
 import { customresourcedefinitions } from "../api/strategies/customresourcedefinitions";
 import type { Env } from "./env";
@@ -66,15 +66,14 @@ export async function customDefs(env: Env): Promise<ResourceDef[]> {
 const findIn = (defs: ResourceDef[], group: string, version: string, resource: string) =>
   defs.find((d) => d.group === group && d.version === version && d.resource === resource);
 
-/** The def of group/version/resource: built in, or a custom resource served now. */
-export async function resolveDef(
+/** The custom resource group/version/resource served now (the caller looked among the built-in ones). */
+export async function customDef(
   env: Env,
   group: string,
   version: string,
   resource: string,
 ): Promise<ResourceDef | undefined> {
-  const builtIn = lookupGVR(group, version, resource);
-  if (builtIn || !group.includes(".")) return builtIn;
+  if (!group.includes(".")) return undefined; // a CRD's group has a dot
   const found = findIn((await current(env)).custom, group, version, resource);
   if (found) return found;
   return findIn((await current(env, MISS_REREAD_MS)).custom, group, version, resource);

@@ -195,7 +195,6 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
     type: "object",
     "x-kubernetes-preserve-unknown-fields": true,
   };
-  const withStatus = !!v.subresources?.status;
   const def: ResourceDef = {
     group,
     version: v.name,
@@ -221,10 +220,6 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
       generationOf,
       prune: (obj) => prune(obj as Record<string, unknown>, schema),
       defaults: (obj) => applyDefaults(obj, schema),
-      prepareForCreate: (obj) => {
-        obj.metadata.generation = 1;
-        if (withStatus) delete obj.status;
-      },
       validate: (obj, old, warn): StatusCause[] => {
         const causes = [...validateMeta(obj, old, { namespaced }), ...validateValue(obj, schema, old)];
         return [...causes, ...validateRules(obj, old, schema, causes, warn)];
@@ -271,16 +266,6 @@ export function tableDef(def: ResourceDef, columns: PrinterColumn[] | undefined)
   return d;
 }
 
-/** The value at a simple JSON path (".spec.replicas"), or undefined. */
-export function atPath(obj: unknown, path: string): unknown {
-  let x = obj;
-  for (const k of path.replace(/^\./, "").split(".")) {
-    if (typeof x !== "object" || x === null || Array.isArray(x)) return undefined;
-    x = (x as Record<string, unknown>)[k];
-  }
-  return x;
-}
-
 /** Sets the value at a simple JSON path, making the objects on the way. */
 export function setAtPath(obj: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.replace(/^\./, "").split(".");
@@ -300,11 +285,11 @@ export function customScaleOf(
   paths: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string },
 ): KubeObject {
   const int = (v: unknown) => (typeof v === "number" ? Math.trunc(v) : 0);
-  const selector = paths.labelSelectorPath ? atPath(obj, paths.labelSelectorPath) : undefined;
+  const selector = paths.labelSelectorPath ? findAll(obj, paths.labelSelectorPath)[0] : undefined;
   return scaleDocument(
     obj,
-    int(atPath(obj, paths.specReplicasPath)),
-    int(atPath(obj, paths.statusReplicasPath)),
+    int(findAll(obj, paths.specReplicasPath)[0]),
+    int(findAll(obj, paths.statusReplicasPath)[0]),
     typeof selector === "string" ? selector : "",
   );
 }

@@ -4,7 +4,8 @@
 // failure is a cause in upstream's words; runtime faults say what went wrong and where.
 import { evaluate } from "../cel";
 import type { StatusCause } from "../errors";
-import { type JSONSchemaProps, sameJson } from "./schema";
+import { deepEqual, isObject } from "../patch/util";
+import type { JSONSchemaProps } from "./schema";
 
 export interface ValidationRule {
   rule: string;
@@ -16,7 +17,6 @@ export interface ValidationRule {
 }
 
 type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 const rulesOf = (s: JSONSchemaProps) =>
   (s as { "x-kubernetes-validations"?: ValidationRule[] })["x-kubernetes-validations"] ?? [];
 
@@ -66,7 +66,7 @@ function toRuleValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
     return Number.isInteger(v) ? BigInt(v) : v;
   }
   if (Array.isArray(v)) return v.map((x) => toRuleValue(x, s?.items));
-  if (!isObj(v)) return v;
+  if (!isObject(v)) return v;
   const out: Json = {};
   if (s?.properties) {
     for (const [k, p] of Object.entries(s.properties)) {
@@ -83,8 +83,8 @@ function toRuleValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
 /** A node's value for `self`: at the object's root also its apiVersion, kind and metadata's names. */
 function bind(v: unknown, s: JSONSchemaProps, root: boolean): unknown {
   const out = toRuleValue(v, s);
-  if (!root || !isObj(v) || !isObj(out)) return out;
-  const meta = isObj(v.metadata) ? v.metadata : {};
+  if (!root || !isObject(v) || !isObject(out)) return out;
+  const meta = isObject(v.metadata) ? v.metadata : {};
   out.apiVersion = v.apiVersion;
   out.kind = v.kind;
   out.metadata = Object.fromEntries(
@@ -168,7 +168,7 @@ function runRules(v: unknown, old: unknown, s: JSONSchemaProps, path: string, w:
     const cause = failed(r, s, path, detail);
     // ratcheting, on by default upstream: a rule that fails on a value the update did not
     // change (and is not about the change) lets the update through with a warning
-    if (w.warn && !transition && old !== undefined && sameJson(v, old))
+    if (w.warn && !transition && old !== undefined && deepEqual(v, old))
       w.warn(`${cause.field}: ${cause.message}`);
     else w.out.push(cause);
   }
@@ -177,9 +177,9 @@ function runRules(v: unknown, old: unknown, s: JSONSchemaProps, path: string, w:
 /** The old value of a list item that the schema lets correlate (list-type map, by its keys). */
 function oldItem(item: unknown, oldList: unknown, s: JSONSchemaProps): unknown {
   const keys = s["x-kubernetes-list-map-keys"];
-  if (s["x-kubernetes-list-type"] !== "map" || !keys?.length || !Array.isArray(oldList) || !isObj(item))
+  if (s["x-kubernetes-list-type"] !== "map" || !keys?.length || !Array.isArray(oldList) || !isObject(item))
     return undefined;
-  return oldList.find((o) => isObj(o) && keys.every((k) => o[k] === item[k]));
+  return oldList.find((o) => isObject(o) && keys.every((k) => o[k] === item[k]));
 }
 
 function walk(v: unknown, old: unknown, s: JSONSchemaProps | undefined, path: string, w: Walk): void {
@@ -191,8 +191,8 @@ function walk(v: unknown, old: unknown, s: JSONSchemaProps | undefined, path: st
     if (s.items) for (const [i, x] of v.entries()) walk(x, oldItem(x, old, s), s.items, `${path}[${i}]`, w);
     return;
   }
-  if (!isObj(v)) return;
-  const oldObj = isObj(old) ? old : undefined;
+  if (!isObject(v)) return;
+  const oldObj = isObject(old) ? old : undefined;
   if (typeof s.additionalProperties === "object")
     for (const [k, x] of Object.entries(v))
       if (!s.properties?.[k]) walk(x, oldObj?.[k], s.additionalProperties, `${path}[${k}]`, w);

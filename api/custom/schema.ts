@@ -3,6 +3,7 @@
 // not declare, defaulting from `default`, and value validation with kube-openapi's checks,
 // each failure a cause in upstream's words.
 import { field, type StatusCause } from "../errors";
+import { deepEqual, isObject } from "../patch/util";
 
 export interface JSONSchemaProps {
   type?: string;
@@ -41,7 +42,6 @@ export interface JSONSchemaProps {
 }
 
 type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The fields every object keeps whatever its schema says (and an embedded resource's too). */
 const TYPE_META = ["apiVersion", "kind", "metadata"];
@@ -83,7 +83,7 @@ function pruneValue(v: unknown, s: JSONSchemaProps | undefined, path: string, dr
     if (s.items) for (const [i, x] of v.entries()) pruneValue(x, s.items, `${path}[${i}]`, dropped);
     return;
   }
-  if (isObj(v)) pruneObject(v, s, path, !!s["x-kubernetes-embedded-resource"], dropped);
+  if (isObject(v)) pruneObject(v, s, path, !!s["x-kubernetes-embedded-resource"], dropped);
 }
 
 function pruneObject(v: Json, s: JSONSchemaProps, path: string, keepMeta: boolean, dropped: string[]): void {
@@ -92,7 +92,7 @@ function pruneObject(v: Json, s: JSONSchemaProps, path: string, keepMeta: boolea
   for (const k of Object.keys(v)) {
     if (keepMeta && TYPE_META.includes(k)) {
       // metadata is ObjectMeta: what ObjectMeta has no field for goes (an embedded object's too)
-      if (k === "metadata" && isObj(v[k]))
+      if (k === "metadata" && isObject(v[k]))
         for (const mk of Object.keys(v[k] as Json))
           if (!OBJECT_META.has(mk)) {
             delete (v[k] as Json)[mk];
@@ -118,7 +118,7 @@ export function applyDefaults(v: unknown, s: JSONSchemaProps | undefined): void 
     if (s.items) for (const x of v) applyDefaults(x, s.items);
     return;
   }
-  if (!isObj(v)) return;
+  if (!isObject(v)) return;
   if (s.properties) {
     for (const [k, p] of Object.entries(s.properties)) {
       if (p.default !== undefined && (!(k in v) || (v[k] === null && !p.nullable)))
@@ -160,7 +160,7 @@ function hasType(v: unknown, s: JSONSchemaProps): boolean {
     case "array":
       return Array.isArray(v);
     case "object":
-      return isObj(v);
+      return isObject(v);
     default:
       return true;
   }
@@ -193,7 +193,7 @@ export function validateValue(obj: unknown, schema: JSONSchemaProps, old?: unkno
   return causes.filter((c) => {
     const path = pathSegments(c.field ?? "");
     const at = c.type === "FieldValueRequired" ? path.slice(0, -1) : path;
-    return !sameJson(valueAt(obj, at), valueAt(old, at));
+    return !deepEqual(valueAt(obj, at), valueAt(old, at));
   });
 }
 
@@ -210,19 +210,9 @@ function valueAt(v: unknown, path: (string | number)[]): unknown {
   let x = v;
   for (const k of path) {
     if (typeof k === "number") x = Array.isArray(x) ? x[k] : undefined;
-    else x = isObj(x) ? x[k] : undefined;
+    else x = isObject(x) ? x[k] : undefined;
   }
   return x;
-}
-
-/** Whether two JSON values are equal (key order aside). */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a))
-    return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
-  if (!isObj(a) || !isObj(b)) return false;
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => k in b && sameJson(a[k], b[k]));
 }
 
 function check(v: unknown, s: JSONSchemaProps, path: string, out: StatusCause[], root = false): void {
@@ -292,7 +282,7 @@ function check(v: unknown, s: JSONSchemaProps, path: string, out: StatusCause[],
       const keys = s["x-kubernetes-list-map-keys"];
       const seen = new Set<string>();
       v.forEach((x, i) => {
-        if (!isObj(x)) return;
+        if (!isObject(x)) return;
         const k = JSON.stringify(keys.map((key) => x[key]));
         if (seen.has(k))
           out.push(field.duplicate(`${at}[${i}]`, Object.fromEntries(keys.map((key) => [key, x[key]]))));
@@ -301,7 +291,7 @@ function check(v: unknown, s: JSONSchemaProps, path: string, out: StatusCause[],
     }
     if (s.items) for (const [i, x] of v.entries()) check(x, s.items, `${path}[${i}]`, out);
   }
-  if (isObj(v)) {
+  if (isObject(v)) {
     const n = Object.keys(v).length;
     if (s.maxProperties !== undefined && n > s.maxProperties) out.push(field.tooMany(at, n, s.maxProperties));
     if (s.minProperties !== undefined && n < s.minProperties)

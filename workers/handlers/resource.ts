@@ -11,6 +11,7 @@ import {
   StatusError,
   staleResourceVersion,
 } from "../../api/errors";
+import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { componentstatuses } from "../../api/strategies/component-statuses";
 import { TABLE_TYPE } from "../../api/table";
@@ -22,7 +23,7 @@ import { setAuditRequestObject } from "../audit/index";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
 import { decodeBody, decodeObject, decodePatch, mediaType, PATCH_TYPES, readText } from "../body";
-import { resolveDef } from "../custom-resources";
+import { customDef } from "../custom-resources";
 import { negotiate } from "../negotiate";
 import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
@@ -120,7 +121,9 @@ export function respondWith(w: WriteContext, text: string, code: number): Respon
 
 export async function handleResource(c: C): Promise<Response> {
   const info = c.get("info");
-  const def = await resolveDef(c.env, info.apiGroup, info.apiVersion, info.resource);
+  const def =
+    lookupGVR(info.apiGroup, info.apiVersion, info.resource) ??
+    (await customDef(c.env, info.apiGroup, info.apiVersion, info.resource));
   if (!def || (info.namespace && !def.namespaced && !(def.resource === "namespaces" && info.name))) {
     throw notFoundPath();
   }
