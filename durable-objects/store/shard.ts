@@ -30,6 +30,7 @@ import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry"
 import { selectableFields } from "./fields";
 import { listObjects } from "./list";
 import { ListPins, listStream } from "./list-stream";
+import { NameFilter } from "./names";
 import { Pokes } from "./pokes";
 import { fillCreateFields, preparedData } from "./prepared";
 import type {
@@ -67,6 +68,11 @@ export class StoreShard extends DurableObject<Env> {
   private readonly pokes: Pokes;
   /** writes staged for the next group commit */
   private readonly batch = new WriteBatch(() => this.flush());
+  /** the names this shard may hold, so that most creates need no lookup (names.ts) */
+  private readonly names = new NameFilter(() => {
+    this.flush();
+    return this.sql.exec<{ namespace: string; name: string }>("SELECT namespace, name FROM objects");
+  });
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -120,6 +126,7 @@ export class StoreShard extends DurableObject<Env> {
   row(namespace: string, name: string): Row | undefined {
     const staged = this.batch.lookup(namespace, name);
     if (staged !== undefined) return staged ?? undefined;
+    if (!this.names.mayHold(namespace, name)) return undefined;
     const rows = this.sql
       .exec<Row & Record<string, SqlStorageValue>>(
         "SELECT namespace, name, uid, rv, labels, fields, data FROM objects WHERE namespace = ? AND name = ?",
@@ -387,6 +394,7 @@ export class StoreShard extends DurableObject<Env> {
       prev,
       at: Date.now(),
     });
+    if (type === "ADDED") this.names.add(key.namespace, key.name);
     return data;
   }
 
@@ -461,7 +469,8 @@ export class StoreShard extends DurableObject<Env> {
     limit = 5000,
   ): Promise<{ expired: boolean; head: number; events: RecentChange[] }> {
     this.use(res);
-    this.flush();
+    // Only what is written: staged changes are nobody's yet, and their commit pokes the
+    // puller again. Writing them now would split the group commit in two.
     if (rv < this.compacted) return { expired: true, head: this.revision, events: [] };
     return {
       expired: false,

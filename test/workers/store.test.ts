@@ -61,6 +61,27 @@ describe("store semantics", () => {
     });
   });
 
+  it("settles a name once among concurrent creates, and frees it on delete", async () => {
+    // concurrent creates land in one group commit: the staged ones must count as taken
+    const ns = await freshNamespace(t);
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    const tries = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => api(t, "POST", path, cm("same", { i: `${i}` }))),
+    );
+    expect(tries.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    // names the shard never held, beside it, are created (the shard's filter says "not stored")
+    const others = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => api(t, "POST", path, cm(`other-${i}`))),
+    );
+    expect(others.every((r) => r.status === 201)).toBe(true);
+    expect((await api(t, "POST", path, cm("other-7"))).status).toBe(409);
+    // a deleted name can be taken again, and then it is taken
+    expect((await api(t, "DELETE", `${path}/same`)).status).toBe(200);
+    expect((await api(t, "POST", path, cm("same", { v: "2" }))).status).toBe(201);
+    expect((await api(t, "POST", path, cm("same"))).status).toBe(409);
+    expect((await api(t, "GET", `${path}/same`)).json.data).toEqual({ v: "2" });
+  });
+
   it("rejects a stale resourceVersion with 409 Conflict and bumps generation on spec change", async () => {
     const ns = await freshNamespace(t);
     const dep = {
