@@ -30,6 +30,8 @@ export interface Ours {
   /** the same creates at the engine's own port (no front door) */
   engineCreates: Record<number, LoadResult>;
   fill: LoadResult;
+  /** 50-client creates from a fresh start (the warm-up): not the steady state the targets are about */
+  cold: LoadResult;
   podBytes: number;
   /** one stored bench pod, as the API returns it (the floor's events carry the same bytes) */
   podJson: string;
@@ -85,6 +87,13 @@ export function report(ours: Ours, etcd: EtcdBaseline, floor: WatchResult[]): Re
     });
   }
   rows.push([`fill toward ${ours.stored} pods, 50 clients`, ours.fill.perSecond, ...load(ours.fill)]);
+  rows.push(["pod create, 50 clients, cold (warm-up)", ours.cold.perSecond, ...load(ours.cold)]);
+  if (etcd.cold) rows.push(["etcd put, 50 clients, cold (warm-up)", etcd.cold.perSecond, ...load(etcd.cold)]);
+  Object.assign(m, {
+    create_cold_c50_per_s: ours.cold.perSecond,
+    create_cold_c50_p99_ms: ours.cold.latency.p99,
+    etcd_put_cold_c50_per_s: etcd.cold?.perSecond ?? Number.NaN,
+  });
   const wc = ours.workerCreates;
   if (wc) {
     rows.push(["pod create, 50 clients, Worker's workerd", wc.perSecond, ...load(wc)]);

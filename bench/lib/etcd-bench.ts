@@ -14,6 +14,8 @@ export interface EtcdBaseline {
   version: string;
   client: "grpc" | "gateway";
   puts: Record<number, LoadResult>;
+  /** the 50-client warm-up */
+  cold?: LoadResult;
   watches: WatchResult[];
 }
 
@@ -39,6 +41,8 @@ function clientFor(etcd: Etcd, kind: "grpc" | "gateway", clients: number): Ops {
 export async function runEtcdBaseline(opts: {
   valueBytes: number;
   puts: { clients: number; count: number }[];
+  /** 50-client puts for this long before the first measured put (the apiserver side's warm-up) */
+  warmUpSeconds: number;
   watches: { watchers: number; events: number; seconds?: number }[];
   log: (s: string) => void;
 }): Promise<EtcdBaseline> {
@@ -47,6 +51,15 @@ export async function runEtcdBaseline(opts: {
   const value = Buffer.alloc(opts.valueBytes, "x");
   const result: EtcdBaseline = { version: etcd.version, client: kind, puts: {}, watches: [] };
   try {
+    opts.log(`etcd: warm-up, ${opts.warmUpSeconds}s of puts, 50 clients`);
+    const warm = clientFor(etcd, kind, 50);
+    result.cold = await closedLoop(
+      1_000_000,
+      50,
+      (i) => warm.put(`/warm/${i}`, value).then(() => undefined),
+      opts.warmUpSeconds,
+    );
+    warm.close();
     for (const { clients, count } of opts.puts) {
       opts.log(`etcd: ${count} puts, ${clients} client(s)`);
       const ops = clientFor(etcd, kind, clients);
