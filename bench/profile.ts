@@ -179,6 +179,11 @@ try {
   else await run(t0 + seconds * 1000);
   const ms = performance.now() - t0;
   const { profile } = (await c.send("Profiler.stop")) as { profile: Profile };
+  // the isolate's heap after the load: a full collection's pause grows with what is live
+  const heap = (await c.send("Runtime.getHeapUsage")) as { usedSize: number; totalSize: number };
+  console.log(
+    `heap: ${(heap.usedSize / 2 ** 20).toFixed(1)} MiB used of ${(heap.totalSize / 2 ** 20).toFixed(1)} MiB`,
+  );
   c.close();
   agent.destroy();
   for (const st of streams) st.close();
