@@ -3,10 +3,9 @@
 // whole, that first list failed on every poke after a restart with ~20,000 ordinary pods, so
 // no controller ever ran again. Here ~1,300 pods of ~28 KB each make a 36 MB list.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api } from "../helpers/cluster";
+import { api, freshNamespace, until } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer, tempStateDir } from "../helpers/own-server";
 
-const ns = "big";
 const PODS = 1300;
 const PAD = "x".repeat(28 * 1024);
 
@@ -31,28 +30,10 @@ function pod(name: string, schedulerName: string) {
   };
 }
 
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 describe("a restart with a store larger than one call's answer", () => {
   it("starts the controllers and the scheduler again", async () => {
     const first = server!;
-    expect(
-      (
-        await api(first, "POST", "/api/v1/namespaces", {
-          apiVersion: "v1",
-          kind: "Namespace",
-          metadata: { name: ns },
-        })
-      ).status,
-    ).toBe(201);
+    const ns = await freshNamespace(first, "big");
     let next = 0;
     await Promise.all(
       Array.from({ length: 16 }, async () => {
@@ -82,10 +63,14 @@ describe("a restart with a store larger than one call's answer", () => {
       },
     });
     expect(rs.status, rs.text.slice(0, 200)).toBe(201);
-    const owned = await until("the ReplicaSet's pods", 60_000, async () => {
-      const list = await api(second, "GET", `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dafter`);
-      return list.json.items?.length === 2 ? list.json.items : undefined;
-    });
+    const owned = await until(
+      "the ReplicaSet's pods",
+      async () => {
+        const list = await api(second, "GET", `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dafter`);
+        return list.json.items?.length === 2 ? list.json.items : undefined;
+      },
+      60_000,
+    );
     expect(owned.map((p: any) => p.metadata.ownerReferences?.[0]?.name)).toEqual(["after", "after"]);
 
     // the scheduler runs: with no nodes at all, it says so on a pod for it (as upstream, a
@@ -94,10 +79,14 @@ describe("a restart with a store larger than one call's answer", () => {
       (await api(second, "POST", `/api/v1/namespaces/${ns}/pods`, pod("for-scheduler", "default-scheduler")))
         .status,
     ).toBe(201);
-    const cond = await until("the scheduler's verdict", 60_000, async () => {
-      const p = await api(second, "GET", `/api/v1/namespaces/${ns}/pods/for-scheduler`);
-      return p.json.status?.conditions?.find((c: any) => c.type === "PodScheduled");
-    });
+    const cond = await until(
+      "the scheduler's verdict",
+      async () => {
+        const p = await api(second, "GET", `/api/v1/namespaces/${ns}/pods/for-scheduler`);
+        return p.json.status?.conditions?.find((c: any) => c.type === "PodScheduled");
+      },
+      60_000,
+    );
     expect(cond).toMatchObject({
       status: "False",
       reason: "SchedulerError",
