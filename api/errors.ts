@@ -218,6 +218,12 @@ export const field = {
     field: path,
     message: `Invalid value: ${JSON.stringify(value)}: ${detail}`,
   }),
+  /** field.Invalid of a value already in upstream's printed form (a Go %#v, a type name). */
+  invalidShown: (path: string, shown: string, detail: string): StatusCause => ({
+    type: "FieldValueInvalid",
+    field: path,
+    message: `Invalid value: ${shown}: ${detail}`,
+  }),
   notSupported: (path: string, value: unknown, allowed: string[]): StatusCause => ({
     type: "FieldValueNotSupported",
     field: path,

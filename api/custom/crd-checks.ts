@@ -11,12 +11,6 @@ import type { JSONSchemaProps } from "./schema";
 
 const SCHEMA_TYPES = ["array", "boolean", "integer", "number", "object", "string"];
 
-export const invalidRaw = (path: string, shown: string, detail: string): StatusCause => ({
-  type: "FieldValueInvalid",
-  field: path,
-  message: `Invalid value: ${shown}: ${detail}`,
-});
-
 const LIST_TYPES = ["atomic", "set", "map"];
 
 /** A structural schema's own faults, in upstream's words (sorted by their text, as upstream sorts them). */
@@ -28,7 +22,11 @@ export function schemaFaults(root: JSONSchemaProps, path: string): StatusCause[]
     const preserve = s["x-kubernetes-preserve-unknown-fields"];
     if (preserve === false)
       out.push(
-        invalidRaw(`${at}.x-kubernetes-preserve-unknown-fields`, "false", "must be true or undefined"),
+        field.invalidShown(
+          `${at}.x-kubernetes-preserve-unknown-fields`,
+          "false",
+          "must be true or undefined",
+        ),
       );
     if (!s.type && preserve !== true && s["x-kubernetes-int-or-string"] !== true)
       out.push(
@@ -146,12 +144,7 @@ function ruleFaults(s: JSONSchemaProps, at: string): StatusCause[] {
       out.push(field.invalid(`${rp}.fieldPath`, r.fieldPath, "fieldPath must be non-empty if specified"));
     if (out.length || !r.rule?.trim()) continue;
     const compiled = compile(r.rule);
-    if (typeof compiled !== "function")
-      out.push({
-        type: "FieldValueInvalid",
-        field: `${rp}.rule`,
-        message: `Invalid value: ${goRule(r)}: ${compiled.error}`,
-      });
+    if (typeof compiled !== "function") out.push(field.invalidShown(`${rp}.rule`, goRule(r), compiled.error));
     if (r.optionalOldSelf !== undefined && !/\boldSelf\b/.test(r.rule))
       out.push(
         field.invalid(

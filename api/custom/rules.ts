@@ -3,7 +3,7 @@
 // transition rule, `oldSelf` to the old object's value at the same place on an update. Each
 // failure is a cause in upstream's words; runtime faults say what went wrong and where.
 import { evaluate } from "../cel";
-import type { StatusCause } from "../errors";
+import { field, type StatusCause } from "../errors";
 import { deepEqual, isObject } from "../patch/util";
 import type { JSONSchemaProps } from "./schema";
 
@@ -124,13 +124,13 @@ function failed(r: ValidationRule, s: JSONSchemaProps, path: string, detail: str
   }
   switch (r.reason) {
     case "FieldValueForbidden":
-      return { type: r.reason, field: at, message: `Forbidden: ${detail}` };
+      return field.forbidden(at, detail);
     case "FieldValueRequired":
-      return { type: r.reason, field: at, message: `Required value: ${detail}` };
+      return field.required(at, detail);
     case "FieldValueDuplicate":
-      return { type: r.reason, field: at, message: `Duplicate value: ${typeShown(s)}` };
+      return field.duplicate(at, s.type ?? "");
     default:
-      return { type: "FieldValueInvalid", field: at, message: `Invalid value: ${typeShown(s)}: ${detail}` };
+      return field.invalidShown(at, typeShown(s), detail);
   }
 }
 
@@ -151,11 +151,7 @@ function runRules(v: unknown, old: unknown, s: JSONSchemaProps, path: string, w:
       const detail = why.startsWith("no such overload")
         ? `'${why}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText(r)}`
         : `${why} evaluating rule: ${ruleText(r)}`;
-      w.out.push({
-        type: "FieldValueInvalid",
-        field: path,
-        message: `Invalid value: ${typeShown(s)}: ${detail}`,
-      });
+      w.out.push(field.invalidShown(path, typeShown(s), detail));
       continue;
     }
     if (res.value === true) continue;

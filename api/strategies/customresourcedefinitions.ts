@@ -3,7 +3,7 @@
 // versions, structural schemas) and table; the naming and establishing controllers' status,
 // written here when the names are set since nothing else claims them in this cluster.
 
-import { columnFaults, invalidRaw, scaleFaults, schemaFaults } from "../custom/crd-checks";
+import { columnFaults, scaleFaults, schemaFaults } from "../custom/crd-checks";
 import { type Crd, type CrdVersion, isEstablished } from "../custom/definition";
 import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
@@ -150,11 +150,11 @@ function validateVersions(crd: Crd): StatusCause[] {
     causes.push(...scaleFaults(versions[0].subresources?.scale, "spec.subresources.scale"));
   if (duplicate)
     causes.push(
-      invalidRaw("spec.versions", goVersions(versions, hoisted), "must contain unique version names"),
+      field.invalidShown("spec.versions", goVersions(versions, hoisted), "must contain unique version names"),
     );
   if (versions.filter((v) => v.storage).length !== 1)
     causes.push(
-      invalidRaw(
+      field.invalidShown(
         "spec.versions",
         goVersions(versions, hoisted),
         "must have exactly one version marked as storage version",

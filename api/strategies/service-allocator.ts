@@ -141,11 +141,9 @@ function allocateClusterIP(spec: any, old: any, ctx: AllocatorContext, causes: S
   const held = old && needsClusterIP(old) && (arr(old.clusterIPs)[0] || old.clusterIP) === asked;
   if (held) return;
   const fail = (why: string) =>
-    causes.push({
-      type: "FieldValueInvalid",
-      field: "spec.clusterIPs",
-      message: `Invalid value: ${goStrings([asked])}: failed to allocate IP ${asked}: ${why}`,
-    });
+    causes.push(
+      field.invalidShown("spec.clusterIPs", goStrings([asked]), `failed to allocate IP ${asked}: ${why}`),
+    );
   if (!isIPv4(asked) || ipToInt(asked) < ips.first || ipToInt(asked) > ips.last)
     fail(`provided IP is not in the valid range. The range of valid IPs is ${ips.cidr}`);
   else if (ctx.taken(ipKey(asked))) fail("provided IP is already allocated");
