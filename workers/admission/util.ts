@@ -4,13 +4,14 @@ import { forbidden, qualifiedResource, type StatusError } from "../../api/errors
 import { parseQuantity } from "../../api/quantity";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import { isObject } from "../../api/strategies/common";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
 import { onStoreWrite, Store } from "../store-client";
 import type { AdmissionAttributes } from "./index";
 
-export const isObj = (v: unknown): v is Record<string, any> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+/** The strategies' isObject, by the name the admission plugins use. */
+export const isObj = isObject;
 
 export function coreDef(resource: string): ResourceDef {
   return lookupGVR("", "v1", resource)!;

@@ -6,6 +6,7 @@
 
 import { badRequest, conflict, forbidden, StatusError } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
+import { isObject } from "../../api/strategies/common";
 import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
@@ -13,7 +14,7 @@ import { isPodReady } from "../../durable-objects/controllers/controller-utils";
 import { decodeBody } from "../body";
 import { Store } from "../store-client";
 import { checkFields, objectFound } from "./field-validation";
-import { isConflict, isObject } from "./prepare";
+import { isConflict } from "./prepare";
 import { respondWith, type WriteContext } from "./resource";
 
 /** upstream's answer to a binding or an eviction */

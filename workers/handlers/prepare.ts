@@ -3,16 +3,12 @@
 import { badRequest, field, invalid, type StatusCause, StatusError } from "../../api/errors";
 import { clone } from "../../api/patch/util";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
-import { countKeys } from "../../api/strategies/common";
+import { countKeys, isObject } from "../../api/strategies/common";
 import type { KubeObject } from "../../api/types";
 import { schemaCauses } from "../../api/validation/schema";
 import { decodeTypeError } from "../discovery/decode-types";
 import type { RequestInfo } from "../request-info";
 import { decodingFailed } from "./field-validation";
-
-export function isObject(v: unknown): v is Record<string, any> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The body must be an object of the endpoint's kind; apiVersion and kind may be omitted. */
 export function checkTypeMeta(

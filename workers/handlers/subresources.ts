@@ -3,6 +3,7 @@
 
 import { customScaleOf, setAtPath } from "../../api/custom/definition";
 import { badRequest, conflict, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
+import { isObject } from "../../api/strategies/common";
 import { scaleColumns, scaleOf, validateScale } from "../../api/strategies/workloads";
 import { TABLE_TYPE, tableOfKind } from "../../api/table";
 import { rfc3339 } from "../../api/time";
@@ -14,7 +15,7 @@ import { encoded, json } from "../respond";
 import { eviction, SUCCESS_201 } from "./eviction";
 import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
-import { checkDecodedTypeMeta, checkTypeMeta, isConflict, isObject } from "./prepare";
+import { checkDecodedTypeMeta, checkTypeMeta, isConflict } from "./prepare";
 import { respondWith, type WriteContext } from "./resource";
 import { streamSubresource } from "./streams";
 
