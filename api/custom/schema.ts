@@ -4,6 +4,7 @@
 // each failure a cause in upstream's words.
 import { field, type StatusCause } from "../errors";
 import { deepEqual, isObject } from "../patch/util";
+import { valueAt } from "../validation/schema";
 
 export interface JSONSchemaProps {
   type?: string;
@@ -197,22 +198,10 @@ export function validateValue(obj: unknown, schema: JSONSchemaProps, old?: unkno
   });
 }
 
-/** "spec.items[0].name" -> ["spec", "items", 0, "name"] (a map key in brackets stays a string). */
-function pathSegments(field: string): (string | number)[] {
+/** "spec.items[0].name" -> ["spec", "items", "0", "name"] (an index or a map key, in brackets). */
+function pathSegments(field: string): string[] {
   if (field === "<root>") return [];
-  const out: (string | number)[] = [];
-  for (const m of field.matchAll(/([^.[\]]+)|\[([^\]]*)\]/g))
-    out.push(m[1] !== undefined ? m[1] : /^\d+$/.test(m[2]) ? Number(m[2]) : m[2]);
-  return out;
-}
-
-function valueAt(v: unknown, path: (string | number)[]): unknown {
-  let x = v;
-  for (const k of path) {
-    if (typeof k === "number") x = Array.isArray(x) ? x[k] : undefined;
-    else x = isObject(x) ? x[k] : undefined;
-  }
-  return x;
+  return [...field.matchAll(/([^.[\]]+)|\[([^\]]*)\]/g)].map((m) => m[1] ?? m[2]);
 }
 
 function check(v: unknown, s: JSONSchemaProps, path: string, out: StatusCause[], root = false): void {

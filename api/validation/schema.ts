@@ -204,7 +204,8 @@ export function fieldPath(segments: string[]): string {
   return out;
 }
 
-function valueAt(root: unknown, segments: string[]): unknown {
+/** The value at a path's segments (an array's items by their index), or undefined. */
+export function valueAt(root: unknown, segments: string[]): unknown {
   let cur: any = root;
   for (const s of segments) {
     if (cur === null || typeof cur !== "object") return undefined;
