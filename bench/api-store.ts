@@ -46,7 +46,7 @@ const CREATES: Record<number, { count: number; seconds: number }> = {
  * start: ~900/s in the first second, ~2,000/s from the fifth on), a server's figures are its
  * steady state, and the warm-up's own rate is reported as the cold start.
  */
-export const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 6);
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 6);
 const ENGINE_CREATES: Record<number, { count: number; seconds: number }> = {
   1: { count: 100, seconds: 10 },
   50: { count: 500, seconds: 15 },

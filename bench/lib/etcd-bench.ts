@@ -15,7 +15,7 @@ export interface EtcdBaseline {
   client: "grpc" | "gateway";
   puts: Record<number, LoadResult>;
   /** the 50-client warm-up */
-  cold?: LoadResult;
+  cold: LoadResult;
   watches: WatchResult[];
 }
 
@@ -49,17 +49,17 @@ export async function runEtcdBaseline(opts: {
   const kind = process.env.BENCH_ETCD_CLIENT === "gateway" ? "gateway" : "grpc";
   const etcd = await startEtcd();
   const value = Buffer.alloc(opts.valueBytes, "x");
-  const result: EtcdBaseline = { version: etcd.version, client: kind, puts: {}, watches: [] };
   try {
     opts.log(`etcd: warm-up, ${opts.warmUpSeconds}s of puts, 50 clients`);
     const warm = clientFor(etcd, kind, 50);
-    result.cold = await closedLoop(
+    const cold = await closedLoop(
       1_000_000,
       50,
       (i) => warm.put(`/warm/${i}`, value).then(() => undefined),
       opts.warmUpSeconds,
     );
     warm.close();
+    const result: EtcdBaseline = { version: etcd.version, client: kind, puts: {}, cold, watches: [] };
     for (const { clients, count } of opts.puts) {
       opts.log(`etcd: ${count} puts, ${clients} client(s)`);
       const ops = clientFor(etcd, kind, clients);
@@ -84,8 +84,8 @@ export async function runEtcdBaseline(opts: {
       );
       ops.close();
     }
+    return result;
   } finally {
     await etcd.stop();
   }
-  return result;
 }
