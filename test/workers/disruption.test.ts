@@ -157,12 +157,14 @@ describe("policy/v1 poddisruptionbudgets", () => {
       ).status,
     ).toBe(201);
     // 30% of 4 rounded up is 2: 2 must stay healthy, 2 may go
-    expect(await status(ns, "mu", (x) => x.observedGeneration === 1)).toMatchObject({
-      expectedPods: 4,
-      desiredHealthy: 2,
-      currentHealthy: 4,
-      disruptionsAllowed: 2,
-    });
+    expect(await status(ns, "mu", (x) => x.observedGeneration === 1 && x.currentHealthy === 4)).toMatchObject(
+      {
+        expectedPods: 4,
+        desiredHealthy: 2,
+        currentHealthy: 4,
+        disruptionsAllowed: 2,
+      },
+    );
     // a second budget over the same pods: the eviction subresource cannot choose
     expect(
       (
@@ -174,7 +176,9 @@ describe("policy/v1 poddisruptionbudgets", () => {
         )
       ).status,
     ).toBe(201);
-    expect(await status(ns, "pct", (x) => x.observedGeneration === 1)).toMatchObject({
+    expect(
+      await status(ns, "pct", (x) => x.observedGeneration === 1 && x.currentHealthy === 4),
+    ).toMatchObject({
       expectedPods: 4,
       desiredHealthy: 2,
       disruptionsAllowed: 2,
@@ -236,7 +240,9 @@ describe("policy/v1 poddisruptionbudgets", () => {
         )
       ).status,
     ).toBe(201);
-    expect(await status(ns, "int", (x) => x.observedGeneration === 1)).toMatchObject({
+    expect(
+      await status(ns, "int", (x) => x.observedGeneration === 1 && x.currentHealthy === 1),
+    ).toMatchObject({
       expectedPods: 1,
       disruptionsAllowed: 1,
     });
