@@ -161,8 +161,14 @@ export class Store {
     return r.stream;
   }
 
+  /**
+   * The list as JSON text, in this resource's shape. Read from the shard's stream: workerd
+   * refuses a call's answer over 32 MiB (a few thousand pods), and a stream has no such cap.
+   */
   async listText(q: ListQuery): Promise<string> {
-    return this.shownList(unwrap(await this.stub.list(this.key, this.query(q))));
+    const r = await this.stub.listStream(this.key, this.query(q));
+    if (!r.ok) throw StatusError.fromStatus(r.status);
+    return this.shownList(await new Response(r.stream).text());
   }
 
   async create(obj: KubeObject, opts: WriteOptions = {}): Promise<{ body: string; code: number }> {
@@ -206,9 +212,10 @@ export class Store {
   }
 
   async removeCollection(q: ListQuery, opts: DeleteOptions = {}): Promise<string> {
-    const body = this.shownList(unwrap(await this.stub.removeCollection(this.key, this.query(q), opts)));
-    wrote(this.def);
-    return body;
+    const r = await this.stub.removeCollection(this.key, this.query(q), opts);
+    wrote(this.def); // a failure may come after some objects were deleted
+    if (!r.ok) throw StatusError.fromStatus(r.status);
+    return this.shownList(await new Response(r.stream).text());
   }
 
   async watch(query: WatchQuery, signal?: AbortSignal): Promise<Response> {

@@ -215,21 +215,6 @@ export interface ListRead {
 /** Hands `add` each item's JSON (for a Table, each row's) with the object's namespace and name. */
 export type ListAdd = (data: string, at: { namespace: string; name: string }) => void;
 
-export function listObjects(shard: StoreShard, def: ResourceDef, q: ListQuery): string {
-  const items: string[] = [];
-  const f = listInto(shard, def, q, (data) => items.push(data));
-  return `${f.head}${items.join(",")}${f.tail}`;
-}
-
-/**
- * Reads a list from one snapshot, handing each item's JSON (for a Table, each row's) to `add`
- * as it is read, with the object's namespace and name, and returns what goes around them.
- */
-export function listInto(shard: StoreShard, def: ResourceDef, q: ListQuery, add: ListAdd): ListFrame {
-  const plan = planList(shard, def, q);
-  return listFrame(shard, plan, readList(shard, plan, add));
-}
-
 /** Checks a list request and settles its snapshot and starting point. */
 export function planList(shard: StoreShard, def: ResourceDef, q: ListQuery): ListPlan {
   const labelSel = parseLabelSelector(q.labelSelector);

@@ -28,7 +28,6 @@ import { decideDelete, readyToRemove } from "./deletion";
 import { fail, MAX_STORED_BYTES, ok, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
 import { selectableFields } from "./fields";
-import { listObjects } from "./list";
 import { ListPins, listStream } from "./list-stream";
 import { NameFilter } from "./names";
 import { Pokes } from "./pokes";
@@ -151,17 +150,7 @@ export class StoreShard extends DurableObject<Env> {
     }
   }
 
-  async list(res: string, q: ListQuery): Promise<Reply> {
-    try {
-      const def = this.use(res);
-      this.flush();
-      return ok(listObjects(this, def, q));
-    } catch (e) {
-      return fail(e);
-    }
-  }
-
-  /** The list as `list` answers it, as a stream (list-stream.ts: without a limit, read a page at a time). */
+  /** A list, as a stream of its JSON (list-stream.ts: without a limit, read a page at a time). */
   async listStream(res: string, q: ListQuery): Promise<StreamReply> {
     try {
       const def = this.use(res);
@@ -284,20 +273,25 @@ export class StoreShard extends DurableObject<Env> {
     return ok(this.commit("DELETED", obj, cur));
   }
 
-  /** Deletes every object a list query selects, in slices (collection.ts). */
-  async removeCollection(res: string, q: ListQuery, opts: DeleteOptions = {}): Promise<Reply> {
+  /**
+   * Deletes every object a list query selects, in slices (collection.ts). The deleted objects
+   * are answered as a stream: as a call's answer, a list over 32 MiB failed (a 500) after
+   * every object in it was deleted.
+   */
+  async removeCollection(res: string, q: ListQuery, opts: DeleteOptions = {}): Promise<StreamReply> {
     let def: ResourceDef;
     try {
       def = this.use(res);
       this.flush();
     } catch (e) {
-      return fail(e);
+      return fail(e) as StreamReply;
     }
-    return deleteCollection(this, def, q, {
+    const r = await deleteCollection(this, def, q, {
       remove: (namespace, name) => this.removeNow(def, namespace, name, opts),
       commit: (write) => this.answer(write),
       revision: () => this.batch.lastRevision ?? this.revision,
     });
+    return r.ok ? { ok: true, stream: new Response(r.body).body! } : r;
   }
 
   /** Runs a write and answers once what it staged (and anything it read that was staged) is written. */
