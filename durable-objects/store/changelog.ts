@@ -5,15 +5,39 @@
 // so a paged list over an older snapshot still reads every object as it was.
 import type { RecentChange } from "./recent";
 
-/** Changes after revision `rv`, oldest first, at most `limit`. */
-export function changesAfter(sql: SqlStorage, rv: number, limit: number): RecentChange[] {
-  return sql
-    .exec<RecentChange & Record<string, SqlStorageValue>>(
-      "SELECT type, data FROM changes WHERE rv > ? ORDER BY rv LIMIT ?",
-      rv,
-      limit,
-    )
-    .toArray();
+/**
+ * JSON characters of changes one read gives at most (past its first change). The answer
+ * crosses to the puller as one call's, which workerd caps at 32 MiB: 2,000 changes of pods
+ * with large annotations can be more, and such a read would fail on every retry.
+ */
+export const CHANGES_MAX_CHARS = 8 << 20;
+
+/**
+ * Changes after revision `rv`, oldest first: at most `limit`, and past the first at most
+ * `maxChars` of JSON. `last` is the revision of the last one given; `complete` when none
+ * after it was left out.
+ */
+export function changesAfter(
+  sql: SqlStorage,
+  rv: number,
+  limit: number,
+  maxChars = CHANGES_MAX_CHARS,
+): { events: RecentChange[]; last: number; complete: boolean } {
+  const events: RecentChange[] = [];
+  let last = rv;
+  let chars = 0;
+  const rows = sql.exec<{ rv: number; type: string; data: string }>(
+    "SELECT rv, type, data FROM changes WHERE rv > ? ORDER BY rv LIMIT ?",
+    rv,
+    limit,
+  );
+  for (const row of rows) {
+    chars += row.data.length;
+    if (events.length && chars > maxChars) return { events, last, complete: false };
+    events.push({ type: row.type, data: row.data });
+    last = row.rv;
+  }
+  return { events, last, complete: events.length < limit };
 }
 
 /**

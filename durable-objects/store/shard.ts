@@ -454,23 +454,24 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   /**
-   * Changes after `rv`, oldest first, at most `limit`; `expired` when the change log no
-   * longer reaches back that far (the caller re-lists).
+   * Changes after `rv`, oldest first, at most `limit` (and at most changelog.ts's
+   * CHANGES_MAX_CHARS of JSON); `upTo` is the revision they reach, the head when none was left
+   * out; `expired` when the change log no longer reaches back that far (the caller re-lists).
    */
   async changesSince(
     res: string,
     rv: number,
     limit = 5000,
-  ): Promise<{ expired: boolean; head: number; events: RecentChange[] }> {
+  ): Promise<{ expired: boolean; head: number; upTo: number; events: RecentChange[] }> {
     this.use(res);
     // Only what is written: staged changes are nobody's yet, and their commit pokes the
     // puller again. Writing them now would split the group commit in two.
-    if (rv < this.compacted) return { expired: true, head: this.revision, events: [] };
-    return {
-      expired: false,
-      head: this.revision,
-      events: this.recent.since(rv, limit) ?? changesAfter(this.sql, rv, limit),
-    };
+    const head = this.revision;
+    if (rv < this.compacted) return { expired: true, head, upTo: head, events: [] };
+    const recent = this.recent.since(rv, limit); // one revision each, from rv + 1 on
+    if (recent) return { expired: false, head, upTo: rv + recent.length, events: recent };
+    const read = changesAfter(this.sql, rv, limit);
+    return { expired: false, head, upTo: read.complete ? head : read.last, events: read.events };
   }
 
   /** Compacts the change log to the watch window (changelog.ts). */

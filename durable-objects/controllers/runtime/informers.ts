@@ -254,10 +254,8 @@ export class Informers {
         this.apply(res, c, e.type as ChangeType, obj);
         c.rv = Math.max(c.rv, rvOf(obj));
       }
-      if (r.events.length < 2000) {
-        c.rv = Math.max(c.rv, r.head);
-        return;
-      }
+      c.rv = Math.max(c.rv, r.upTo);
+      if (r.upTo >= r.head) return;
     }
   }
 
