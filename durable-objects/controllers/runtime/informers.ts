@@ -27,6 +27,14 @@ export function keyOf(obj: KubeObject): string {
  */
 const RELIST_PAGE = 500;
 
+/** Objects put in a relist's new cache between two turns of the thread. */
+const RELIST_SLICE = 2000;
+
+/** Gives up the thread for a timer's turn: requests waiting meanwhile are read and run. */
+function nextTurn(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 0));
+}
+
 function rvOf(obj: KubeObject | undefined): number {
   return obj ? Number(obj.metadata.resourceVersion ?? 0) : 0;
 }
@@ -69,6 +77,27 @@ class Cache {
     { fn: (o: KubeObject) => string[]; map: Map<string, Map<string, KubeObject>> }
   >();
   rv = 0;
+
+  /** An index by computed values, built over what is cached and kept as objects come and go. */
+  addIndex(name: string, fn: (o: KubeObject) => string[]): void {
+    if (this.indexes.has(name)) return;
+    const ix = { fn, map: new Map<string, Map<string, KubeObject>>() };
+    this.indexes.set(name, ix);
+    for (const [key, o] of this.byKey) {
+      for (const v of fn(o)) {
+        let s = ix.map.get(v);
+        if (!s) ix.map.set(v, (s = new Map()));
+        s.set(key, o);
+      }
+    }
+  }
+
+  /** An empty cache with the same indexes. */
+  emptyLike(): Cache {
+    const c = new Cache();
+    for (const [name, ix] of this.indexes) c.indexes.set(name, { fn: ix.fn, map: new Map() });
+    return c;
+  }
 
   put(obj: KubeObject): void {
     const key = keyOf(obj);
@@ -127,17 +156,7 @@ export class Informers {
    * that rely on the same index each ask for it; it is built once.
    */
   addIndex(res: string, name: string, fn: (o: KubeObject) => string[]): void {
-    const c = this.cache(res);
-    if (c.indexes.has(name)) return;
-    const ix = { fn, map: new Map<string, Map<string, KubeObject>>() };
-    c.indexes.set(name, ix);
-    for (const [key, o] of c.byKey) {
-      for (const v of fn(o)) {
-        let s = ix.map.get(v);
-        if (!s) ix.map.set(v, (s = new Map()));
-        s.set(key, o);
-      }
-    }
+    this.cache(res).addIndex(name, fn);
   }
 
   private cache(res: string): Cache {
@@ -164,29 +183,39 @@ export class Informers {
     return [...this.cache(res).byKey.keys()];
   }
 
-  /** Fills every cache from a list; emits ADDED/MODIFIED/DELETED for differences from before. */
+  /**
+   * Fills a resource's cache from a list; emits ADDED/MODIFIED/DELETED for differences from
+   * before. The new cache is built beside the old one a slice at a time, giving up the thread
+   * between slices, and replaces it in one step, so no controller sees half a list: filled
+   * in one go, 50,000 pods held every request ~0.8 s after a restart. Writes this component
+   * made meanwhile (observe) that are newer than the list stay.
+   */
   async relist(res: string): Promise<void> {
     const list = await this.listAll(res);
-    const c = this.cache(res);
-    const seen = new Set<string>();
-    for (const obj of list.items) {
-      const key = keyOf(obj);
-      seen.add(key);
-      this.apply(res, c, "MODIFIED", obj);
+    const fresh = this.cache(res).emptyLike();
+    for (let i = 0; i < list.items.length; i += RELIST_SLICE) {
+      for (const obj of list.items.slice(i, i + RELIST_SLICE)) fresh.put(obj);
+      await nextTurn();
     }
-    for (const key of [...c.byKey.keys()]) {
-      if (!seen.has(key)) {
-        const old = c.byKey.get(key)!;
-        c.remove(key);
-        this.emit(res, "DELETED", old, old);
-      }
+    const before = this.cache(res);
+    for (const [name, ix] of before.indexes) if (!fresh.indexes.has(name)) fresh.addIndex(name, ix.fn);
+    for (const [key, o] of before.byKey) {
+      const n = fresh.byKey.get(key);
+      if (n ? rvOf(o) > rvOf(n) : rvOf(o) > list.rv) fresh.put(o);
     }
-    c.rv = list.rv;
+    fresh.rv = list.rv;
+    this.caches.set(res, fresh);
+    for (const [key, obj] of fresh.byKey) {
+      const old = before.byKey.get(key);
+      if (!old) this.emit(res, "ADDED", obj, undefined);
+      else if (rvOf(old) !== rvOf(obj)) this.emit(res, "MODIFIED", obj, old);
+    }
+    for (const [key, old] of before.byKey) if (!fresh.byKey.has(key)) this.emit(res, "DELETED", old, old);
   }
 
   /**
-   * Every object of `res` and the list's revision, read a page at a time (RELIST_PAGE). The
-   * caches change only once the last page is in, so no controller sees half a list.
+   * Every object of `res`, as the caches keep them (lighten), and the list's revision, read
+   * a page at a time (RELIST_PAGE).
    */
   private async listAll(res: string): Promise<{ items: KubeObject[]; rv: number }> {
     const store = new Store(this.env, lookupKey(res));
@@ -196,10 +225,14 @@ export class Informers {
       try {
         for (;;) {
           const page = JSON.parse(await store.listText({ limit: RELIST_PAGE, continue: next }));
-          for (const obj of page.items ?? []) items.push(obj);
+          for (const obj of page.items ?? []) {
+            lighten(res, obj);
+            this.strings.share(obj);
+            items.push(obj);
+          }
           next = page.metadata?.continue || undefined;
           if (!next) return { items, rv: Number(page.metadata?.resourceVersion ?? 0) };
-          await new Promise((r) => setTimeout(r, 0));
+          await nextTurn();
         }
       } catch (e) {
         // the snapshot left the watch window while its pages were read: list again, from now
@@ -234,17 +267,18 @@ export class Informers {
   }
 
   private async pullOnce(res: string): Promise<void> {
-    const c = this.cache(res);
     let stub = this.stubs.get(res);
     if (!stub) {
       stub = this.env.STORE.get(this.env.STORE.idFromName(`${this.env.EDGEPLANE_CLUSTER}/${res}`));
       this.stubs.set(res, stub);
     }
     for (;;) {
-      const r = await stub.changesSince(res, c.rv, 2000).catch((e: unknown) => {
+      const r = await stub.changesSince(res, this.cache(res).rv, 2000).catch((e: unknown) => {
         this.stubs.delete(res);
         throw e;
       });
+      // read after the call: a relist replaces a resource's cache
+      const c = this.cache(res);
       if (r.expired) {
         await this.relist(res);
         return;

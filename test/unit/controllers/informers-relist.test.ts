@@ -1,0 +1,118 @@
+// The informers' relist against a fake store shard that answers list pages and change pulls
+// as the real one does: the new cache replaces the old in one step (no handler ever sees half
+// a list), the thread is given up while it is built, differences from before are emitted
+// once each, and a write this component made meanwhile that is newer than the list stays.
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../../api/types";
+import { Informers } from "../../../durable-objects/controllers/runtime/informers";
+import type { Env } from "../../../workers/env";
+
+const RES = "/configmaps";
+
+function cm(name: string, rv: number): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: "ns", resourceVersion: String(rv) },
+    data: { v: String(rv) },
+  } as KubeObject;
+}
+
+/** A shard holding `objects` at revision `head`, its change log compacted up to the head. */
+function fakeShard(state: {
+  objects: KubeObject[];
+  head: number;
+  compacted: number;
+  lastPageRead?: boolean;
+}) {
+  const shard = {
+    listStream(_key: string, q: { limit?: number; continue?: string }) {
+      const from = q.continue ? Number(q.continue) : 0;
+      const page = state.objects.slice(from, from + (q.limit ?? state.objects.length));
+      const next = from + page.length < state.objects.length ? String(from + page.length) : undefined;
+      if (!next) state.lastPageRead = true;
+      const body = JSON.stringify({
+        kind: "ConfigMapList",
+        apiVersion: "v1",
+        metadata: { resourceVersion: String(state.head), ...(next ? { continue: next } : {}) },
+        items: page,
+      });
+      return Promise.resolve({ ok: true, stream: new Response(body).body });
+    },
+    changesSince(_res: string, rv: number) {
+      if (rv < state.compacted)
+        return Promise.resolve({ expired: true, head: state.head, upTo: state.head, events: [] });
+      return Promise.resolve({ expired: false, head: state.head, upTo: state.head, events: [] });
+    },
+  };
+  const env = {
+    EDGEPLANE_CLUSTER: "default",
+    STORE: { idFromName: (name: string) => ({ name }), get: () => shard },
+  } as unknown as Env;
+  return env;
+}
+
+describe("Informers relist", () => {
+  it("replaces the cache in one step, giving up the thread while it is built", async () => {
+    const state = { objects: [] as KubeObject[], head: 9000, compacted: 0, lastPageRead: false };
+    for (let i = 0; i < 6000; i++) state.objects.push(cm(`c-${i}`, 1000 + i));
+    const informers = new Informers(fakeShard(state), [RES]);
+    const seen: number[] = [];
+    let turns = 0;
+    let turnsAfterLastPage = 0;
+    let building = true;
+    informers.onChange(() => seen.push(informers.keys(RES).length));
+    const ticker = (async () => {
+      while (building) {
+        await new Promise((r) => setTimeout(r, 0));
+        turns++;
+        if (state.lastPageRead && informers.keys(RES).length === 0) turnsAfterLastPage++;
+        // whatever a timer's turn sees is a whole cache: the old one (empty) or the new one
+        expect([0, 6000]).toContain(informers.keys(RES).length);
+      }
+    })();
+    await informers.startAll();
+    building = false;
+    await ticker;
+    expect(seen).toHaveLength(6000);
+    expect(seen.every((n) => n === 6000)).toBe(true);
+    // pages of 500 and slices of 2,000: the thread was given up between them, and while the
+    // new cache was filled after the last page
+    expect(turns).toBeGreaterThanOrEqual(10);
+    expect(turnsAfterLastPage).toBeGreaterThanOrEqual(2);
+  });
+
+  it("emits each difference once, and keeps a newer write made during the relist", async () => {
+    const state = { objects: [cm("same", 10), cm("changed", 11), cm("gone", 12)], head: 20, compacted: 0 };
+    const informers = new Informers(fakeShard(state), [RES]);
+    await informers.startAll();
+
+    // the log no longer reaches back: the next pull lists again
+    state.objects = [cm("same", 10), cm("changed", 25), cm("new", 26), cm("observed", 27)];
+    state.head = 40;
+    state.compacted = 35;
+    const events: string[] = [];
+    informers.onChange((_res, type, obj, old) =>
+      events.push(
+        `${type} ${obj.metadata.name} ${old?.metadata.resourceVersion ?? "-"}->${obj.metadata.resourceVersion}`,
+      ),
+    );
+    const pulled = informers.pull(RES);
+    // this component's own write, newer than the list, lands while its pages are read
+    informers.observe(RES, cm("observed", 50));
+    await pulled;
+
+    expect(events.sort()).toEqual(
+      [
+        "ADDED new -->26",
+        "DELETED gone 12->12",
+        "MODIFIED changed 11->25",
+        // observed at 50 before the list came: emitted then, and not taken back by the list at 27
+        "ADDED observed -->50",
+      ].sort(),
+    );
+    expect(informers.get(RES, "ns/observed")?.metadata.resourceVersion).toBe("50");
+    expect(informers.get(RES, "ns/gone")).toBeUndefined();
+    expect(informers.keys(RES).sort()).toEqual(["ns/changed", "ns/new", "ns/observed", "ns/same"]);
+  });
+});
