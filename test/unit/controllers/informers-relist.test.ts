@@ -18,15 +18,26 @@ function cm(name: string, rv: number): KubeObject {
   } as KubeObject;
 }
 
-/** A shard holding `objects` at revision `head`, its change log compacted up to the head. */
-function fakeShard(state: {
+interface ShardState {
   objects: KubeObject[];
   head: number;
   compacted: number;
   lastPageRead?: boolean;
-}) {
+  /** continue tokens answered with 410 Expired (their snapshot compacted), once each */
+  expire?: Set<string>;
+  /** lists started (first pages read) */
+  lists?: number;
+}
+
+/** A shard holding `objects` at revision `head`, its change log compacted up to `compacted`. */
+function fakeShard(state: ShardState) {
   const shard = {
     listStream(_key: string, q: { limit?: number; continue?: string }) {
+      if (!q.continue) state.lists = (state.lists ?? 0) + 1;
+      if (q.continue && state.expire?.delete(q.continue)) {
+        const status = { kind: "Status", apiVersion: "v1", status: "Failure", code: 410, reason: "Expired" };
+        return Promise.resolve({ ok: false, status: { ...status, message: "snapshot compacted" } });
+      }
       const from = q.continue ? Number(q.continue) : 0;
       const page = state.objects.slice(from, from + (q.limit ?? state.objects.length));
       const next = from + page.length < state.objects.length ? String(from + page.length) : undefined;
@@ -54,7 +65,7 @@ function fakeShard(state: {
 
 describe("Informers relist", () => {
   it("replaces the cache in one step, giving up the thread while it is built", async () => {
-    const state = { objects: [] as KubeObject[], head: 9000, compacted: 0, lastPageRead: false };
+    const state: ShardState = { objects: [], head: 9000, compacted: 0, lastPageRead: false };
     for (let i = 0; i < 6000; i++) state.objects.push(cm(`c-${i}`, 1000 + i));
     const informers = new Informers(fakeShard(state), [RES]);
     const seen: number[] = [];
@@ -83,7 +94,11 @@ describe("Informers relist", () => {
   });
 
   it("emits each difference once, and keeps a newer write made during the relist", async () => {
-    const state = { objects: [cm("same", 10), cm("changed", 11), cm("gone", 12)], head: 20, compacted: 0 };
+    const state: ShardState = {
+      objects: [cm("same", 10), cm("changed", 11), cm("gone", 12)],
+      head: 20,
+      compacted: 0,
+    };
     const informers = new Informers(fakeShard(state), [RES]);
     await informers.startAll();
 
@@ -114,5 +129,19 @@ describe("Informers relist", () => {
     expect(informers.get(RES, "ns/observed")?.metadata.resourceVersion).toBe("50");
     expect(informers.get(RES, "ns/gone")).toBeUndefined();
     expect(informers.keys(RES).sort()).toEqual(["ns/changed", "ns/new", "ns/observed", "ns/same"]);
+  });
+
+  it("lists again from the start when its snapshot is compacted between two pages", async () => {
+    const state: ShardState = { objects: [], head: 5000, compacted: 0, expire: new Set(["1000"]) };
+    for (let i = 0; i < 1500; i++) state.objects.push(cm(`c-${i}`, 100 + i));
+    const informers = new Informers(fakeShard(state), [RES]);
+    let added = 0;
+    informers.onChange((_res, type) => {
+      if (type === "ADDED") added++;
+    });
+    await informers.startAll();
+    expect(state.lists).toBe(2);
+    expect(added).toBe(1500);
+    expect(informers.keys(RES)).toHaveLength(1500);
   });
 });
