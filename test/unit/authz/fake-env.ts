@@ -1,4 +1,4 @@
-// A stand-in for the Worker's bindings: STORE answers list/get from in-memory objects, keyed
+// A stand-in for the Worker's bindings: STORE answers lists (as streams) and gets from in-memory objects, keyed
 // by "group/resource" as the real shards are. Enough for the authorizers' store reads.
 import type { KubeObject } from "../../../api/types";
 import type { Env } from "../../../workers/env";
@@ -15,7 +15,7 @@ function fieldValue(o: KubeObject, field: string): string {
 
 export function fakeEnv(data: Data, counters: { lists: number } = { lists: 0 }): Env {
   const stub = {
-    async list(key: string, q: { namespace?: string; fieldSelector?: string }) {
+    async listStream(key: string, q: { namespace?: string; fieldSelector?: string }) {
       counters.lists++;
       let items = data[key] ?? [];
       if (q.namespace) items = items.filter((o) => o.metadata.namespace === q.namespace);
@@ -23,7 +23,7 @@ export function fakeEnv(data: Data, counters: { lists: number } = { lists: 0 }):
         const [f, v] = term.split("=");
         items = items.filter((o) => fieldValue(o, f) === v);
       }
-      return { ok: true, body: JSON.stringify({ kind: "List", items }) };
+      return { ok: true, stream: new Response(JSON.stringify({ kind: "List", items })).body };
     },
     async get(key: string, namespace: string, name: string) {
       const o = (data[key] ?? []).find(
