@@ -18,6 +18,7 @@ import type {
   DeleteOptions,
   ListQuery,
   Reply,
+  StreamReply,
   UpdateOptions,
   WatchQuery,
   WriteOptions,
@@ -28,6 +29,11 @@ import type { Env } from "./env";
 function unwrap(r: Reply): string {
   if (!r.ok) throw StatusError.fromStatus(r.status);
   return r.body;
+}
+
+function unwrapStream(r: StreamReply): ReadableStream<Uint8Array> {
+  if (!r.ok) throw StatusError.fromStatus(r.status);
+  return r.stream;
 }
 
 /** Called after every successful write through a Store, e.g. to drop caches of that resource. */
@@ -156,9 +162,7 @@ export class Store {
    */
   async listStream(q: ListQuery): Promise<ReadableStream<Uint8Array> | undefined> {
     if (this.view) return undefined;
-    const r = await this.stub.listStream(this.key, this.query(q));
-    if (!r.ok) throw StatusError.fromStatus(r.status);
-    return r.stream;
+    return unwrapStream(await this.stub.listStream(this.key, this.query(q)));
   }
 
   /**
@@ -166,9 +170,8 @@ export class Store {
    * refuses a call's answer over 32 MiB (a few thousand pods), and a stream has no such cap.
    */
   async listText(q: ListQuery): Promise<string> {
-    const r = await this.stub.listStream(this.key, this.query(q));
-    if (!r.ok) throw StatusError.fromStatus(r.status);
-    return this.shownList(await new Response(r.stream).text());
+    const stream = unwrapStream(await this.stub.listStream(this.key, this.query(q)));
+    return this.shownList(await new Response(stream).text());
   }
 
   async create(obj: KubeObject, opts: WriteOptions = {}): Promise<{ body: string; code: number }> {
@@ -214,8 +217,7 @@ export class Store {
   async removeCollection(q: ListQuery, opts: DeleteOptions = {}): Promise<string> {
     const r = await this.stub.removeCollection(this.key, this.query(q), opts);
     wrote(this.def); // a failure may come after some objects were deleted
-    if (!r.ok) throw StatusError.fromStatus(r.status);
-    return this.shownList(await new Response(r.stream).text());
+    return this.shownList(await new Response(unwrapStream(r)).text());
   }
 
   async watch(query: WatchQuery, signal?: AbortSignal): Promise<Response> {
