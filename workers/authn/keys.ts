@@ -121,19 +121,25 @@ async function persistedKeyText(objects: ObjectSource): Promise<string> {
   }
 }
 
-const cache = new Map<string, Promise<SigningKeys>>();
+/**
+ * Loaded key sets, per isolate. Only settled ones: a request never awaits another request's
+ * pending load, because workerd cancels that load when its own request goes away, and a
+ * kept promise would then never settle for anyone. Concurrent first loads each read the
+ * Secret (its creation races settle on AlreadyExists); the first to finish is kept.
+ */
+const cache = new Map<string, SigningKeys>();
 
 /** The cluster's signing keys, loaded once per isolate. */
-export function signingKeys(env: AuthnEnv, objects: ObjectSource): Promise<SigningKeys> {
+export async function signingKeys(env: AuthnEnv, objects: ObjectSource): Promise<SigningKeys> {
   const configured = env.EDGEPLANE_SA_SIGNING_KEY;
   const cacheKey = configured ? `env:${configured}` : `secret:${env.EDGEPLANE_CLUSTER}`;
-  let p = cache.get(cacheKey);
-  if (!p) {
-    p = configured ? keysFromJwkText(configured) : persistedKeyText(objects).then(keysFromJwkText);
-    p.catch(() => cache.delete(cacheKey));
-    cache.set(cacheKey, p);
-  }
-  return p;
+  const have = cache.get(cacheKey);
+  if (have) return have;
+  const keys = await keysFromJwkText(configured ?? (await persistedKeyText(objects)));
+  const first = cache.get(cacheKey);
+  if (first) return first;
+  cache.set(cacheKey, keys);
+  return keys;
 }
 
 /** Forgets loaded keys (tests; after the key Secret was replaced). */

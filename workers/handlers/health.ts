@@ -17,19 +17,24 @@ export interface HealthCheck {
 }
 
 const STORE_CHECK_MS = 1000;
-let lastStoreCheck: { at: number; result: Promise<void> } | undefined;
+/** The last settled store check (never a pending one: see signingKeys in authn/keys.ts). */
+let lastStoreCheck: { at: number; error?: unknown } | undefined;
 
 /** The namespaces shard reads an object: the store takes requests. */
 export const storeCheck: HealthCheck = {
   name: "etcd",
-  run(env) {
+  async run(env) {
     const now = Date.now();
     if (!lastStoreCheck || now - lastStoreCheck.at >= STORE_CHECK_MS) {
-      const result = new Store(env, lookupKey("/namespaces")).find("", "default").then(() => undefined);
-      result.catch(() => undefined); // a caller's await sees the failure; nothing else must
-      lastStoreCheck = { at: now, result };
+      let error: unknown;
+      try {
+        await new Store(env, lookupKey("/namespaces")).find("", "default");
+      } catch (e) {
+        error = e ?? new Error("store check failed");
+      }
+      lastStoreCheck = { at: now, error };
     }
-    return lastStoreCheck.result;
+    if (lastStoreCheck.error !== undefined) throw lastStoreCheck.error;
   },
 };
 

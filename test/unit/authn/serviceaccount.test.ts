@@ -96,6 +96,29 @@ describe("service account tokens", () => {
     expect(keys.verify[0].jwk.x).toBe(other.x);
   });
 
+  it("never hands one request another's pending load: each loads until one has settled", async () => {
+    // workerd cancels a request's pending I/O when that request goes away; a load kept while
+    // pending would then never settle for the requests that shared it
+    const stalled = new FakeObjects();
+    let reads = 0;
+    let unblock!: () => void;
+    const gate = new Promise<void>((r) => (unblock = r));
+    stalled.get = async (r, ns, n) => {
+      reads++;
+      if (reads === 1) await gate; // the first request's read never comes back (until later)
+      return FakeObjects.prototype.get.call(stalled, r, ns, n);
+    };
+    const first = signingKeys(env, stalled);
+    const second = await signingKeys(env, stalled); // settles although the first is stuck
+    expect(reads).toBe(2);
+    expect(await signingKeys(env, stalled)).toBe(second); // settled: kept, no more reads
+    expect(reads).toBe(2);
+    unblock();
+    // the late one finds the Secret the second made, and the kept set stays the kept one
+    expect(await first).toBe(second);
+    expect(stalled.creates).toBe(1);
+  }, 5000);
+
   it("signs with a configured RS256 JWK and publishes its kid as upstream computes it", async () => {
     const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
     env.EDGEPLANE_SA_SIGNING_KEY = JSON.stringify(await exportJWK(privateKey));
