@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error plain ESM helper shared with npm start
 import { startDevServer } from "../../scripts/lib/devserver.mjs";
+import { SHARED_SERVER_DIAGNOSIS, sharedServerDiagnosis } from "./shared-diagnosis";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -18,6 +19,11 @@ export default async function setup(project: TestProject) {
   // TEST_SERVER_LOGS=1 shows the engine's output (console output of the Worker and its objects)
   const server = await startDevServer({ stateDir: dir, quiet: process.env.TEST_SERVER_LOGS !== "1" });
   project.provide("server", { url: server.url, token: server.token, kubeconfigPath: server.kubeconfigPath });
+  // for the summary reporter, when a test failed (quiet: the output is kept, not printed)
+  (globalThis as Record<symbol, unknown>)[SHARED_SERVER_DIAGNOSIS] = sharedServerDiagnosis(
+    server.url,
+    server.output,
+  );
   return async () => {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
