@@ -1,6 +1,6 @@
 // The generic registry's index: every served resource, found by group/version/resource,
 // by "group/resource" key (the store shard's name) or by apiVersion+kind.
-import { defFromCustomKey } from "./custom/key";
+import { customViewKey, defFromCustomKey } from "./custom/key";
 import { notFoundPath } from "./errors";
 import type { ResourceDef } from "./resource";
 import { apiVersionOf } from "./resource";
@@ -30,7 +30,7 @@ export function lookupKey(key: string): ResourceDef {
 /** "group/version/resource": how a watch names the shape (a view) it wants events in. */
 export function viewKey(def: Pick<ResourceDef, "group" | "version" | "resource" | "custom">): string {
   // a custom resource's view is its store key in the version asked for (api/custom/key.ts)
-  if (def.custom) return def.custom.storeKey.replace(/,[^,]+,([NC])$/, `,${def.version},$1`);
+  if (def.custom) return customViewKey(def.custom.storeKey, def.version);
   return `${def.group}/${def.version}/${def.resource}`;
 }
 

@@ -116,6 +116,10 @@ export interface ResourceDef {
 export interface CustomInfo {
   /** the name the store shard is called with: it rebuilds the def from it (api/custom/key.ts) */
   storeKey: string;
+  /** the selectable fields' JSON paths the store computes values of (every version's) */
+  selectable?: string[];
+  /** the field selector labels this version accepts (the Worker's defs; api/custom/selectable.ts) */
+  fieldLabels?: string[];
   /** the scale subresource's paths into the object, when the version has one */
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   /** its CRD is being deleted: the objects are still served, but none is created */

@@ -69,6 +69,15 @@ export function objectId(ns: { idFromName(name: string): DurableObjectId }, name
  */
 const readAs = new WeakMap<KubeObject, StoredBase>();
 
+const labelSets = new WeakMap<string[], Set<string>>();
+
+/** The field labels a custom resource's version accepts: metadata's and its selectable fields. */
+function customFieldLabels(labels: string[]): Set<string> {
+  let set = labelSets.get(labels);
+  if (!set) labelSets.set(labels, (set = new Set(["metadata.name", "metadata.namespace", ...labels])));
+  return set;
+}
+
 /** A typed handle on one resource's shard. */
 export class Store {
   readonly key: string;
@@ -123,7 +132,12 @@ export class Store {
     // a custom resource's table columns come from its CRD, which the shard does not read
     const columns = this.def.custom?.columns;
     if (columns && q.table) q = { ...q, table: { ...q.table, columns } };
-    if (!this.view || !q.fieldSelector) return q;
+    if (!q.fieldSelector) return q;
+    const labels = this.def.custom?.fieldLabels;
+    // a custom resource's version accepts its own selectable fields, where its shard knows
+    // every version's (api/custom/selectable.ts)
+    if (labels) checkFieldSelector(parseFieldSelector(q.fieldSelector), customFieldLabels(labels));
+    if (!this.view) return q;
     const sel = parseFieldSelector(q.fieldSelector);
     checkFieldSelector(sel, supportedFields(this.def));
     const names = this.view.fieldLabels;

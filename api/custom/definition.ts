@@ -12,6 +12,7 @@ import { findAll } from "./jsonpath";
 import { customKey } from "./key";
 import { validateRules } from "./rules";
 import { applyDefaults, type JSONSchemaProps, prune, validateValue } from "./schema";
+import { fieldLabel, selectableValues, storedSelectablePaths } from "./selectable";
 
 export interface CrdVersion {
   name: string;
@@ -25,6 +26,7 @@ export interface CrdVersion {
     scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   };
   additionalPrinterColumns?: PrinterColumn[];
+  selectableFields?: { jsonPath: string }[];
 }
 
 /** A column a CRD version adds to its tables. */
@@ -183,6 +185,8 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
   const namespaced = scope !== "Cluster";
   const listKind = names.listKind ?? `${names.kind}List`;
   const stored = storageVersion(crd);
+  // the store computes every version's selectable fields; this version accepts its own
+  const selectable = storedSelectablePaths(crd.spec.versions);
   const storeKey = customKey({
     group,
     resource: names.plural,
@@ -190,6 +194,8 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
     listKind,
     version: stored,
     namespaced,
+    stamp: /^\d+$/.test(crd.metadata.resourceVersion ?? "") ? crd.metadata.resourceVersion : "0",
+    selectable,
   });
   const schema = v.schema?.openAPIV3Schema ?? {
     type: "object",
@@ -214,6 +220,8 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
       columns: v.additionalPrinterColumns ?? [],
       terminating: !!crd.metadata.deletionTimestamp,
       scale: v.subresources?.scale,
+      selectable,
+      fieldLabels: (v.selectableFields ?? []).map((f) => fieldLabel(f.jsonPath)),
     },
     strategy: {
       generation: true,
@@ -225,6 +233,7 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
         return [...causes, ...validateRules(obj, old, schema, causes, warn)];
       },
       columns: columnsOf(v.additionalPrinterColumns),
+      ...(selectable.length ? { fields: (obj: KubeObject) => selectableValues(selectable, obj) } : {}),
     },
   };
   if (v.deprecated)

@@ -2,10 +2,14 @@
 // the static registry; a custom one is known only from its CustomResourceDefinition, which a
 // shard does not read. So the key a shard is called with carries what the shard needs to
 // write and list the objects (kind, list kind, storage version, scope):
-//   "<group>/<plural>#<Kind>,<ListKind>,<version>,<N|C>"
-// and a watch in another served version names its view the same way with that version.
-// The shard's Durable Object is still named by "<group>/<plural>" alone.
+//   "<group>/<plural>#<Kind>,<ListKind>,<version>,<N|C>;<stamp>;<paths>"
+// where the stamp is the CRD's resourceVersion and the paths are its selectable fields (all
+// versions', URI-encoded, comma-separated; selectable.ts). A watch in another served version
+// names its view the same way with that version. The shard's Durable Object is still named by
+// "<group>/<plural>" alone: the key moves on as the CRD changes, and the shard follows the
+// newest stamp it is called with (shard.ts).
 import { apiVersionOf, type ResourceDef, STANDARD_VERBS } from "../resource";
+import { selectableValues } from "./selectable";
 
 export interface CustomKeyParts {
   group: string;
@@ -14,10 +18,27 @@ export interface CustomKeyParts {
   listKind: string;
   version: string;
   namespaced: boolean;
+  /** the CRD's resourceVersion: which of two keys is newer */
+  stamp?: string;
+  /** the selectable fields' JSON paths, every version's */
+  selectable?: string[];
 }
 
 export function customKey(p: CustomKeyParts): string {
-  return `${p.group}/${p.resource}#${p.kind},${p.listKind},${p.version},${p.namespaced ? "N" : "C"}`;
+  const base = `${p.group}/${p.resource}#${p.kind},${p.listKind},${p.version},${p.namespaced ? "N" : "C"}`;
+  if (p.stamp === undefined) return base;
+  return `${base};${p.stamp};${(p.selectable ?? []).map(encodeURIComponent).join(",")}`;
+}
+
+/** The CRD stamp a custom key carries (0 when none): a shard keeps the newest key's def. */
+export function keyStamp(key: string): number {
+  const m = /;(\d+);[^;]*$/.exec(key);
+  return m ? Number(m[1]) : 0;
+}
+
+/** The key with the version of a view in place of the stored one. */
+export function customViewKey(storeKey: string, version: string): string {
+  return storeKey.replace(/,[^,#]+,([NC])(;|$)/, `,${version},$1$2`);
 }
 
 /** The "<group>/<plural>" part: the shard's name. */
@@ -35,9 +56,10 @@ const decoded = new Map<string, ResourceDef>();
 export function defFromCustomKey(key: string): ResourceDef | undefined {
   const hit = decoded.get(key);
   if (hit) return hit;
-  const m = /^([^/#]+)\/([^/#]+)#([^,]+),([^,]+),([^,]+),([NC])$/.exec(key);
+  const m = /^([^/#]+)\/([^/#]+)#([^,]+),([^,]+),([^,;]+),([NC])(?:;\d+;([^;]*))?$/.exec(key);
   if (!m) return undefined;
-  const [, group, resource, kind, listKind, version, scope] = m;
+  const [, group, resource, kind, listKind, version, scope, encoded] = m;
+  const paths = encoded ? encoded.split(",").map(decodeURIComponent) : [];
   const def: ResourceDef = {
     group,
     version,
@@ -47,8 +69,10 @@ export function defFromCustomKey(key: string): ResourceDef | undefined {
     singular: kind.toLowerCase(),
     namespaced: scope === "N",
     verbs: STANDARD_VERBS,
-    strategy: { generation: true },
-    custom: { storeKey: key },
+    strategy: paths.length
+      ? { generation: true, fields: (obj) => selectableValues(paths, obj) }
+      : { generation: true },
+    custom: { storeKey: key, selectable: paths },
   };
   // a view in a version other than the stored one: conversion "None" changes apiVersion only
   def.storedIn = {

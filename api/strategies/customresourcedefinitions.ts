@@ -5,6 +5,7 @@
 
 import { columnFaults, scaleFaults, schemaFaults } from "../custom/crd-checks";
 import { type Crd, type CrdVersion, isEstablished } from "../custom/definition";
+import { selectableFieldFaults } from "../custom/selectable";
 import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
@@ -116,6 +117,7 @@ function validateVersions(crd: Crd): StatusCause[] {
     schema: versions.length > 0 && same(versions, (v) => v.schema),
     columns: versions.length > 0 && same(versions, (v) => v.additionalPrinterColumns),
     subresources: versions.length > 0 && same(versions, (v) => v.subresources),
+    selectable: versions.length > 0 && same(versions, (v) => v.selectableFields),
   };
   const seen = new Set<string>();
   let duplicate = false;
@@ -136,6 +138,7 @@ function validateVersions(crd: Crd): StatusCause[] {
     if (!hoisted.columns)
       causes.push(...columnFaults(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
     if (!hoisted.subresources) causes.push(...scaleFaults(v.subresources?.scale, `${at}.subresources.scale`));
+    if (!hoisted.selectable) causes.push(...selectableFieldFaults(v, `${at}.selectableFields`));
   });
   if (hoisted.schema) {
     const schema = versions[0].schema?.openAPIV3Schema;
@@ -148,6 +151,7 @@ function validateVersions(crd: Crd): StatusCause[] {
     causes.push(...columnFaults(versions[0].additionalPrinterColumns, "spec.additionalPrinterColumns"));
   if (hoisted.subresources)
     causes.push(...scaleFaults(versions[0].subresources?.scale, "spec.subresources.scale"));
+  if (hoisted.selectable) causes.push(...selectableFieldFaults(versions[0], "spec.selectableFields"));
   if (duplicate)
     causes.push(
       field.invalidShown("spec.versions", goVersions(versions, hoisted), "must contain unique version names"),

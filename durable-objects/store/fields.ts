@@ -29,3 +29,45 @@ export function supportedFields(def: ResourceDef): Set<string> {
   }
   return s;
 }
+
+/**
+ * A number naming a custom resource's selectable paths (0 for none), kept in the shard's meta
+ * table: when it differs from the def's, the stored field values are computed again.
+ */
+function fieldsSignature(paths: readonly string[]): number {
+  if (!paths.length) return 0;
+  let h = 0x811c9dc5;
+  for (const ch of paths.join("\n")) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h || 1;
+}
+
+const SIG_KEY = "fields_sig";
+
+/** Whether the stored objects' field values were computed with other selectable fields than def's. */
+export function storedFieldsStale(sql: SqlStorage, def: ResourceDef): boolean {
+  const row = sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = ?", SIG_KEY).toArray()[0];
+  return (row?.value ?? 0) !== fieldsSignature(def.custom?.selectable ?? []);
+}
+
+/**
+ * Computes every stored object's field values again (in the caller's transaction), as upstream
+ * evaluates a custom resource's selectable fields on each object it filters: a field its CRD
+ * newly declares selects the objects stored before too. The change log keeps the old values.
+ */
+export function recomputeStoredFields(sql: SqlStorage, def: ResourceDef): void {
+  const rows = sql
+    .exec<{ namespace: string; name: string; data: string }>("SELECT namespace, name, data FROM objects")
+    .toArray();
+  for (const r of rows)
+    sql.exec(
+      "UPDATE objects SET fields = ? WHERE namespace = ? AND name = ?",
+      JSON.stringify(selectableFields(def, JSON.parse(r.data) as KubeObject)),
+      r.namespace,
+      r.name,
+    );
+  sql.exec(
+    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+    SIG_KEY,
+    fieldsSignature(def.custom?.selectable ?? []),
+  );
+}

@@ -6,6 +6,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import { keyStamp } from "../../api/custom/key";
 import {
   alreadyExists,
   badRequest,
@@ -27,7 +28,7 @@ import { deleteCollection } from "./collection";
 import { decideDelete, readyToRemove } from "./deletion";
 import { fail, MAX_STORED_BYTES, ok, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
-import { selectableFields } from "./fields";
+import { recomputeStoredFields, selectableFields, storedFieldsStale } from "./fields";
 import { ListPins, listStream } from "./list-stream";
 import { NameFilter } from "./names";
 import { Pokes } from "./pokes";
@@ -100,15 +101,42 @@ export class StoreShard extends DurableObject<Env> {
   /** the ledger of allocated values, for resources that have some (services) */
   private allocations?: Allocations;
 
+  /** the key `def` was built from */
+  private defKey?: string;
+
   private use(res: string): ResourceDef {
+    if (res === this.defKey) return this.def!;
     if (!this.def) {
       const def = lookupKey(res);
       this.def = def;
+      this.defKey = res;
       const allocator = def.strategy.allocator;
       if (allocator)
         this.allocations = new Allocations(def, allocator, this.settings, () => this.storedData());
+      if (def.custom) this.refreshFields();
+    } else if (this.def.custom && keyStamp(res) > keyStamp(this.defKey!)) {
+      // a custom resource's CRD changed (api/custom/key.ts): its newest key is followed
+      this.def = lookupKey(res);
+      this.defKey = res;
+      this.refreshFields();
     }
     return this.def;
+  }
+
+  /**
+   * A prepared write's key, with its field values computed here when the Worker prepared it
+   * with an older def than the shard's (a custom resource's CRD changed meanwhile).
+   */
+  private fieldsOf<P extends PreparedCreate>(res: string, p: P): P {
+    if (res === this.defKey) return p;
+    return { ...p, fields: selectableFields(this.def!, JSON.parse(p.json) as KubeObject) };
+  }
+
+  /** After the def changed: the stored field values follow its selectable fields (fields.ts). */
+  private refreshFields(): void {
+    if (!storedFieldsStale(this.sql, this.def!)) return;
+    this.flush();
+    this.ctx.storage.transactionSync(() => recomputeStoredFields(this.sql, this.def!));
   }
 
   /** The Worker variables (ranges, TTLs) as plain settings. */
@@ -187,7 +215,7 @@ export class StoreShard extends DurableObject<Env> {
       if (!p.name) throw badRequest("metadata.name is required");
       if (this.row(p.namespace, p.name)) throw alreadyExists(def, p.name);
       return ok(
-        this.stage("ADDED", p, undefined, (rv) => markedData(p, rv)),
+        this.stage("ADDED", this.fieldsOf(res, p), undefined, (rv) => markedData(p, rv)),
         201,
       );
     });
@@ -222,7 +250,8 @@ export class StoreShard extends DurableObject<Env> {
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: update it whole`);
       const cur = this.updateTarget(def, p.namespace, p.name, p.expectRV, p.uid);
       if (p.unchanged) return ok(cur.data);
-      return ok(this.stage(p.remove ? "DELETED" : "MODIFIED", p, cur, (rv) => markedData(p, rv)));
+      const key = this.fieldsOf(res, p);
+      return ok(this.stage(p.remove ? "DELETED" : "MODIFIED", key, cur, (rv) => markedData(p, rv)));
     });
   }
 
