@@ -132,14 +132,13 @@ export class Store {
     // a custom resource's table columns come from its CRD, which the shard does not read
     const columns = this.def.custom?.columns;
     if (columns && q.table) q = { ...q, table: { ...q.table, columns } };
-    if (!q.fieldSelector) return q;
     const labels = this.def.custom?.fieldLabels;
+    if (!q.fieldSelector || (!labels && !this.view)) return q;
+    const sel = parseFieldSelector(q.fieldSelector);
     // a custom resource's version accepts its own selectable fields, where its shard knows
     // every version's (api/custom/selectable.ts)
-    if (labels) checkFieldSelector(parseFieldSelector(q.fieldSelector), customFieldLabels(labels));
+    checkFieldSelector(sel, labels ? customFieldLabels(labels) : supportedFields(this.def));
     if (!this.view) return q;
-    const sel = parseFieldSelector(q.fieldSelector);
-    checkFieldSelector(sel, supportedFields(this.def));
     const names = this.view.fieldLabels;
     return { ...q, fieldSelector: formatSelector(sel.map((r) => ({ ...r, key: names[r.key] ?? r.key }))) };
   }

@@ -12,7 +12,7 @@ import { findAll } from "./jsonpath";
 import { customKey } from "./key";
 import { validateRules } from "./rules";
 import { applyDefaults, type JSONSchemaProps, prune, validateValue } from "./schema";
-import { fieldLabel, selectableValues, storedSelectablePaths } from "./selectable";
+import { fieldLabel, selectableValuesOf, storedSelectablePaths } from "./selectable";
 
 export interface CrdVersion {
   name: string;
@@ -187,6 +187,7 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
   const stored = storageVersion(crd);
   // the store computes every version's selectable fields; this version accepts its own
   const selectable = storedSelectablePaths(crd.spec.versions);
+  const fields = selectableValuesOf(selectable);
   const storeKey = customKey({
     group,
     resource: names.plural,
@@ -233,7 +234,7 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
         return [...causes, ...validateRules(obj, old, schema, causes, warn)];
       },
       columns: columnsOf(v.additionalPrinterColumns),
-      ...(selectable.length ? { fields: (obj: KubeObject) => selectableValues(selectable, obj) } : {}),
+      ...(fields ? { fields } : {}),
     },
   };
   if (v.deprecated)

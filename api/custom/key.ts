@@ -9,7 +9,7 @@
 // "<group>/<plural>" alone: the key moves on as the CRD changes, and the shard follows the
 // newest stamp it is called with (shard.ts).
 import { apiVersionOf, type ResourceDef, STANDARD_VERBS } from "../resource";
-import { selectableValues } from "./selectable";
+import { selectableValuesOf } from "./selectable";
 
 export interface CustomKeyParts {
   group: string;
@@ -60,6 +60,7 @@ export function defFromCustomKey(key: string): ResourceDef | undefined {
   if (!m) return undefined;
   const [, group, resource, kind, listKind, version, scope, encoded] = m;
   const paths = encoded ? encoded.split(",").map(decodeURIComponent) : [];
+  const fields = selectableValuesOf(paths);
   const def: ResourceDef = {
     group,
     version,
@@ -69,9 +70,7 @@ export function defFromCustomKey(key: string): ResourceDef | undefined {
     singular: kind.toLowerCase(),
     namespaced: scope === "N",
     verbs: STANDARD_VERBS,
-    strategy: paths.length
-      ? { generation: true, fields: (obj) => selectableValues(paths, obj) }
-      : { generation: true },
+    strategy: fields ? { generation: true, fields } : { generation: true },
     custom: { storeKey: key, selectable: paths },
   };
   // a view in a version other than the stored one: conversion "None" changes apiVersion only

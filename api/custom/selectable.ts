@@ -104,17 +104,27 @@ function selectorValue(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** The selectable fields' values of an object, by label. */
-export function selectableValues(paths: readonly string[], obj: KubeObject): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const path of paths) {
+/**
+ * The function giving an object's selectable field values, by label, for these paths (parsed
+ * once here, not at each write); undefined when there are none.
+ */
+export function selectableValuesOf(
+  paths: readonly string[],
+): ((obj: KubeObject) => Record<string, string>) | undefined {
+  if (!paths.length) return undefined;
+  const fields = paths.map((path) => {
     const steps = pathSteps(path);
-    let x: unknown = obj;
-    if (typeof steps === "string") x = undefined;
-    else for (const s of steps) x = isObject(x) ? (x as Record<string, unknown>)[s] : undefined;
-    out[fieldLabel(path)] = selectorValue(x);
-  }
-  return out;
+    return { label: fieldLabel(path), steps: typeof steps === "string" ? undefined : steps };
+  });
+  return (obj) => {
+    const out: Record<string, string> = {};
+    for (const { label, steps } of fields) {
+      let x: unknown = steps ? obj : undefined;
+      for (const s of steps ?? []) x = isObject(x) ? (x as Record<string, unknown>)[s] : undefined;
+      out[label] = selectorValue(x);
+    }
+    return out;
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { customKey, customViewKey, defFromCustomKey, keyStamp } from "../../../api/custom/key";
-import { pathSteps, selectableValues, storedSelectablePaths } from "../../../api/custom/selectable";
+import { pathSteps, selectableValuesOf, storedSelectablePaths } from "../../../api/custom/selectable";
 import { lookupView } from "../../../api/registry";
 import type { KubeObject } from "../../../api/types";
 import { selectableFields, supportedFields } from "../../../durable-objects/store/fields";
@@ -16,7 +16,7 @@ describe("selectable fields", () => {
   it("gives each value as upstream prints it, and the empty string when absent", () => {
     const obj = { metadata: { name: "a" }, spec: { s: "x", n: 3, b: false, deep: { k: "v" } } } as KubeObject;
     expect(
-      selectableValues([".spec.s", ".spec.n", ".spec.b", ".spec.missing", ".spec['deep'].k"], obj),
+      selectableValuesOf([".spec.s", ".spec.n", ".spec.b", ".spec.missing", ".spec['deep'].k"])!(obj),
     ).toEqual({
       "spec.s": "x",
       "spec.n": "3",
