@@ -30,7 +30,7 @@ export function lookupKey(key: string): ResourceDef {
 /** "group/version/resource": how a watch names the shape (a view) it wants events in. */
 export function viewKey(def: Pick<ResourceDef, "group" | "version" | "resource" | "custom">): string {
   // a custom resource's view is its store key in the version asked for (api/custom/key.ts)
-  if (def.custom) return customViewKey(def.custom.storeKey, def.version);
+  if (def.custom) return def.custom.viewKey ?? customViewKey(def.custom.storeKey, def.version);
   return `${def.group}/${def.version}/${def.resource}`;
 }
 

@@ -116,6 +116,8 @@ export interface ResourceDef {
 export interface CustomInfo {
   /** the name the store shard is called with: it rebuilds the def from it (api/custom/key.ts) */
   storeKey: string;
+  /** how a watch names this version's view, when it is one (api/custom/key.ts: customViewKey) */
+  viewKey?: string;
   /** the selectable fields' JSON paths the store computes values of (every version's) */
   selectable?: string[];
   /** the field selector labels this version accepts (the Worker's defs; api/custom/selectable.ts) */
@@ -138,6 +140,8 @@ export interface StorageView {
   fromStorage(obj: KubeObject): KubeObject;
   /** field selector names of this shape -> the stored resource's */
   fieldLabels: Record<string, string>;
+  /** fromStorage changes what a table's cells show: a list's table is drawn from its objects */
+  redraws?: boolean;
 }
 
 export const STANDARD_VERBS = [

@@ -5,6 +5,7 @@ import { StatusError } from "../api/errors";
 import { resourceKey, viewKey } from "../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../api/resource";
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../api/selectors";
+import { type IncludeObject, tableRow } from "../api/table";
 import type { KubeObject } from "../api/types";
 import { supportedFields } from "../durable-objects/store/fields";
 import {
@@ -101,15 +102,21 @@ export class Store {
     return o?.metadata && o.kind !== "Status" ? JSON.stringify(this.view.fromStorage(o)) : text;
   }
 
-  /** A list (or Table) of stored objects in this resource's shape. */
-  private shownList(text: string): string {
+  /**
+   * A list (or Table) of stored objects in this resource's shape. `include` is what a table's
+   * rows carry when the view redraws them (listText asked the shard for whole objects).
+   */
+  private shownList(text: string, include?: IncludeObject): string {
     const view = this.view;
     if (!view) return text;
     const list = JSON.parse(text);
     if (list.kind === "Table") {
-      for (const row of list.rows ?? [])
-        if (row.object?.metadata && row.object.kind !== "PartialObjectMetadata")
-          row.object = view.fromStorage(row.object);
+      const now = Date.now();
+      list.rows = (list.rows ?? []).map((row: { object?: KubeObject }) => {
+        if (!row.object?.metadata || row.object.kind === "PartialObjectMetadata") return row;
+        const obj = view.fromStorage(row.object);
+        return include ? tableRow(this.def, obj, include, now) : { ...row, object: obj };
+      });
       return JSON.stringify(list);
     }
     list.kind = this.def.listKind;
@@ -183,8 +190,11 @@ export class Store {
    * refuses a call's answer over 32 MiB (a few thousand pods), and a stream has no such cap.
    */
   async listText(q: ListQuery): Promise<string> {
+    // a view whose objects show more than is stored draws its table's rows itself
+    const redraw = this.view?.redraws && q.table ? q.table.include : undefined;
+    if (redraw) q = { ...q, table: { ...q.table!, include: "Object" } };
     const stream = unwrapStream(await this.stub.listStream(this.key, this.query(q)));
-    return this.shownList(await new Response(stream).text());
+    return this.shownList(await new Response(stream).text(), redraw);
   }
 
   async create(obj: KubeObject, opts: WriteOptions = {}): Promise<{ body: string; code: number }> {

@@ -9,7 +9,8 @@ import { scaleDocument } from "../strategies/workloads";
 import type { KubeObject } from "../types";
 import { validateMeta } from "../validation/metadata";
 import { findAll } from "./jsonpath";
-import { customKey } from "./key";
+import { customKey, customViewKey } from "./key";
+import { readDefaultsOf, withReadDefaults } from "./read-defaults";
 import { validateRules } from "./rules";
 import { applyDefaults, type JSONSchemaProps, prune, validateValue } from "./schema";
 import { fieldLabel, selectableValuesOf, storedSelectablePaths } from "./selectable";
@@ -239,16 +240,22 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
   };
   if (v.deprecated)
     def.deprecation = v.deprecationWarning ?? `${apiVersionOf(def)} ${names.kind} is deprecated`;
-  if (v.name !== stored) {
+  // objects are read with the defaults of the version they were stored in (read-defaults.ts)
+  const trees = readDefaultsOf(crd.spec.versions);
+  if (v.name !== stored || trees) {
     // conversion "None": the stored object in another served version differs in apiVersion only
     const storedVersion = `${group}/${stored}`;
     const served = apiVersionOf(def);
     def.storedIn = {
       key: storeKey,
       toStorage: (o) => ({ ...o, apiVersion: storedVersion }),
-      fromStorage: (o) => ({ ...o, apiVersion: served }),
+      fromStorage: trees
+        ? (o) => ({ ...withReadDefaults(o, trees), apiVersion: served })
+        : (o) => ({ ...o, apiVersion: served }),
       fieldLabels: {},
+      redraws: !!trees,
     };
+    def.custom!.viewKey = customViewKey(storeKey, v.name, trees);
   }
   return def;
 }

@@ -5,10 +5,12 @@
 //   "<group>/<plural>#<Kind>,<ListKind>,<version>,<N|C>;<stamp>;<paths>"
 // where the stamp is the CRD's resourceVersion and the paths are its selectable fields (all
 // versions', URI-encoded, comma-separated; selectable.ts). A watch in another served version
-// names its view the same way with that version. The shard's Durable Object is still named by
+// names its view the same way with that version; a view of a CRD with schema defaults also
+// carries them (";d=<trees>", read-defaults.ts), which the shard fills into each event. The shard's Durable Object is still named by
 // "<group>/<plural>" alone: the key moves on as the CRD changes, and the shard follows the
 // newest stamp it is called with (shard.ts).
 import { apiVersionOf, type ResourceDef, STANDARD_VERBS } from "../resource";
+import { decodeReadDefaults, encodeReadDefaults, type ReadDefaults, withReadDefaults } from "./read-defaults";
 import { selectableValuesOf } from "./selectable";
 
 export interface CustomKeyParts {
@@ -32,13 +34,14 @@ export function customKey(p: CustomKeyParts): string {
 
 /** The CRD stamp a custom key carries (0 when none): a shard keeps the newest key's def. */
 export function keyStamp(key: string): number {
-  const m = /;(\d+);[^;]*$/.exec(key);
+  const m = /;(\d+);[^;]*(?:;d=[^;]*)?$/.exec(key);
   return m ? Number(m[1]) : 0;
 }
 
-/** The key with the version of a view in place of the stored one. */
-export function customViewKey(storeKey: string, version: string): string {
-  return storeKey.replace(/,[^,#]+,([NC])(;|$)/, `,${version},$1$2`);
+/** The key with the version of a view in place of the stored one (and the read defaults, if any). */
+export function customViewKey(storeKey: string, version: string, defaults?: ReadDefaults): string {
+  const key = storeKey.replace(/,[^,#]+,([NC])(;|$)/, `,${version},$1$2`);
+  return defaults ? `${key};d=${encodeReadDefaults(defaults)}` : key;
 }
 
 /** The "<group>/<plural>" part: the shard's name. */
@@ -56,9 +59,10 @@ const decoded = new Map<string, ResourceDef>();
 export function defFromCustomKey(key: string): ResourceDef | undefined {
   const hit = decoded.get(key);
   if (hit) return hit;
-  const m = /^([^/#]+)\/([^/#]+)#([^,]+),([^,]+),([^,;]+),([NC])(?:;\d+;([^;]*))?$/.exec(key);
+  const m = /^([^/#]+)\/([^/#]+)#([^,]+),([^,]+),([^,;]+),([NC])(?:;\d+;([^;]*))?(?:;d=([^;]*))?$/.exec(key);
   if (!m) return undefined;
-  const [, group, resource, kind, listKind, version, scope, encoded] = m;
+  const [, group, resource, kind, listKind, version, scope, encoded, defaults] = m;
+  const trees = defaults ? decodeReadDefaults(defaults) : undefined;
   const paths = encoded ? encoded.split(",").map(decodeURIComponent) : [];
   const fields = selectableValuesOf(paths);
   const def: ResourceDef = {
@@ -73,11 +77,15 @@ export function defFromCustomKey(key: string): ResourceDef | undefined {
     strategy: fields ? { generation: true, fields } : { generation: true },
     custom: { storeKey: key, selectable: paths },
   };
-  // a view in a version other than the stored one: conversion "None" changes apiVersion only
+  // a view in a version other than the stored one: conversion "None" changes apiVersion only,
+  // after the defaults of the version the object was stored in
+  const apiVersion = apiVersionOf(def);
   def.storedIn = {
     key,
     toStorage: (o) => o,
-    fromStorage: (o) => ({ ...o, apiVersion: apiVersionOf(def) }),
+    fromStorage: trees
+      ? (o) => ({ ...withReadDefaults(o, trees), apiVersion })
+      : (o) => ({ ...o, apiVersion }),
     fieldLabels: {},
   };
   decoded.set(key, def);

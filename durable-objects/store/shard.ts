@@ -46,7 +46,7 @@ import type {
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { Relays } from "./relay";
-import { serveWatch, watchSockets } from "./watch";
+import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
 
 export class StoreShard extends DurableObject<Env> {
@@ -352,7 +352,7 @@ export class StoreShard extends DurableObject<Env> {
   /** Accepts a watch's WebSocket with the hibernation API; its filter travels with it. */
   acceptWatchSocket(ws: WebSocket, filter: WatchFilter): void {
     this.ctx.acceptWebSocket(ws);
-    ws.serializeAttachment({ filter });
+    ws.serializeAttachment({ filter: attachedFilter(this.ctx.storage, filter) });
   }
 
   /** Watch sockets carry nothing from the client; a close from the client ends the watch. */

@@ -52,11 +52,69 @@ export async function serveWatch(
   }
 }
 
+/**
+ * A view key longer than this is kept in the shard's storage, the socket's attachment naming
+ * it: workerd caps an attachment at 16 KiB, and a custom resource's view carries its CRD's
+ * defaults (api/custom/read-defaults.ts).
+ */
+const INLINE_VIEW_MAX = 1024;
+const VIEW_PREFIX = "watch-view:";
+/** long views by their storage key, per shard, as written or read back */
+const viewsOf = new WeakMap<DurableObjectStorage, Map<string, string>>();
+function viewCache(storage: DurableObjectStorage): Map<string, string> {
+  let m = viewsOf.get(storage);
+  if (!m) viewsOf.set(storage, (m = new Map()));
+  return m;
+}
+
+type Attached = WatchFilter & { viewRef?: string };
+
+function viewRef(view: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < view.length; i++) {
+    const c = view.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
+  }
+  return `${VIEW_PREFIX}${a.toString(36)}.${b.toString(36)}.${view.length}`;
+}
+
+/** A watch socket's filter as its attachment carries it: a long view by reference. */
+export function attachedFilter(storage: DurableObjectStorage, filter: WatchFilter): Attached {
+  const view = filter.view;
+  if (!view || view.length <= INLINE_VIEW_MAX) return filter;
+  const ref = viewRef(view);
+  const views = viewCache(storage);
+  if (views.get(ref) !== view) {
+    storage.kv.put(ref, view);
+    views.set(ref, view);
+  }
+  return { ...filter, view: undefined, viewRef: ref };
+}
+
+function attachedView(storage: DurableObjectStorage, ref: string): string | undefined {
+  const views = viewCache(storage);
+  let view = views.get(ref);
+  if (view === undefined) {
+    view = storage.kv.get<string>(ref);
+    if (view !== undefined) views.set(ref, view);
+  }
+  return view;
+}
+
 /** The shard's hibernatable watch sockets, each with the filter it was opened with. */
 export function* watchSockets(ctx: DurableObjectState): Iterable<{ filter: WatchFilter; sink: Sink }> {
   for (const ws of ctx.getWebSockets()) {
-    const att = ws.deserializeAttachment() as { filter?: WatchFilter } | null;
-    if (att?.filter) yield { filter: att.filter, sink: socketSink(ws) };
+    const att = ws.deserializeAttachment() as { filter?: Attached } | null;
+    let filter = att?.filter;
+    if (!filter) continue;
+    if (filter.viewRef) {
+      const { viewRef: ref, ...rest } = filter;
+      filter = { ...rest, view: attachedView(ctx.storage, ref) };
+      if (filter.view === undefined) continue; // its view is gone: it gets nothing
+    }
+    yield { filter, sink: socketSink(ws) };
   }
 }
 
