@@ -169,7 +169,10 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
     }),
     { mode: 0o600 },
   );
-  return spawn(process.execPath, [join(ROOT, "scripts/lib/workerd-host.mjs"), configFile], {
+  // opts.diagnosable: SIGUSR2 writes a Node diagnostic report (its JavaScript stack) into the
+  // state dir, for the test suite's report on a server that stopped answering
+  const report = opts.diagnosable ? ["--report-on-signal", `--report-directory=${stateDir}`] : [];
+  return spawn(process.execPath, [...report, join(ROOT, "scripts/lib/workerd-host.mjs"), configFile], {
     cwd: ROOT,
     stdio,
     env,

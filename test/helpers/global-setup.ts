@@ -17,13 +17,14 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "edgeplane-test-"));
   // TEST_SERVER_LOGS=1 shows the engine's output (console output of the Worker and its objects)
-  const server = await startDevServer({ stateDir: dir, quiet: process.env.TEST_SERVER_LOGS !== "1" });
+  const server = await startDevServer({
+    stateDir: dir,
+    quiet: process.env.TEST_SERVER_LOGS !== "1",
+    diagnosable: true,
+  });
   project.provide("server", { url: server.url, token: server.token, kubeconfigPath: server.kubeconfigPath });
   // for the summary reporter, when a test failed (quiet: the output is kept, not printed)
-  (globalThis as Record<symbol, unknown>)[SHARED_SERVER_DIAGNOSIS] = sharedServerDiagnosis(
-    server.url,
-    server.output,
-  );
+  (globalThis as Record<symbol, unknown>)[SHARED_SERVER_DIAGNOSIS] = sharedServerDiagnosis(server);
   return async () => {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -1,22 +1,141 @@
 // What the summary reporter shows of the shared server when a test failed: whether it still
-// answers, and the end of its engine's output. Both run in vitest's main process, where
-// global-setup.ts registers the function under this key.
+// answers (through the front door, and at workerd's own port), and when it does not, what its
+// processes are doing: their CPU use and open files, workerd's native stacks (with gdb, when installed), and
+// the JavaScript stack of the engine's Node process (the front door; a Node diagnostic report
+// on SIGUSR2); then the end of its engine's output. All of it runs in vitest's main process,
+// where global-setup.ts registers the function under this key.
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
 export const SHARED_SERVER_DIAGNOSIS = Symbol.for("edgeplane.sharedServerDiagnosis");
 
-/** How long the probe waits for the shared server's /livez. */
+/** How long a probe waits for /livez. */
 const PROBE_MS = 5000;
 
-export function sharedServerDiagnosis(url: string, output: () => string): () => Promise<string> {
-  return async () => {
-    const t0 = Date.now();
-    let probe: string;
+export interface DiagnosedServer {
+  url: string;
+  internalPort: number;
+  stateDir: string;
+  child: { pid?: number };
+  output(): string;
+}
+
+async function probe(url: string): Promise<{ ok: boolean; text: string }> {
+  const t0 = Date.now();
+  try {
+    const r = await fetch(`${url}/livez`, { signal: AbortSignal.timeout(PROBE_MS) });
+    return { ok: true, text: `answered ${r.status} in ${Date.now() - t0} ms` };
+  } catch (e) {
+    return { ok: false, text: `gave no answer (${String(e)}) after ${Date.now() - t0} ms` };
+  }
+}
+
+function run(cmd: string, args: string[], timeout = 20_000): string {
+  try {
+    return execFileSync(cmd, args, { encoding: "utf8", timeout, stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e) {
+    return `(${cmd} failed: ${String(e).slice(0, 200)})`;
+  }
+}
+
+function descendants(pid: number): number[] {
+  const kids = run("ps", ["-o", "pid=", "--ppid", String(pid)])
+    .split("\n")
+    .map((s) => Number(s.trim()))
+    .filter((n) => n > 0);
+  return kids.flatMap((k) => [k, ...descendants(k)]);
+}
+
+/** utime + stime (clock ticks) and the state letter of a process. */
+function stat(pid: number): { ticks: number; state: string; name: string } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const name = text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
+    const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { ticks: Number(f[11]) + Number(f[12]), state: f[0], name };
+  } catch {
+    return undefined;
+  }
+}
+
+async function cpuOf(pids: number[]): Promise<string> {
+  const before = new Map(pids.map((p) => [p, stat(p)]));
+  await new Promise((r) => setTimeout(r, 1000));
+  return pids
+    .map((p) => {
+      const a = before.get(p);
+      const b = stat(p);
+      if (!a || !b) return `${p}: gone`;
+      let fds = "?";
+      try {
+        fds = String(readdirSync(`/proc/${p}/fd`).length);
+      } catch {
+        // not ours to read
+      }
+      return `${p} ${b.name}: ${b.ticks - a.ticks}% CPU over 1 s, state ${b.state}, ${fds} open files`;
+    })
+    .join("\n");
+}
+
+/** The engine's JavaScript stack, from a Node diagnostic report written on SIGUSR2. */
+async function engineStack(pid: number, dir: string): Promise<string> {
+  const reports = () => readdirSync(dir).filter((f) => f.startsWith("report.") && f.endsWith(".json"));
+  const seen = new Set(reports());
+  try {
+    process.kill(pid, "SIGUSR2");
+  } catch (e) {
+    return `(no report: ${String(e)})`;
+  }
+  for (let i = 0; i < 30; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const fresh = reports().find((f) => !seen.has(f));
+    if (!fresh) continue;
     try {
-      const r = await fetch(`${url}/livez`, { signal: AbortSignal.timeout(PROBE_MS) });
-      probe = `/livez answered ${r.status} in ${Date.now() - t0} ms`;
-    } catch (e) {
-      probe = `/livez gave no answer (${String(e)}) after ${Date.now() - t0} ms`;
+      const report = JSON.parse(readFileSync(join(dir, fresh), "utf8"));
+      const js = report.javascriptStack ?? {};
+      const handles = (report.libuv ?? []).filter((h: { is_active?: boolean }) => h.is_active).length;
+      const stack: string[] = (js.stack ?? []).filter((l: string) => l.trim());
+      return [
+        stack.length ? `${js.message ?? ""}` : "(no JavaScript running: its event loop is waiting)",
+        ...stack.slice(0, 15),
+        `active libuv handles: ${handles}`,
+      ].join("\n");
+    } catch {
+      // still being written
     }
-    const tail = output().slice(-6000);
-    return `shared server at ${url}: ${probe}\n--- the end of its engine's output ---\n${tail || "(nothing)"}\n---`;
+  }
+  return `(no report within 3 s in ${dir}: ${readdirSync(dir).join(", ")})`;
+}
+
+export function sharedServerDiagnosis(server: DiagnosedServer): () => Promise<string> {
+  return async () => {
+    const front = await probe(server.url);
+    const lines = [`shared server at ${server.url}: /livez ${front.text}`];
+    if (!front.ok) {
+      const direct = await probe(`http://127.0.0.1:${server.internalPort}`);
+      lines.push(`workerd's own port ${server.internalPort}: /livez ${direct.text}`);
+      const engine = server.child.pid;
+      if (engine) {
+        const pids = [engine, ...descendants(engine)];
+        lines.push("--- CPU ---", await cpuOf(pids));
+        lines.push(
+          "--- the engine's JavaScript stack (front door) ---",
+          await engineStack(engine, server.stateDir),
+        );
+        const gdb = run("sh", ["-c", "command -v gdb || true"]).trim();
+        for (const pid of pids.slice(1)) {
+          if (!gdb) {
+            lines.push(`--- native stacks of ${pid}: gdb is not installed ---`);
+            break;
+          }
+          const bt = run(gdb, ["-p", String(pid), "-batch", "-ex", "thread apply all bt 25"], 30_000);
+          lines.push(`--- native stacks of ${pid} ---`, bt.split("\n").slice(-200).join("\n"));
+        }
+      }
+    }
+    const tail = server.output().slice(-6000);
+    lines.push("--- the end of its engine's output ---", tail || "(nothing)", "---");
+    return lines.join("\n");
   };
 }
