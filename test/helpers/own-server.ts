@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 // @ts-expect-error plain ESM helper shared with npm start
 import { startDevServer } from "../../scripts/lib/devserver.mjs";
 import type { Target } from "./cluster";
@@ -45,4 +46,20 @@ export async function startOwnServer(opts: OwnServerOptions = {}): Promise<OwnSe
 
 export function removeStateDir(dir: string | undefined): void {
   if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * A server of the suite's own, started before its tests and stopped (its state removed) after
+ * them: the object is filled in when it has started.
+ */
+export function ownServerForSuite(opts: OwnServerOptions = {}): OwnServer {
+  const server = {} as OwnServer;
+  beforeAll(async () => {
+    Object.assign(server, await startOwnServer(opts));
+  }, 60_000);
+  afterAll(async () => {
+    await server.stop?.();
+    removeStateDir(server.stateDir);
+  });
+  return server;
 }

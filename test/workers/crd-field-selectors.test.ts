@@ -2,11 +2,11 @@
 // and kubectl: the CRD's paths are checked as upstream checks them, lists and watches select
 // by them in the version asked (each version its own fields), and a field a CRD newly
 // declares selects the objects stored before. On a server of its own: CRDs change discovery.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { api, freshNamespace, hasKubectl, kubectl, until } from "../helpers/cluster";
-import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
+import { ownServerForSuite } from "../helpers/own-server";
 
-let t: OwnServer;
+const t = ownServerForSuite();
 let ns: string;
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const NAME = "shirts.stable.example.com";
@@ -60,12 +60,7 @@ async function names(version: string, selector: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  t = await startOwnServer();
   ns = await freshNamespace(t, "shirts");
-}, 60_000);
-afterAll(async () => {
-  await t?.stop();
-  removeStateDir(t?.stateDir);
 });
 
 describe("custom resource field selectors", () => {

@@ -4,12 +4,12 @@
 // workerd and kubectl: gets, lists, tables, watches (replayed and live) in both served
 // versions, with the objects' resourceVersions unchanged. On a server of its own: CRDs change
 // discovery.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { api, freshNamespace, hasKubectl, kubectl, until } from "../helpers/cluster";
-import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
+import { ownServerForSuite } from "../helpers/own-server";
 
-let t: OwnServer;
+const t = ownServerForSuite();
 let ns: string;
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const NAME = "widgets.read.example.com";
@@ -79,12 +79,7 @@ async function watchFrom(version: string, rv: string): Promise<{ type: string; o
 }
 
 beforeAll(async () => {
-  t = await startOwnServer();
   ns = await freshNamespace(t, "widgets");
-}, 60_000);
-afterAll(async () => {
-  await t?.stop();
-  removeStateDir(t?.stateDir);
 });
 
 describe("custom resource defaults on read", () => {
