@@ -57,6 +57,15 @@ export interface Crd extends KubeObject {
   status?: any;
 }
 
+/**
+ * The names a CRD is served by: those accepted (status.acceptedNames), as upstream serves
+ * them, while a change of the requested ones waits on another CRD (naming.ts).
+ */
+export function servedNames(crd: Crd): Crd["spec"]["names"] {
+  const a = crd.status?.acceptedNames;
+  return a && typeof a.kind === "string" && typeof a.plural === "string" ? a : crd.spec.names;
+}
+
 /** The version objects are stored in. */
 export const storageVersion = (crd: Crd): string =>
   crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]?.name ?? "";
@@ -72,7 +81,8 @@ const reverseGroup = (group: string) => group.split(".").reverse().join(".");
 const META = "io.k8s.apimachinery.pkg.apis.meta.v1";
 
 function openapiOf(crd: Crd, v: CrdVersion) {
-  const { group, names } = crd.spec;
+  const { group } = crd.spec;
+  const names = servedNames(crd);
   const listKind = names.listKind ?? `${names.kind}List`;
   const id = `${reverseGroup(group)}.${v.name}.${names.kind}`;
   const listId = `${reverseGroup(group)}.${v.name}.${listKind}`;
@@ -182,7 +192,8 @@ const TERMINATING_VERBS = ["delete", "deletecollection", "get", "list", "watch"]
 
 /** The ResourceDef of one served version of an established CRD. */
 export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
-  const { group, names, scope } = crd.spec;
+  const { group, scope } = crd.spec;
+  const names = servedNames(crd);
   const namespaced = scope !== "Cluster";
   const listKind = names.listKind ?? `${names.kind}List`;
   const stored = storageVersion(crd);

@@ -1,10 +1,11 @@
 // apiextensions.k8s.io/v1 customresourcedefinitions: new kinds a cluster serves (api/custom
 // turns each established one into ResourceDefs). Upstream's defaults, validation (names,
-// versions, structural schemas) and table; the naming and establishing controllers' status,
-// written here when the names are set since nothing else claims them in this cluster.
+// versions, structural schemas) and table. The naming and establishing controllers' status is
+// settled in the CRDs' store shard at each write (api/custom/naming.ts).
 
 import { columnFaults, scaleFaults, schemaFaults } from "../custom/crd-checks";
 import { type Crd, type CrdVersion, isEstablished } from "../custom/definition";
+import { crdNames } from "../custom/naming";
 import { selectableFieldFaults } from "../custom/selectable";
 import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
@@ -24,20 +25,6 @@ function now(): string {
 
 function condition(type: string, status: string, reason: string, message: string) {
   return { type, status, lastTransitionTime: now(), reason, message };
-}
-
-/** The names the CRD asks for, as accepted (upstream's naming controller, without conflicts to find). */
-function acceptedNames(crd: Crd): Record<string, unknown> {
-  const n = isObject(crd.spec?.names) ? crd.spec.names : ({} as Crd["spec"]["names"]);
-  const out: Record<string, unknown> = {
-    plural: n.plural,
-    singular: n.singular,
-    kind: n.kind,
-    listKind: n.listKind,
-  };
-  if (n.shortNames?.length) out.shortNames = n.shortNames;
-  if (n.categories?.length) out.categories = n.categories;
-  return out;
 }
 
 /** Sets (or replaces, when its status differs) one of the CRD's conditions. */
@@ -61,19 +48,13 @@ export function setCrdCondition(
   crd.status = { ...crd.status, conditions };
 }
 
-/** Sets the status the naming and establishing controllers would: names accepted, established. */
-function establish(crd: Crd, old?: Crd): void {
-  const status = (crd.status = { ...(old?.status ?? crd.status ?? {}) });
-  status.acceptedNames = acceptedNames(crd);
-  const conditions: any[] = [...(status.conditions ?? [])];
-  const put = (c: ReturnType<typeof condition>) => {
-    const i = conditions.findIndex((x) => x.type === c.type);
-    if (i < 0) conditions.push(c);
-    else if (conditions[i].status !== c.status) conditions[i] = c;
-  };
-  put(condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"));
-  put(condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted"));
-  status.conditions = conditions;
+/**
+ * Adds the storage version to status.storedVersions. The names and the NamesAccepted and
+ * Established conditions are settled in the store shard, against the group's other CRDs
+ * (api/custom/naming.ts).
+ */
+function recordStoredVersion(crd: Crd): void {
+  const status = (crd.status = { ...(crd.status ?? {}) });
   const stored = versionsOf(crd).find((v) => v.storage)?.name;
   const versions: string[] = [...(status.storedVersions ?? [])];
   if (stored && !versions.includes(stored)) versions.push(stored);
@@ -266,14 +247,15 @@ export const customresourcedefinitions: ResourceDef = {
       }
       const spec = crd.spec as any;
       if (spec) spec.conversion ??= { strategy: "None" };
-      // names changed on a live CRD are accepted again, as the naming controller would
-      if (crd.status?.acceptedNames && names) establish(crd, crd);
+      // a live CRD's storage version joins the stored ones
+      if (crd.status) recordStoredVersion(crd);
     },
     prepareForCreate: (obj) => {
       obj.metadata.generation = 1;
       delete obj.status;
-      establish(obj as Crd);
+      recordStoredVersion(obj as Crd);
     },
+    allocator: crdNames,
     validate: validateCrd,
     markForDeletion: (obj) => {
       // as upstream's CRD storage does on delete: the objects go first (controllers/crd-finalizer.ts)

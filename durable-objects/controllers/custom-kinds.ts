@@ -1,7 +1,7 @@
 // The custom resources as the controllers know them: from the CustomResourceDefinitions in
 // their informer cache, a kind's def (an owner, an autoscaler's target) and a CRD's stored
 // version (namespace cleanup, the CRD finalizer).
-import { type Crd, customDef, isEstablished, storageVersion } from "../../api/custom/definition";
+import { type Crd, customDef, isEstablished, servedNames, storageVersion } from "../../api/custom/definition";
 import { lookupKind } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { ControllerContext } from "./runtime/controller";
@@ -20,9 +20,9 @@ export function kindDef(ctx: ControllerContext, apiVersion: string, kind: string
   if (builtIn) return builtIn;
   const [group, version] = apiVersion.split("/");
   for (const crd of ctx.informers.list(CRDS) as Crd[]) {
-    if (crd.spec?.group !== group || crd.spec.names?.kind !== kind) continue;
+    if (crd.spec?.group !== group || !isEstablished(crd) || servedNames(crd).kind !== kind) continue;
     const v = crd.spec.versions?.find((x) => x.name === version && x.served);
-    return v && isEstablished(crd) ? customDef(crd, v) : undefined;
+    return v ? customDef(crd, v) : undefined;
   }
   return undefined;
 }

@@ -1,6 +1,7 @@
 // Every controller the manager runs, in one list.
 
 import { crdFinalizer } from "./crd-finalizer";
+import { crdNaming } from "./crd-naming";
 import { cronJobController } from "./cronjob";
 import { daemonSetController } from "./daemonset";
 import { deploymentController } from "./deployment";
@@ -55,6 +56,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     ephemeralVolumeController,
     horizontalPodAutoscalerController,
     crdFinalizer,
+    crdNaming,
     createNodeLifecycleController({
       gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
       defaultTolerationSeconds: config.defaultTolerationSeconds,
