@@ -131,7 +131,8 @@ async function syncPods(
       continue;
     }
     if (!pod) {
-      pod = statefulPod(set, revisionFor(set, ordinal, r), ordinal);
+      // it stands in its ordinal's place from now on (the rolling update below reads it)
+      pod = replicas[i] = statefulPod(set, revisionFor(set, ordinal, r), ordinal);
       const made = pod;
       await step(() => createPod(ctx, set, made));
       if (monotonic) throw new Wait();
