@@ -428,8 +428,12 @@ export function progressRecheckAfter(d: KubeObject, s: any, now: number): number
   if (!hasProgressDeadline(d) || !c) return undefined;
   if (deploymentComplete(d, s) || c.reason === "ProgressDeadlineExceeded") return undefined;
   const from = timeOf(c.lastUpdateTime) ?? now;
+  // a second past the deadline, and a second from now once it has passed; never "now" (upstream
+  // waits a rate limiter's backoff then): a rollout that finished and later fell short keeps
+  // its NewReplicaSetAvailable condition, never times out, and would be synced again at once,
+  // for ever, each sync changing nothing
   const after = from + d.spec.progressDeadlineSeconds * 1000 - now;
-  return after < 1000 ? 0 : after + 1000;
+  return Math.max(after, 0) + 1000;
 }
 
 /** Status equality ignoring zero-valued counts the apiserver omits. */

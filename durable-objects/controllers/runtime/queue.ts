@@ -11,6 +11,8 @@ export class WorkQueue {
   private failures = new Map<string, number>();
   private timers = new Map<string, ReturnType<typeof setTimeout>>();
   private active = 0;
+  /** keys added again while they ran, waiting for their turn of the event loop */
+  private deferred = 0;
 
   constructor(
     readonly name: string,
@@ -52,7 +54,7 @@ export class WorkQueue {
 
   /** Resolves when nothing is queued or running (for tests and resync passes). */
   async idle(): Promise<void> {
-    while (this.ready.length || this.active) await new Promise((r) => setTimeout(r, 5));
+    while (this.ready.length || this.active || this.deferred) await new Promise((r) => setTimeout(r, 5));
   }
 
   private pump(): void {
@@ -77,8 +79,18 @@ export class WorkQueue {
         .finally(() => {
           this.active--;
           this.processing.delete(key);
-          if (this.dirty.has(key)) this.ready.push(key);
-          this.pump();
+          if (!this.dirty.has(key)) return this.pump();
+          // added again while it ran: it runs again after a turn of the event loop, never in
+          // the same chain of promises. A sync that re-adds its key without waiting on any I/O
+          // would otherwise hold the thread in that chain, and with it every request the
+          // isolate serves, for as long as it keeps re-adding itself
+          this.deferred++;
+          setTimeout(() => {
+            this.deferred--;
+            if (this.dirty.has(key) && !this.processing.has(key) && !this.ready.includes(key))
+              this.ready.push(key);
+            this.pump();
+          }, 0);
         });
     }
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
 import { deploymentController, syncDeployment } from "../../../durable-objects/controllers/deployment";
+import { progressRecheckAfter } from "../../../durable-objects/controllers/deployment-util";
 import { garbageCollector } from "../../../durable-objects/controllers/garbage-collector";
 import { replicaSetController } from "../../../durable-objects/controllers/replicaset";
 import { FakeCluster, keyOf } from "./fake";
@@ -289,6 +290,24 @@ describe("Deployment controller", () => {
     });
   });
 
+  it("a finished rollout that falls short later is looked at again in a second, not at once, forever", async () => {
+    const c = new FakeCluster();
+    c.add("apps/deployments", deployment(2));
+    await rollout(c);
+    // ten minutes on, a pod is no longer ready: the rollout is not complete, the Progressing
+    // condition still says NewReplicaSetAvailable, and its deadline is long past
+    c.now += 601_000;
+    const [p] = c.list("/pods");
+    c.add("/pods", { ...p, status: { ...p.status, conditions: [{ type: "Ready", status: "False" }] } });
+    await c.run([replicaSetController]);
+    const again: (number | undefined)[] = [];
+    const ctx = c.ctx("deployment-controller");
+    ctx.enqueue = (key, afterMs) => void (key === "default/web" && again.push(afterMs));
+    await syncDeployment("default/web", ctx);
+    // an immediate requeue here spun the controllers' thread, and the server with it
+    expect(again).toEqual([1000]);
+  });
+
   it("deleting the deployment removes its ReplicaSets and pods (background), orphan keeps them", async () => {
     const c = new FakeCluster();
     c.add("apps/deployments", deployment(2));
@@ -344,5 +363,21 @@ describe("Deployment controller", () => {
     const { notFound } = await import("../../../api/errors");
     c.failNext = { verb: "update", error: notFound({ group: "apps", resource: "deployments" }, "web") };
     await expect(syncDeployment("default/web", c.ctx())).resolves.toBeUndefined();
+  });
+});
+
+describe("progressRecheckAfter", () => {
+  it("never asks for a look at once: a second past the deadline, or a second when it has passed", () => {
+    const now = Date.parse("2026-01-01T00:10:00Z");
+    const progressing = (updated: string) => ({
+      conditions: [
+        { type: "Progressing", status: "True", reason: "ReplicaSetUpdated", lastUpdateTime: updated },
+      ],
+    });
+    const d = { metadata: { name: "d" }, spec: { replicas: 1, progressDeadlineSeconds: 600 } };
+    // the deadline half a second away, and already passed
+    expect(progressRecheckAfter(d, progressing("2026-01-01T00:00:00.5Z"), now)).toBe(1500);
+    expect(progressRecheckAfter(d, progressing("2025-12-31T23:59:00Z"), now)).toBe(1000);
+    expect(progressRecheckAfter(d, progressing("2026-01-01T00:05:00Z"), now)).toBe(301_000);
   });
 });

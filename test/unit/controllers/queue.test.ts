@@ -17,3 +17,23 @@ describe("WorkQueue.addAfter", () => {
     expect(seen).toEqual(["soon", "next-year"]);
   });
 });
+
+describe("WorkQueue: a key added again while it runs", () => {
+  it("runs again after a turn of the event loop, so timers and I/O go on meanwhile", async () => {
+    let runs = 0;
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    const q = new WorkQueue("t", async (k) => {
+      runs++;
+      // a sync with nothing to wait on that wants another look at once (as a deadline not yet
+      // reached does); in one chain of promises this would never let the interval run
+      if (ticks < 3 && runs < 1000) q.add(k);
+    });
+    q.add("d");
+    await q.idle();
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThanOrEqual(3);
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThan(50);
+  });
+});
