@@ -6,6 +6,7 @@ import { compile } from "../cel";
 import { field, type StatusCause } from "../errors";
 import { isObject } from "../strategies/common";
 import type { CrdVersion } from "./definition";
+import { undefinedFieldError } from "./rule-fields";
 import type { ValidationRule } from "./rules";
 import type { JSONSchemaProps } from "./schema";
 
@@ -94,7 +95,7 @@ export function schemaFaults(root: JSONSchemaProps, path: string): StatusCause[]
         );
       }
     }
-    out.push(...ruleFaults(s, at));
+    out.push(...ruleFaults(s, at, where === "root"));
     for (const [k, p] of Object.entries(s.properties ?? {})) walk(p, `${at}.properties[${k}]`, "field");
     if (s.items && !Array.isArray(s.items)) walk(s.items, `${at}.items`, "items");
     else if (Array.isArray(s.items))
@@ -125,7 +126,7 @@ function goRule(r: ValidationRule): string {
 }
 
 /** The faults of one node's x-kubernetes-validations, as upstream's CRD validation words them. */
-function ruleFaults(s: JSONSchemaProps, at: string): StatusCause[] {
+function ruleFaults(s: JSONSchemaProps, at: string, root: boolean): StatusCause[] {
   const out: StatusCause[] = [];
   const listed = (s as { "x-kubernetes-validations"?: unknown })["x-kubernetes-validations"];
   const rules = (Array.isArray(listed) ? listed : []).map((r) => (isObject(r) ? r : {})) as ValidationRule[];
@@ -144,7 +145,10 @@ function ruleFaults(s: JSONSchemaProps, at: string): StatusCause[] {
       out.push(field.invalid(`${rp}.fieldPath`, r.fieldPath, "fieldPath must be non-empty if specified"));
     if (out.length || !r.rule?.trim()) continue;
     const compiled = compile(r.rule);
+    const undefinedField = typeof compiled === "function" && undefinedFieldError(r.rule, s, root);
     if (typeof compiled !== "function") out.push(field.invalidShown(`${rp}.rule`, goRule(r), compiled.error));
+    else if (undefinedField)
+      out.push(field.invalidShown(`${rp}.rule`, goRule(r), `compilation failed: ${undefinedField}`));
     if (r.optionalOldSelf !== undefined && !/\boldSelf\b/.test(r.rule))
       out.push(
         field.invalid(

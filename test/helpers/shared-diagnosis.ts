@@ -1,11 +1,11 @@
 // What the summary reporter shows of the shared server when a test failed: whether it still
 // answers (through the front door, and at workerd's own port), and when it does not, what its
-// processes are doing: their CPU use and open files, workerd's native stacks (with gdb, when installed), and
-// the JavaScript stack of the engine's Node process (the front door; a Node diagnostic report
-// on SIGUSR2); then the end of its engine's output. All of it runs in vitest's main process,
+// processes are doing: their CPU use and open files, workerd's native and JavaScript stacks
+// (with gdb, when installed), and the JavaScript stack of the engine's Node process (the front
+// door; a Node diagnostic report on SIGUSR2); then the end of its engine's output. All of it runs in vitest's main process,
 // where global-setup.ts registers the function under this key.
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const SHARED_SERVER_DIAGNOSIS = Symbol.for("edgeplane.sharedServerDiagnosis");
@@ -108,6 +108,39 @@ async function engineStack(pid: number, dir: string): Promise<string> {
   return `(no report within 3 s in ${dir}: ${readdirSync(dir).join(", ")})`;
 }
 
+/**
+ * The JavaScript stack workerd's thread is on now: gdb has V8 print it (its debugging helper
+ * _v8_internal_Print_StackTrace) with the process's stdout pointed at a file for the moment.
+ */
+function jsStack(gdb: string, pid: number, dir: string): string {
+  const file = join(dir, `js-stack-${pid}-${Date.now()}.txt`);
+  const script = join(dir, "js-stack.gdb");
+  writeFileSync(
+    script,
+    [
+      "set pagination off",
+      "call (int)dup(1)",
+      "set $saved = $",
+      `call (int)open("${file}", 0x241, 0644)`,
+      "set $fd = $",
+      "call (int)dup2($fd, 1)",
+      "call (void)_v8_internal_Print_StackTrace()",
+      "call (int)fflush(0)",
+      "call (int)dup2($saved, 1)",
+      "call (int)close($fd)",
+      "call (int)close($saved)",
+      "detach",
+      "quit",
+    ].join("\n"),
+  );
+  run(gdb, ["-p", String(pid), "-batch", "-x", script], 30_000);
+  try {
+    return readFileSync(file, "utf8").split("\n").slice(0, 40).join("\n") || "(empty)";
+  } catch {
+    return "(none written)";
+  }
+}
+
 export function sharedServerDiagnosis(server: DiagnosedServer): () => Promise<string> {
   return async () => {
     const front = await probe(server.url);
@@ -131,6 +164,8 @@ export function sharedServerDiagnosis(server: DiagnosedServer): () => Promise<st
           }
           const bt = run(gdb, ["-p", String(pid), "-batch", "-ex", "thread apply all bt 25"], 30_000);
           lines.push(`--- native stacks of ${pid} ---`, bt.split("\n").slice(-200).join("\n"));
+          for (let i = 1; i <= 3; i++)
+            lines.push(`--- JavaScript stack of ${pid}, sample ${i} ---`, jsStack(gdb, pid, server.stateDir));
         }
       }
     }

@@ -517,6 +517,19 @@ describe("validation rules (x-kubernetes-validations)", () => {
     expect(causes).toContain(
       'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].reason: Unsupported value: "FieldValueOdd": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"',
     );
+    // a field the schema does not declare fails the CRD, not each object later
+    const unknown = causesOf(
+      await api(
+        t,
+        "POST",
+        CRDS,
+        limitsCrd([{ rule: "self.max >= 0" }, { rule: "self.minimum <= self.max" }]),
+      ),
+    );
+    expect(unknown).toHaveLength(1);
+    expect(unknown[0]).toMatch(
+      /^spec\.validation\.openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[1\]\.rule: Invalid value: .*Rule:"self\.minimum <= self\.max".*\}: compilation failed: ERROR: <input>:1:5: undefined field 'minimum'\n \| self\.minimum <= self\.max\n \| \.\.\.\.\^$/,
+    );
   });
 
   it("checks objects against the rules, at their nodes, in upstream's words", async () => {
