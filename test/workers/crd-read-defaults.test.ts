@@ -182,9 +182,23 @@ describe("custom resource defaults on read", () => {
     expect(patched.status, patched.text).toBe(200);
     // a removed field reads as its default again
     expect(patched.json.spec).toEqual({ size: "L", replicas: 3, mode: "auto" });
+    // a write of an object read with defaults stores them, and they are no change of its spec
+    const labelled = await api(
+      t,
+      "PATCH",
+      `${widgets()}/plain`,
+      JSON.stringify({ metadata: { labels: { a: "b" } } }),
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    expect(labelled.status, labelled.text).toBe(200);
+    expect(labelled.json.metadata.generation).toBe(before.plain.metadata.generation);
+    expect(labelled.json.spec).toMatchObject({ replicas: 1, mode: "auto" });
     const live = await watchFrom("v2", now);
     expect(live.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.spec.mode}`)).toEqual([
       "MODIFIED set auto",
+      "MODIFIED plain auto",
     ]);
   });
 
