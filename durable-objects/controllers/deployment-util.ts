@@ -427,11 +427,12 @@ export function progressRecheckAfter(d: KubeObject, s: any, now: number): number
   const c = getCondition(s.conditions, "Progressing");
   if (!hasProgressDeadline(d) || !c) return undefined;
   if (deploymentComplete(d, s) || c.reason === "ProgressDeadlineExceeded") return undefined;
+  // a rollout that finished and later fell short keeps its NewReplicaSetAvailable condition,
+  // which never times out (deploymentTimedOut): nothing to look for
+  if (c.reason === "NewReplicaSetAvailable") return undefined;
   const from = timeOf(c.lastUpdateTime) ?? now;
   // a second past the deadline, and a second from now once it has passed; never "now" (upstream
-  // waits a rate limiter's backoff then): a rollout that finished and later fell short keeps
-  // its NewReplicaSetAvailable condition, never times out, and would be synced again at once,
-  // for ever, each sync changing nothing
+  // waits a rate limiter's backoff then): a sync that changes nothing would come straight back
   const after = from + d.spec.progressDeadlineSeconds * 1000 - now;
   return Math.max(after, 0) + 1000;
 }
