@@ -6,11 +6,12 @@ import type { StatusCause } from "../errors";
 import { apiVersionOf, type ResourceDef, type TableColumn } from "../resource";
 import { ageColumn, column, nameColumn, translateAge } from "../strategies/common";
 import { scaleDocument } from "../strategies/workloads";
+import { rfc3339 } from "../time";
 import type { KubeObject } from "../types";
 import { validateMeta } from "../validation/metadata";
 import { findAll } from "./jsonpath";
 import { customKey, customViewKey } from "./key";
-import { readDefaultsOf, withReadDefaults } from "./read-defaults";
+import { fromStorageAs, readDefaultsOf } from "./read-defaults";
 import { validateRules } from "./rules";
 import { applyDefaults, type JSONSchemaProps, prune, validateValue } from "./schema";
 import { fieldLabel, selectableValuesOf, storedSelectablePaths } from "./selectable";
@@ -64,6 +65,23 @@ export interface Crd extends KubeObject {
 export function servedNames(crd: Crd): Crd["spec"]["names"] {
   const a = crd.status?.acceptedNames;
   return a && typeof a.kind === "string" && typeof a.plural === "string" ? a : crd.spec.names;
+}
+
+/** Sets one of the CRD's conditions: its transition time moves only when its status does. */
+export function setCrdCondition(
+  crd: Crd,
+  type: string,
+  status: string,
+  reason: string,
+  message: string,
+): void {
+  const conditions: any[] = [...(crd.status?.conditions ?? [])];
+  const i = conditions.findIndex((x) => x.type === type);
+  const kept = i >= 0 && conditions[i].status === status ? conditions[i].lastTransitionTime : undefined;
+  const c = { type, status, lastTransitionTime: kept ?? rfc3339(), reason, message };
+  if (i < 0) conditions.push(c);
+  else conditions[i] = c;
+  crd.status = { ...crd.status, conditions };
 }
 
 /** The version objects are stored in. */
@@ -256,13 +274,10 @@ export function customDef(crd: Crd, v: CrdVersion): ResourceDef {
   if (v.name !== stored || trees) {
     // conversion "None": the stored object in another served version differs in apiVersion only
     const storedVersion = `${group}/${stored}`;
-    const served = apiVersionOf(def);
     def.storedIn = {
       key: storeKey,
       toStorage: (o) => ({ ...o, apiVersion: storedVersion }),
-      fromStorage: trees
-        ? (o) => ({ ...withReadDefaults(o, trees), apiVersion: served })
-        : (o) => ({ ...o, apiVersion: served }),
+      fromStorage: fromStorageAs(apiVersionOf(def), trees),
       fieldLabels: {},
       redraws: !!trees,
     };

@@ -6,11 +6,11 @@
 // where the stamp is the CRD's resourceVersion and the paths are its selectable fields (all
 // versions', URI-encoded, comma-separated; selectable.ts). A watch in another served version
 // names its view the same way with that version; a view of a CRD with schema defaults also
-// carries them (";d=<trees>", read-defaults.ts), which the shard fills into each event. The shard's Durable Object is still named by
-// "<group>/<plural>" alone: the key moves on as the CRD changes, and the shard follows the
-// newest stamp it is called with (shard.ts).
+// carries them (";d=<trees>", read-defaults.ts), which the shard fills into each event. The
+// shard's Durable Object is still named by "<group>/<plural>" alone: the key moves on as the
+// CRD changes, and the shard follows the newest stamp it is called with (shard.ts).
 import { apiVersionOf, type ResourceDef, STANDARD_VERBS } from "../resource";
-import { decodeReadDefaults, encodeReadDefaults, type ReadDefaults, withReadDefaults } from "./read-defaults";
+import { decodeReadDefaults, encodeReadDefaults, fromStorageAs, type ReadDefaults } from "./read-defaults";
 import { selectableValuesOf } from "./selectable";
 
 export interface CustomKeyParts {
@@ -79,13 +79,10 @@ export function defFromCustomKey(key: string): ResourceDef | undefined {
   };
   // a view in a version other than the stored one: conversion "None" changes apiVersion only,
   // after the defaults of the version the object was stored in
-  const apiVersion = apiVersionOf(def);
   def.storedIn = {
     key,
     toStorage: (o) => o,
-    fromStorage: trees
-      ? (o) => ({ ...withReadDefaults(o, trees), apiVersion })
-      : (o) => ({ ...o, apiVersion }),
+    fromStorage: fromStorageAs(apiVersionOf(def), trees),
     fieldLabels: {},
   };
   decoded.set(key, def);

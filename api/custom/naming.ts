@@ -11,7 +11,7 @@
 import { deepEqual, isObject } from "../patch/util";
 import type { Allocator, AllocatorContext } from "../resource";
 import type { KubeObject } from "../types";
-import type { Crd } from "./definition";
+import { type Crd, setCrdCondition } from "./definition";
 
 export interface CrdNames {
   plural?: string;
@@ -25,9 +25,8 @@ export interface CrdNames {
 interface Condition {
   type: string;
   status: string;
-  lastTransitionTime?: string;
-  reason?: string;
-  message?: string;
+  reason: string;
+  message: string;
 }
 
 const resourceKey = (group: string, name: string) => `resource:${group}:${name}`;
@@ -37,20 +36,6 @@ const namesOf = (crd: Crd): CrdNames =>
   isObject(crd.spec?.names) ? (crd.spec.names as CrdNames) : ({} as CrdNames);
 const acceptedOf = (crd: Crd | undefined): CrdNames =>
   isObject(crd?.status?.acceptedNames) ? (crd.status.acceptedNames as CrdNames) : {};
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, "Z");
-}
-
-/** Sets condition `c` on the list, keeping its transition time when its status stays. */
-function putCondition(conditions: Condition[], c: Condition): void {
-  const i = conditions.findIndex((x) => x.type === c.type);
-  if (i < 0) conditions.push({ ...c, lastTransitionTime: now() });
-  else {
-    const same = conditions[i].status === c.status;
-    conditions[i] = { ...c, lastTransitionTime: same ? conditions[i].lastTransitionTime : now() };
-  }
-}
 
 /** Whether the CRD's names wait on another CRD: some are not accepted yet. */
 export function namesPending(crd: Crd): boolean {
@@ -118,32 +103,20 @@ function settleNames(crd: Crd, old: Crd | undefined, ctx: AllocatorContext): voi
     kind: (n) => ctx.taken(kindKey(group, n)),
   });
   // the server's status: the names accepted before this write (never a client's), and its conditions
-  const status = { ...(isObject(crd.status) ? crd.status : {}) };
-  const conditions: Condition[] = [...(Array.isArray(status.conditions) ? status.conditions : [])];
-  putCondition(conditions, condition);
-  const established = conditions.find((c) => c.type === "Established");
+  crd.status = { ...(isObject(crd.status) ? crd.status : {}), acceptedNames: names };
+  setCrdCondition(crd, "NamesAccepted", condition.status, condition.reason, condition.message);
   // established once all its names were accepted (upstream's establishing controller), for good
-  if (established?.status !== "True") {
-    putCondition(
-      conditions,
-      condition.status === "True"
-        ? {
-            type: "Established",
-            status: "True",
-            reason: "InitialNamesAccepted",
-            message: "the initial names have been accepted",
-          }
-        : {
-            type: "Established",
-            status: "False",
-            reason: "NotAccepted",
-            message: "not all names are accepted",
-          },
+  const established = crd.status.conditions.find((c: Condition) => c.type === "Established");
+  if (established?.status === "True") return;
+  if (condition.status === "True")
+    setCrdCondition(
+      crd,
+      "Established",
+      "True",
+      "InitialNamesAccepted",
+      "the initial names have been accepted",
     );
-  }
-  status.acceptedNames = names;
-  status.conditions = conditions;
-  crd.status = status;
+  else setCrdCondition(crd, "Established", "False", "NotAccepted", "not all names are accepted");
 }
 
 /** The CRDs' names as their store shard allocates them. */

@@ -68,6 +68,17 @@ export function withReadDefaults(obj: KubeObject, trees: ReadDefaults): KubeObje
   return obj;
 }
 
+/**
+ * A stored object as a served version shows it, with conversion "None": the defaults of the
+ * version it was stored in (when the CRD has any), then the version's apiVersion.
+ */
+export function fromStorageAs(
+  apiVersion: string,
+  trees: ReadDefaults | undefined,
+): (o: KubeObject) => KubeObject {
+  return trees ? (o) => ({ ...withReadDefaults(o, trees), apiVersion }) : (o) => ({ ...o, apiVersion });
+}
+
 /** The trees as a view key's suffix carries them (no ";" in it). */
 export function encodeReadDefaults(trees: ReadDefaults): string {
   return encodeURIComponent(JSON.stringify(trees));

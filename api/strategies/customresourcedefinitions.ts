@@ -4,7 +4,7 @@
 // settled in the CRDs' store shard at each write (api/custom/naming.ts).
 
 import { columnFaults, scaleFaults, schemaFaults } from "../custom/crd-checks";
-import { type Crd, type CrdVersion, isEstablished } from "../custom/definition";
+import { type Crd, type CrdVersion, isEstablished, setCrdCondition } from "../custom/definition";
 import { crdNames } from "../custom/naming";
 import { selectableFieldFaults } from "../custom/selectable";
 import { field, type StatusCause } from "../errors";
@@ -18,35 +18,6 @@ import { createdAtColumn, isObject, nameColumn } from "./common";
 export const CRD_GROUP = "apiextensions.k8s.io";
 /** Held by a CRD being deleted until its objects are gone (controllers/crd-finalizer.ts). */
 export const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, "Z");
-}
-
-function condition(type: string, status: string, reason: string, message: string) {
-  return { type, status, lastTransitionTime: now(), reason, message };
-}
-
-/** Sets (or replaces, when its status differs) one of the CRD's conditions. */
-export function setCrdCondition(
-  crd: Crd,
-  type: string,
-  status: string,
-  reason: string,
-  message: string,
-): void {
-  const conditions: any[] = [...(crd.status?.conditions ?? [])];
-  const i = conditions.findIndex((x) => x.type === type);
-  const c = condition(type, status, reason, message);
-  if (i < 0) conditions.push(c);
-  else
-    conditions[i] = {
-      ...c,
-      lastTransitionTime:
-        conditions[i].status === status ? conditions[i].lastTransitionTime : c.lastTransitionTime,
-    };
-  crd.status = { ...crd.status, conditions };
-}
 
 /**
  * Adds the storage version to status.storedVersions. The names and the NamesAccepted and

@@ -2,10 +2,10 @@
 // being deleted keeps the customresourcecleanup finalizer until every object of its resource
 // is gone. Objects are deleted namespace by namespace; ones held by finalizers of their own
 // are waited for; then the finalizer comes off and the CRD goes.
-import type { Crd } from "../../api/custom/definition";
+import { type Crd, setCrdCondition } from "../../api/custom/definition";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
-import { CRD_CLEANUP_FINALIZER, setCrdCondition } from "../../api/strategies/customresourcedefinitions";
+import { CRD_CLEANUP_FINALIZER } from "../../api/strategies/customresourcedefinitions";
 import type { KubeObject } from "../../api/types";
 import { errorMessage, isConflict, isNotFound, pathFor } from "./controller-utils";
 import { CRDS, storedDef } from "./custom-kinds";
