@@ -1,5 +1,6 @@
 // Field-selector values of an object: metadata.name and metadata.namespace for every
 // resource, plus what the resource's strategy makes selectable.
+import { hashText } from "../../api/hash";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 
@@ -36,9 +37,7 @@ export function supportedFields(def: ResourceDef): Set<string> {
  */
 function fieldsSignature(paths: readonly string[]): number {
   if (!paths.length) return 0;
-  let h = 0x811c9dc5;
-  for (const ch of paths.join("\n")) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
-  return h || 1;
+  return Number.parseInt(hashText(paths.join("\n")).slice(0, 8), 16) || 1;
 }
 
 const SIG_KEY = "fields_sig";

@@ -2,6 +2,7 @@
 // live changes, all before the method yields, so nothing committed in between is missed or
 // doubled.
 import { badRequest, StatusError } from "../../api/errors";
+import { hashText } from "../../api/hash";
 import { resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { checkFieldSelector, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
@@ -70,14 +71,7 @@ function viewCache(storage: DurableObjectStorage): Map<string, string> {
 type Attached = WatchFilter & { viewRef?: string };
 
 function viewRef(view: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = 0; i < view.length; i++) {
-    const c = view.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
-  }
-  return `${VIEW_PREFIX}${a.toString(36)}.${b.toString(36)}.${view.length}`;
+  return `${VIEW_PREFIX}${hashText(view)}.${view.length}`;
 }
 
 /** A watch socket's filter as its attachment carries it: a long view by reference. */

@@ -2,8 +2,9 @@
 // (upstream's layout: components.schemas with allOf-wrapped references,
 // operations with x-kubernetes-action and x-kubernetes-group-version-kind).
 
+import { hashText } from "../../api/hash";
 import type { ResourceDef } from "../../api/resource";
-import { closure, DEFINITIONS, hashText, META, mapRefs, type Schema } from "./definitions";
+import { closure, DEFINITIONS, META, mapRefs, type Schema } from "./definitions";
 import { groupVersionsOf, type Operation, operationsFor, rootIdsFor } from "./operations";
 import { QUERY_PARAMS } from "./query-params";
 

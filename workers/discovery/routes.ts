@@ -3,8 +3,8 @@
 // routes and sends the result as is. Bodies are built once per defs array.
 
 import { notAcceptable } from "../../api/errors";
+import { hashText } from "../../api/hash";
 import type { ResourceDef } from "../../api/resource";
-import { hashText } from "./definitions";
 import {
   aggregatedDiscoveryBody,
   apiGroupBody,
