@@ -83,15 +83,13 @@ export function undefinedFieldError(
         }
         return value.testOnly ? undefined : mapValue(operand);
       }
-      case "callExpr":
+      case "callExpr": {
         if (value.target) typeOf(value.target, scope);
-        for (const a of value.args ?? []) typeOf(a, scope);
+        const args: Known[] = (value.args ?? []).map((a: Node) => typeOf(a, scope));
         // an index into a list or map gives its element
-        if (value.function === "_[_]") {
-          const of = typeOf(value.args?.[0], scope);
-          return of?.items ?? mapValue(of);
-        }
+        if (value.function === "_[_]") return args[0]?.items ?? mapValue(args[0]);
         return undefined;
+      }
       case "listExpr":
         for (const e of value.elements ?? []) typeOf(e, scope);
         return undefined;

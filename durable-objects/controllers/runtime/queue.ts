@@ -85,10 +85,10 @@ export class WorkQueue {
           // would otherwise hold the thread in that chain, and with it every request the
           // isolate serves, for as long as it keeps re-adding itself
           this.deferred++;
+          // (meanwhile add() leaves it be: it is dirty, so it is in no list but this timer's)
           setTimeout(() => {
             this.deferred--;
-            if (this.dirty.has(key) && !this.processing.has(key) && !this.ready.includes(key))
-              this.ready.push(key);
+            this.ready.push(key);
             this.pump();
           }, 0);
         });
