@@ -15,7 +15,7 @@ const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
 const WRANGLER_TOML = join(ROOT, "wrangler.toml");
 
 /** Every process below `pid` (wrangler starts workerd, which must not outlive it). */
-function descendants(pid) {
+export function descendants(pid) {
   let out = [];
   try {
     const kids = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })

@@ -7,6 +7,8 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+// @ts-expect-error plain ESM helper shared with npm start
+import { descendants } from "../../scripts/lib/devserver.mjs";
 
 export const SHARED_SERVER_DIAGNOSIS = Symbol.for("edgeplane.sharedServerDiagnosis");
 
@@ -37,14 +39,6 @@ function run(cmd: string, args: string[], timeout = 20_000): string {
   } catch (e) {
     return `(${cmd} failed: ${String(e).slice(0, 200)})`;
   }
-}
-
-function descendants(pid: number): number[] {
-  const kids = run("ps", ["-o", "pid=", "--ppid", String(pid)])
-    .split("\n")
-    .map((s) => Number(s.trim()))
-    .filter((n) => n > 0);
-  return kids.flatMap((k) => [k, ...descendants(k)]);
 }
 
 /** utime + stime (clock ticks) and the state letter of a process. */
@@ -150,7 +144,7 @@ export function sharedServerDiagnosis(server: DiagnosedServer): () => Promise<st
       lines.push(`workerd's own port ${server.internalPort}: /livez ${direct.text}`);
       const engine = server.child.pid;
       if (engine) {
-        const pids = [engine, ...descendants(engine)];
+        const pids: number[] = [engine, ...descendants(engine)];
         lines.push("--- CPU ---", await cpuOf(pids));
         lines.push(
           "--- the engine's JavaScript stack (front door) ---",

@@ -4,6 +4,7 @@
 // declares selects the objects stored before. On a server of its own: CRDs change discovery.
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, freshNamespace, hasKubectl, kubectl, until } from "../helpers/cluster";
+import { crdManifest } from "../helpers/crds";
 import { ownServerForSuite } from "../helpers/own-server";
 
 const t = ownServerForSuite();
@@ -38,17 +39,10 @@ function shirtCrd(v1Fields: string[], v2Fields: string[]) {
     schema: { openAPIV3Schema: schema },
     selectableFields: fields.map((jsonPath) => ({ jsonPath })),
   });
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: NAME },
-    spec: {
-      group: "stable.example.com",
-      scope: "Namespaced",
-      names: { plural: "shirts", singular: "shirt", kind: "Shirt" },
-      versions: [version("v1", true, v1Fields), version("v2", false, v2Fields)],
-    },
-  };
+  return crdManifest("stable.example.com", { plural: "shirts", singular: "shirt", kind: "Shirt" }, [
+    version("v1", true, v1Fields),
+    version("v2", false, v2Fields),
+  ]);
 }
 
 const shirts = (version = "v1") => `/apis/stable.example.com/${version}/namespaces/${ns}/shirts`;

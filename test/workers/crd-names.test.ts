@@ -5,6 +5,7 @@
 // a server of its own (CRDs change discovery).
 import { describe, expect, it } from "vitest";
 import { api, hasKubectl, kubectl, until } from "../helpers/cluster";
+import { crdManifest } from "../helpers/crds";
 import { ownServerForSuite } from "../helpers/own-server";
 
 const t = ownServerForSuite();
@@ -12,24 +13,14 @@ const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const GROUP = "names.example.com";
 
 function crd(plural: string, kind: string, shortNames?: string[]) {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: { plural, kind, ...(shortNames ? { shortNames } : {}) },
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        },
-      ],
+  return crdManifest(GROUP, { plural, kind, ...(shortNames ? { shortNames } : {}) }, [
+    {
+      name: "v1",
+      served: true,
+      storage: true,
+      schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
     },
-  };
+  ]);
 }
 
 type Condition = { type: string; status: string; reason: string; message: string };

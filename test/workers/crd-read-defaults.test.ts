@@ -7,6 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { api, freshNamespace, hasKubectl, kubectl, until } from "../helpers/cluster";
+import { crdManifest } from "../helpers/crds";
 import { ownServerForSuite } from "../helpers/own-server";
 
 const t = ownServerForSuite();
@@ -50,17 +51,10 @@ function widgetCrd(defaults: boolean) {
       { name: "Mode", type: "string", jsonPath: ".spec.mode" },
     ],
   });
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: NAME },
-    spec: {
-      group: "read.example.com",
-      scope: "Namespaced",
-      names: { plural: "widgets", singular: "widget", kind: "Widget" },
-      versions: [version("v1", true), version("v2", false)],
-    },
-  };
+  return crdManifest("read.example.com", { plural: "widgets", singular: "widget", kind: "Widget" }, [
+    version("v1", true),
+    version("v2", false),
+  ]);
 }
 
 const widgets = (version = "v1") => `/apis/read.example.com/${version}/namespaces/${ns}/widgets`;
@@ -208,24 +202,18 @@ describe("custom resource defaults on read", () => {
     const many: Record<string, unknown> = {};
     for (let i = 0; i < 200; i++)
       many[`field${i}`] = { type: "string", default: `the default value of field ${i}` };
-    const crd = {
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name: "gadgets.read.example.com" },
-      spec: {
-        group: "read.example.com",
-        scope: "Namespaced",
-        names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
-        versions: ["v1", "v2"].map((name) => ({
-          name,
-          served: true,
-          storage: name === "v1",
-          schema: {
-            openAPIV3Schema: { type: "object", properties: { spec: { type: "object", properties: many } } },
-          },
-        })),
-      },
-    };
+    const crd = crdManifest(
+      "read.example.com",
+      { plural: "gadgets", singular: "gadget", kind: "Gadget" },
+      ["v1", "v2"].map((name) => ({
+        name,
+        served: true,
+        storage: name === "v1",
+        schema: {
+          openAPIV3Schema: { type: "object", properties: { spec: { type: "object", properties: many } } },
+        },
+      })),
+    );
     const r = await api(t, "POST", CRDS, crd);
     expect(r.status, r.text).toBe(201);
     const gadgets = `/apis/read.example.com/v2/namespaces/${ns}/gadgets`;
