@@ -457,6 +457,62 @@ describe("invalid objects", () => {
     );
   });
 
+  it("a PUT or patch that would move the object to another name or namespace is 400, and stores nothing", async () => {
+    const cur = await api(t, "GET", `${cms}/target`);
+    const put = (metadata: Record<string, unknown>) =>
+      api(t, "PUT", `${cms}/target`, { ...cur.json, metadata: { ...cur.json.metadata, ...metadata } });
+    expectStatus(
+      await put({ namespace: "elsewhere" }),
+      400,
+      "BadRequest",
+      `the namespace of the object (elsewhere) does not match the namespace on the request (${ns})`,
+    );
+    expectStatus(
+      await put({ name: undefined }),
+      400,
+      "BadRequest",
+      "the name of the object (target based on URL) was undeterminable: name must be provided",
+    );
+    const merge = { "content-type": "application/merge-patch+json" };
+    const patch = (body: unknown, ct = merge) => api(t, "PATCH", `${cms}/target`, JSON.stringify(body), ct);
+    expectStatus(
+      await patch({ metadata: { name: "zzz" } }),
+      400,
+      "BadRequest",
+      "the name of the object (zzz) does not match the name on the URL (target)",
+    );
+    expectStatus(
+      await patch(
+        { metadata: { name: "zzz" } },
+        { "content-type": "application/strategic-merge-patch+json" },
+      ),
+      400,
+      "BadRequest",
+      "the name of the object (zzz) does not match the name on the URL (target)",
+    );
+    expectStatus(
+      await patch({ metadata: { namespace: "elsewhere" } }),
+      400,
+      "BadRequest",
+      "the namespace of the provided object does not match the namespace sent on the request",
+    );
+    expectStatus(
+      await patch({ metadata: { name: null } }),
+      400,
+      "BadRequest",
+      "the name of the object (target based on URL) was undeterminable: name must be provided",
+    );
+    // a patch that leaves the namespace out keeps the request's
+    const ok = await patch([{ op: "remove", path: "/metadata/namespace" }], {
+      "content-type": "application/json-patch+json",
+    });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.json.metadata.namespace).toBe(ns);
+    const after = await api(t, "GET", `${cms}/target`);
+    expect(after.json.metadata.resourceVersion).toBe(ok.json.metadata.resourceVersion);
+    expect((await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/zzz`)).status).toBe(404);
+  });
+
   it("a body namespace different from the URL is 400 BadRequest", async () => {
     const r = await api(t, "POST", cms, { ...cm("nsx"), metadata: { name: "nsx", namespace: "elsewhere" } });
     expectStatus(

@@ -78,6 +78,24 @@ export function checkNamespace(def: ResourceDef, obj: KubeObject, info: RequestI
     throw badRequest("the server could not find the requested resource (namespace is required)");
 }
 
+/**
+ * A PUT's body, or a patch's result, is the object its URL names (upstream's checkName): it
+ * has a name, the URL's, and a namespace, when it has one, the request's. Each a 400.
+ */
+export function checkName(obj: KubeObject, name: string, namespace: string | undefined): void {
+  const meta = obj.metadata;
+  if (!meta.name)
+    throw badRequest(
+      `the name of the object (${name} based on URL) was undeterminable: name must be provided`,
+    );
+  if (meta.name !== name)
+    throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+  if (namespace && meta.namespace && meta.namespace !== namespace)
+    throw badRequest(
+      `the namespace of the object (${meta.namespace}) does not match the namespace on the request (${namespace})`,
+    );
+}
+
 const SERVER_OWNED = [
   "uid",
   "resourceVersion",

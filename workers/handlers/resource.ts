@@ -34,6 +34,8 @@ import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFoun
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {
   checkDecodedTypeMeta,
+  checkName,
+  checkNamespace,
   checkTypeMeta,
   generateName,
   isConflict,
@@ -317,12 +319,8 @@ async function create(w: WriteContext): Promise<Response> {
 async function update(w: WriteContext, namespace: string): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw, w.def.kind);
   const obj = checkDecodedTypeMeta(w.def, decoded.value);
-  if (obj.metadata.name && obj.metadata.name !== w.info.name)
-    throw badRequest(
-      `the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`,
-    );
-  obj.metadata.name = w.info.name;
-  if (w.def.namespaced) obj.metadata.namespace = namespace;
+  checkName(obj, w.info.name, w.def.namespaced ? namespace : undefined);
+  checkNamespace(w.def, obj, w.info);
   checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
   const clientRV = obj.metadata.resourceVersion;
   const old = await w.store.get(namespace, w.info.name);
@@ -375,6 +373,9 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
         return await createByApply(w, body, force);
       }
       const next = applyPatchBody(w, old, body, type, force);
+      // the patched object is still the one the URL names (upstream: namespace, then name)
+      checkNamespace(w.def, next, w.info);
+      checkName(next, w.info.name, w.def.namespaced ? namespace : undefined);
       const wanted = next.metadata.resourceVersion;
       if (wanted && wanted !== old.metadata.resourceVersion) {
         pinned = true;
@@ -398,12 +399,9 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
 
 async function createByApply(w: WriteContext, body: unknown, force: boolean): Promise<Response> {
   const obj = checkTypeMeta(w.def, body);
-  if (obj.metadata.name && obj.metadata.name !== w.info.name)
-    throw badRequest(
-      `the name of the object (${obj.metadata.name}) does not match the name on the URL (${w.info.name})`,
-    );
-  obj.metadata.name = w.info.name;
   const applied = applyPatchBody(w, undefined, obj, "application/apply-patch+yaml", force);
+  checkNamespace(w.def, applied, w.info);
+  checkName(applied, w.info.name, w.def.namespaced ? w.info.namespace : undefined);
   checkFields(w, applied);
   prepareCreate(w.def, applied, w.info);
   validateObject(w.def, applied);
