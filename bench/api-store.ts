@@ -20,6 +20,7 @@ import {
   createPods,
   pagedWalks,
   probeDuring,
+  requestCeiling,
   sequential,
   startApiServer,
 } from "./lib/apiserver";
@@ -52,6 +53,21 @@ const ENGINE_CREATES: Record<number, { count: number; seconds: number }> = {
   50: { count: 500, seconds: 15 },
 };
 const FILL_SECONDS = Number(process.env.BENCH_FILL_SECONDS ?? 90);
+/**
+ * Requests a create cannot do without, each at 50 clients at the engine port: what this
+ * machine's workerd answers per second at most, to set beside the creates and etcd's puts.
+ * A create is one such request, plus its shard's commit, plus the controllers' pulls.
+ */
+const CEILINGS = [
+  { key: "version", label: "GET /version (workerd + router only)", status: 200, path: () => "/version" },
+  {
+    key: "get_missing",
+    label: "GET missing pod (+ authn, authz, one shard call)",
+    status: 404,
+    path: (i: number) => `/api/v1/namespaces/${NS}/pods/none-${i}`,
+  },
+];
+const CEILING_SECONDS = 6;
 // A p99 over (event, watcher) pairs is set by the slowest 1% of events once each event
 // reaches every watcher at about the same moment: with 20 events, one event held up by a
 // pause decided the figure. 100 events make it a property of the run, not of one event.
@@ -114,6 +130,14 @@ async function measureOurs(podCount: number): Promise<Ours> {
       );
     else log(`profile: dryRun=All unsupported (HTTP ${dry.status}), skipped`);
     const cpuUse: Ours["cpu"] = [];
+    log(`ceilings: requests answered per second, 50 clients, ${CEILING_SECONDS}s each, at the engine port`);
+    const ceilings: Ours["ceilings"] = [];
+    for (const c of CEILINGS) {
+      const r = await cpuOf(`ceiling ${c.key}`, () =>
+        requestCeiling(api.direct, c.status, c.path, 50, CEILING_SECONDS),
+      );
+      ceilings.push({ ...c, r });
+    }
     log(`warm-up: ${WARM_UP_SECONDS}s of creates, 50 clients (reported as the cold start)`);
     await createNamespace(d, WARM_NS);
     const cold = await createPods(d, WARM_NS, "warm", 0, 100_000, 50, WARM_UP_SECONDS);
@@ -217,6 +241,7 @@ async function measureOurs(podCount: number): Promise<Ours> {
       profile,
       creates,
       engineCreates,
+      ceilings,
       cold,
       fill,
       podBytes,

@@ -29,6 +29,8 @@ export interface Ours {
   creates: Record<number, LoadResult>;
   /** the same creates at the engine's own port (no front door) */
   engineCreates: Record<number, LoadResult>;
+  /** the most requests of a shape the engine answers per second at 50 clients (api-store.ts CEILINGS) */
+  ceilings: { key: string; label: string; r: LoadResult }[];
   fill: LoadResult;
   /** 50-client creates from a fresh start (the warm-up): not the steady state the targets are about */
   cold: LoadResult;
@@ -86,6 +88,12 @@ export function report(ours: Ours, etcd: EtcdBaseline, floor: WatchResult[]): Re
       [`ratio_create_vs_etcd_put_c${c}_p99`]: ratio(o.latency.p99, e.latency.p99),
     });
   }
+  const e50 = etcd.puts[50] as LoadResult;
+  for (const { key, label, r } of ours.ceilings) {
+    rows.push([`ceiling: ${label}, 50 clients, engine port`, r.perSecond, ...load(r)]);
+    m[`ceiling_${key}_c50_per_s`] = r.perSecond;
+    m[`ratio_ceiling_${key}_vs_etcd_put_c50_per_s`] = ratio(r.perSecond, e50.perSecond);
+  }
   rows.push([`fill toward ${ours.stored} pods, 50 clients`, ours.fill.perSecond, ...load(ours.fill)]);
   rows.push(["pod create, 50 clients, cold (warm-up)", ours.cold.perSecond, ...load(ours.cold)]);
   rows.push(["etcd put, 50 clients, cold (warm-up)", etcd.cold.perSecond, ...load(etcd.cold)]);
@@ -107,6 +115,7 @@ export function report(ours: Ours, etcd: EtcdBaseline, floor: WatchResult[]): Re
     ...CLIENTS.map((c) => [`create c${c}`, ours.creates[c]] as const),
     ...CLIENTS.map((c) => [`create engine c${c}`, ours.engineCreates[c]] as const),
     ["fill", ours.fill] as const,
+    ...ours.ceilings.map((c) => [`ceiling ${c.key}`, c.r] as const),
     ["create worker c50", wc] as const,
   ].filter(([, r]) => r && r.errors > 0);
   for (const [label, r] of failed) console.log(`errors in ${label}: ${r?.errors}, first: ${r?.firstError}`);
@@ -264,7 +273,6 @@ export function report(ours: Ours, etcd: EtcdBaseline, floor: WatchResult[]): Re
 
   const w1000 = ours.watches.find((w) => w.watchers === 1000);
   const c50 = ours.creates[50] as LoadResult;
-  const e50 = etcd.puts[50] as LoadResult;
   m.target_create_c50_p99_le_50ms = c50.latency.p99 <= 50 ? 1 : 0;
   const within50 = (w: WatchResult | undefined) => (w && w.latency.p99 <= 50 && w.missed === 0 ? 1 : 0);
   m.target_watch_w1000_p99_le_50ms = within50(w1000);

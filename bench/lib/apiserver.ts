@@ -185,6 +185,33 @@ export async function createPods(
   }
 }
 
+/**
+ * How many requests of one shape the server answers per second with `clients` in a closed
+ * loop for `seconds`: with a request that does no work (GET /version), the runtime's own
+ * ceiling on this machine, which no create (one request, and more inside) can pass.
+ */
+export async function requestCeiling(
+  t: Target,
+  status: number,
+  path: (i: number) => string,
+  clients: number,
+  seconds: number,
+): Promise<LoadResult> {
+  const agent = keepAliveAgent(clients);
+  try {
+    return await closedLoop(
+      Number.MAX_SAFE_INTEGER,
+      clients,
+      async (i) => {
+        await expectStatus(status, request(t, agent, "GET", path(i)), `GET ${path(i)}`);
+      },
+      seconds,
+    );
+  } finally {
+    agent.destroy();
+  }
+}
+
 /** Sequential latency of one request shape (one client, keep-alive), after 5 warm-ups. */
 export async function sequential(
   t: Target,
