@@ -126,6 +126,19 @@ export function ensureObject(obj: Record<string, any>, key: string): Record<stri
   return obj[key];
 }
 
+/**
+ * An embedded object's metadata (a pod template's, a job template's, a claim template's)
+ * without `creationTimestamp: null`: what every typed client (client-go, kubectl's
+ * `rollout undo`) sends for it, because Go writes the zero time as null. Upstream holds it
+ * as the zero value, the same as leaving it out; kept as written here, it made an unchanged
+ * template differ from the stored one (a new generation, a new ReplicaSet, a rollout).
+ */
+export function dropZeroTimestamp(holder: unknown): void {
+  if (!isObject(holder) || !isObject(holder.metadata) || holder.metadata.creationTimestamp !== null) return;
+  delete holder.metadata.creationTimestamp;
+  if (Object.keys(holder.metadata).length === 0) delete holder.metadata;
+}
+
 export const countKeys = (v: unknown): number => (isObject(v) ? Object.keys(v).length : 0);
 
 /** upstream's ValidateNonnegativeField: one cause when a number is below zero. */

@@ -17,6 +17,7 @@ import {
   ageColumn,
   column,
   containerCells,
+  dropZeroTimestamp,
   ensureObject,
   isObject,
   nameColumn,
@@ -35,6 +36,7 @@ export function defaultCronJob(obj: KubeObject): void {
   if (spec.suspend == null) spec.suspend = false;
   if (spec.successfulJobsHistoryLimit == null) spec.successfulJobsHistoryLimit = 3;
   if (spec.failedJobsHistoryLimit == null) spec.failedJobsHistoryLimit = 1;
+  dropZeroTimestamp(spec.jobTemplate);
   defaultTemplate(spec.jobTemplate?.spec?.template);
 }
 

@@ -2,7 +2,7 @@
 // the generated defaulters that walk containers, probes, volumes).
 
 import type { KubeObject } from "../types";
-import { ensureObject, isObject } from "./common";
+import { dropZeroTimestamp, ensureObject, isObject } from "./common";
 
 const DEFAULT_MODE = 0o644; // 420
 
@@ -182,5 +182,6 @@ export function defaultPod(obj: KubeObject): void {
 /** Defaults for a pod template inside a workload (`spec.template`). */
 export function defaultTemplate(template: unknown): void {
   if (!isObject(template)) return;
+  dropZeroTimestamp(template);
   defaultPodSpec(ensureObject(template, "spec"));
 }

@@ -11,6 +11,7 @@ import {
   ageColumn,
   column,
   containersColumn,
+  dropZeroTimestamp,
   ensureObject,
   imagesColumn,
   isObject,
@@ -57,6 +58,7 @@ export function defaultStatefulSet(obj: KubeObject): void {
   // each claim template is defaulted as a claim is (volume mode, and a Pending status)
   for (const t of Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : [])
     if (isObject(t)) {
+      dropZeroTimestamp(t);
       ensureObject(t, "spec").volumeMode ??= "Filesystem";
       ensureObject(t, "status").phase ||= "Pending";
     }

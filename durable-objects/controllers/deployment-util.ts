@@ -49,15 +49,25 @@ export function safeEncode(s: string): string {
 
 /** The pod-template-hash of a template (FNV-32a over its canonical JSON, plus the collision count). */
 export function computeHash(template: unknown, collisionCount?: number): string {
-  let s = stableStringify(template ?? {});
+  let s = stableStringify(withoutZeroTimestamp(template ?? {}));
   if (collisionCount) s += `#${collisionCount}`;
   return safeEncode(String(fnv32a(s)));
 }
 
-/** Template equality ignoring the pod-template-hash label (upstream EqualIgnoreHash). */
+/**
+ * A template as upstream's Go struct holds it: `creationTimestamp: null` is the zero time,
+ * the same as none (ReplicaSets stored before the API dropped it carry it).
+ */
+function withoutZeroTimestamp(template: any): any {
+  if (template?.metadata?.creationTimestamp !== null) return template;
+  const { creationTimestamp: _zero, ...metadata } = template.metadata;
+  return { ...template, metadata };
+}
+
+/** Template equality ignoring the pod-template-hash label and a zero creationTimestamp (upstream EqualIgnoreHash). */
 export function equalIgnoreHash(a: any, b: any): boolean {
   const strip = (t: any) => {
-    const c = structuredClone(t ?? {});
+    const c = withoutZeroTimestamp(structuredClone(t ?? {}));
     if (c.metadata?.labels) {
       delete c.metadata.labels[HASH_LABEL];
       if (Object.keys(c.metadata.labels).length === 0) delete c.metadata.labels;

@@ -63,7 +63,22 @@ describe.skipIf(!hasKubectl)("workloads", () => {
 
   it("set image rolls with maxUnavailable respected; rollout undo goes back; scale 5 and 1", async () => {
     const ns = await freshNamespace(t);
-    await k(["create", "deployment", "roll", "-n", ns, "--image=busybox:1", "--replicas=4"]);
+    // written by hand, as most manifests are: no creationTimestamp in the template
+    const manifest = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "roll", namespace: ns, labels: { app: "roll" } },
+      spec: {
+        replicas: 4,
+        selector: { matchLabels: { app: "roll" } },
+        template: {
+          metadata: { labels: { app: "roll" } },
+          spec: { containers: [{ name: "busybox", image: "busybox:1" }] },
+        },
+      },
+    };
+    const made = await kubectl(t, ["apply", "-f", "-"], { input: JSON.stringify(manifest) });
+    expect(made.code, made.stderr).toBe(0);
     await until(
       "initial rollout",
       async () => (await k(["rollout", "status", "deployment/roll", "-n", ns, "--timeout=10s"])).code === 0,
@@ -125,6 +140,28 @@ describe.skipIf(!hasKubectl)("workloads", () => {
         (await k(["rollout", "status", "deployment/roll", "-n", ns, "--timeout=10s"])).code === 0
       );
     });
+    // undo went back to revision 1's ReplicaSet (kubectl sends its template as Go writes it,
+    // `creationTimestamp: null` included): no third one; its revision is now 3
+    const sets = (await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets`)).json.items;
+    expect(sets).toHaveLength(2);
+    const first = sets.find((r: any) => r.spec.template.spec.containers[0].image === "busybox:1");
+    expect(first.metadata.annotations).toMatchObject({
+      "deployment.kubernetes.io/revision": "3",
+      "deployment.kubernetes.io/revision-history": "1",
+    });
+    const history = (await k(["rollout", "history", "deployment/roll", "-n", ns])).stdout;
+    expect(history).not.toMatch(/^1\s/m);
+    expect(history).toMatch(/^3\s/m);
+    // a typed client's round trip (a label added, the template's zero timestamp written out)
+    // changes no spec: same generation, no new ReplicaSet
+    const cur = (await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/deployments/roll`)).json;
+    cur.metadata.labels = { ...cur.metadata.labels, touched: "yes" };
+    cur.spec.template.metadata.creationTimestamp = null;
+    const put = await api(t, "PUT", `/apis/apps/v1/namespaces/${ns}/deployments/roll`, cur);
+    expect(put.status, put.text).toBe(200);
+    expect(put.json.metadata.generation).toBe(cur.metadata.generation);
+    expect(put.json.spec.template.metadata).not.toHaveProperty("creationTimestamp");
+    expect((await api(t, "GET", `/apis/apps/v1/namespaces/${ns}/replicasets`)).json.items).toHaveLength(2);
     expect((await k(["scale", "deployment/roll", "-n", ns, "--replicas=5"])).code).toBe(0);
     await until(
       "5 pods",

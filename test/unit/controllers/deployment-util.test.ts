@@ -93,6 +93,12 @@ describe("template hash", () => {
     ).toBe(true);
     expect(equalIgnoreHash(t, { metadata: { labels: { app: "db" } }, spec: { containers: [] } })).toBe(false);
   });
+  it("holds a template's zero creationTimestamp (null) the same as none, in equality and hash", () => {
+    const t = { metadata: { labels: { app: "web" } }, spec: { containers: [] } };
+    const z = { metadata: { labels: { app: "web" }, creationTimestamp: null }, spec: { containers: [] } };
+    expect(equalIgnoreHash(t, z)).toBe(true);
+    expect(computeHash(z)).toBe(computeHash(t));
+  });
 });
 
 describe("rolling update steps", () => {

@@ -82,6 +82,37 @@ describe("deployments", () => {
   });
 });
 
+describe("embedded metadata's zero creationTimestamp", () => {
+  const template = () => ({
+    metadata: { creationTimestamp: null, labels: { app: "web" } },
+    spec: { containers: [{ name: "c", image: "nginx:1" }] },
+  });
+  it("is dropped from pod, job and claim templates, as Go's zero time is no value", () => {
+    const d: KubeObject = { metadata: { ...meta }, spec: { template: template() } };
+    strat("apps", "deployments").defaults!(d);
+    expect(d.spec.template.metadata).toEqual({ labels: { app: "web" } });
+    const cj: KubeObject = {
+      metadata: { ...meta },
+      spec: {
+        schedule: "* * * * *",
+        jobTemplate: { metadata: { creationTimestamp: null }, spec: { template: template() } },
+      },
+    };
+    findResource("batch", "v1", "cronjobs")!.strategy.defaults!(cj);
+    expect(cj.spec.jobTemplate).not.toHaveProperty("metadata");
+    expect(cj.spec.jobTemplate.spec.template.metadata).toEqual({ labels: { app: "web" } });
+    const sts: KubeObject = {
+      metadata: { ...meta },
+      spec: {
+        template: template(),
+        volumeClaimTemplates: [{ metadata: { name: "data", creationTimestamp: null }, spec: {} }],
+      },
+    };
+    strat("apps", "statefulsets").defaults!(sts);
+    expect(sts.spec.volumeClaimTemplates[0].metadata).toEqual({ name: "data" });
+  });
+});
+
 describe("replicasets", () => {
   const s = strat("apps", "replicasets");
   it("defaults replicas and exposes status.replicas", () => {
