@@ -27,7 +27,7 @@ import { ingressclasses, ingresses, networkpolicies } from "./networking";
 import { nodes } from "./nodes";
 import { persistentvolumeclaims, persistentvolumes } from "./persistentvolumes";
 import { poddisruptionbudgets } from "./poddisruptionbudgets";
-import { pods } from "./pods";
+import { bindings, pods } from "./pods";
 import { priorityclasses } from "./priorityclasses";
 import { limitranges, resourcequotas } from "./quotas";
 import { clusterrolebindings, clusterroles, rolebindings, roles } from "./rbac";
@@ -64,6 +64,7 @@ export const RESOURCES: ResourceDef[] = [
   persistentvolumeclaims,
   persistentvolumes,
   pods,
+  bindings,
   podtemplates,
   replicationcontrollers,
   resourcequotas,

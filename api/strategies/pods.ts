@@ -107,3 +107,19 @@ export const pods: ResourceDef = {
     },
   },
 };
+
+/**
+ * core/v1 bindings: the older way to bind a pod (POST a Binding named after the pod to the
+ * namespace's bindings), served as upstream still serves it, beside pods/binding.
+ */
+export const bindings: ResourceDef = {
+  group: "",
+  version: "v1",
+  resource: "bindings",
+  kind: "Binding",
+  listKind: "BindingList",
+  singular: "binding",
+  namespaced: true,
+  verbs: ["create"],
+  strategy: { generation: false },
+};

@@ -14,6 +14,7 @@ import {
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { componentstatuses } from "../../api/strategies/component-statuses";
+import { bindings } from "../../api/strategies/pods";
 import { TABLE_TYPE } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects/store/protocol";
@@ -29,6 +30,7 @@ import { isTrue, type RequestInfo } from "../request-info";
 import { encoded, json, wantsYaml } from "../respond";
 import { Store } from "../store-client";
 import { warningHeaders } from "../warnings";
+import { legacyBinding } from "./binding";
 import { componentStatuses } from "./component-statuses";
 import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
@@ -171,6 +173,7 @@ export async function handleResource(c: C): Promise<Response> {
   // status and ephemeralcontainers are the object itself, read and written by the generic paths
   if (info.subresource && !OBJECT_SUBRESOURCES.has(info.subresource)) return subresourceHandler(w, namespace);
   if (def === componentstatuses) return componentStatuses(w);
+  if (def === bindings && info.verb === "create") return legacyBinding(w, namespace);
   if (def.group === "authentication.k8s.io" && info.verb === "create") {
     const body = await decodeObject(c.req.raw);
     if (def.resource === "tokenreviews")

@@ -1,21 +1,21 @@
 // Subresources with a kind of their own: scale (autoscaling/v1 Scale over spec.replicas)
-// and pods/binding (the scheduler's Binding, which sets spec.nodeName and PodScheduled).
+// and the others a pod or an object has (binding.ts, eviction.ts, streams.ts, tokens).
 
 import { customScaleOf, setAtPath } from "../../api/custom/definition";
-import { badRequest, conflict, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
+import { badRequest, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
 import { isObject } from "../../api/strategies/common";
 import { scaleColumns, scaleOf, validateScale } from "../../api/strategies/workloads";
 import { TABLE_TYPE, tableOfKind } from "../../api/table";
-import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { tokenRequest } from "../authn/index";
 import { type Decoded, decodeBody, decodeObject, decodePatch, mediaType, readText } from "../body";
 import { negotiate } from "../negotiate";
 import { encoded, json } from "../respond";
-import { eviction, SUCCESS_201 } from "./eviction";
+import { podBinding } from "./binding";
+import { eviction } from "./eviction";
 import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
-import { checkDecodedTypeMeta, checkTypeMeta, isConflict } from "./prepare";
+import { checkTypeMeta, isConflict } from "./prepare";
 import { respondWith, type WriteContext } from "./resource";
 import { streamSubresource } from "./streams";
 
@@ -112,57 +112,6 @@ function applyPatchBodyForScale(
   return applyPatchBody(asScale(w), current, body, type, false);
 }
 
-async function binding(w: WriteContext, namespace: string): Promise<Response> {
-  const decoded = await decodeBody(w.c.req.raw, "Binding");
-  const b = checkDecodedTypeMeta({ ...w.def, kind: "Binding" }, decoded.value, "Binding", "v1");
-  checkFields(w, b, objectFound(decoded, b, "Binding"));
-  const target = b.target;
-  if (b.metadata.name && b.metadata.name !== w.info.name)
-    throw badRequest(`Binding name "${b.metadata.name}" does not match the pod name "${w.info.name}"`);
-  if (!isObject(target) || !target.name)
-    throw invalid({ group: "", kind: "Binding" }, w.info.name, [field.required("target.name")]);
-  for (let attempt = 0; ; attempt++) {
-    const pod = await w.store.get(namespace, w.info.name);
-    if (b.metadata.uid && b.metadata.uid !== pod.metadata.uid)
-      throw conflict(
-        { group: "", resource: "pods/binding" },
-        w.info.name,
-        `Precondition failed: UID in precondition: ${b.metadata.uid}, UID in object meta: ${pod.metadata.uid}`,
-      );
-    if (pod.metadata.deletionTimestamp)
-      throw conflict(
-        { group: "", resource: "pods/binding" },
-        w.info.name,
-        `pod ${w.info.name} is being deleted, cannot be assigned to a host`,
-      );
-    if (pod.spec?.nodeName)
-      throw conflict(
-        { group: "", resource: "pods/binding" },
-        w.info.name,
-        `pod ${w.info.name} is already assigned to node "${pod.spec.nodeName}"`,
-      );
-    pod.spec.nodeName = String(target.name);
-    if (b.metadata.annotations)
-      pod.metadata.annotations = { ...pod.metadata.annotations, ...b.metadata.annotations };
-    pod.status ??= {};
-    const conditions: any[] = (pod.status.conditions ?? []).filter((c: any) => c.type !== "PodScheduled");
-    conditions.push({
-      type: "PodScheduled",
-      status: "True",
-      lastProbeTime: null,
-      lastTransitionTime: rfc3339(),
-    });
-    pod.status.conditions = conditions;
-    try {
-      await w.store.update(pod, { expectRV: pod.metadata.resourceVersion, dryRun: w.dryRun });
-      return respondWith(w, SUCCESS_201, 201);
-    } catch (e) {
-      if (isConflict(e) && attempt < 8) continue;
-      throw e;
-    }
-  }
-}
-
 /** namespaces/<name>/finalize: only spec.finalizers changes; with none left a terminating namespace goes. */
 async function finalize(w: WriteContext): Promise<Response> {
   const body = checkTypeMeta(w.def, await decodeObject(w.c.req.raw));
@@ -216,7 +165,7 @@ export async function subresourceHandler(w: WriteContext, namespace: string): Pr
       }
       break;
     case "binding":
-      if (w.def.kind === "Pod") return binding(w, namespace);
+      if (w.def.kind === "Pod") return podBinding(w, namespace);
       break;
   }
   throw notFoundPath();

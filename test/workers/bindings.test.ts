@@ -1,0 +1,81 @@
+// Binding pods to nodes both ways upstream serves: pods/<name>/binding (what kube-scheduler
+// uses) and the namespace's core/v1 bindings (older custom schedulers), through real kubectl.
+import { beforeAll, describe, expect, it } from "vitest";
+import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+
+const t = shared();
+let ns = "";
+
+const pod = (name: string) => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name },
+  spec: { schedulerName: "nobody", containers: [{ name: "c", image: "busybox" }] },
+});
+const binding = (name: string | undefined, node: string) => ({
+  apiVersion: "v1",
+  kind: "Binding",
+  metadata: name === undefined ? {} : { name },
+  target: { kind: "Node", name: node },
+});
+
+beforeAll(async () => {
+  ns = await freshNamespace(t, "bind");
+  for (const name of ["a", "b", "c"]) {
+    const r = await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod(name));
+    if (r.status !== 201) throw new Error(`setup: ${r.status} ${r.text}`);
+  }
+});
+
+describe("bindings", () => {
+  it.skipIf(!hasKubectl)(
+    "core/v1 bindings is served: kubectl lists it and creates a Binding that binds the pod",
+    async () => {
+      const res = await kubectl(t, ["api-resources", "--api-group=", "-o", "wide"]);
+      expect(res.stdout).toMatch(/^bindings\s+v1\s+true\s+Binding\s+create\s*$/m);
+      const made = await kubectl(t, ["create", "-n", ns, "-f", "-"], {
+        input: JSON.stringify(binding("a", "n1")),
+      });
+      expect(made.code, made.stderr).toBe(0);
+      // the answer is a Success Status, as upstream's: kubectl names what it got back
+    expect(made.stdout).toContain("created");
+      const a = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/a`)).json;
+      expect(a.spec.nodeName).toBe("n1");
+      expect(a.status.conditions).toContainEqual(
+        expect.objectContaining({ type: "PodScheduled", status: "True" }),
+      );
+      // once bound, bound: the second is refused as pods/binding refuses it
+      const again = await kubectl(t, ["create", "-n", ns, "-f", "-"], {
+        input: JSON.stringify(binding("a", "n2")),
+      });
+      expect(again.code).not.toBe(0);
+      expect(again.stderr).toContain('pod a is already assigned to node "n1"');
+    },
+  );
+
+  it("a Binding that names no pod, or another pod than its URL's, is refused", async () => {
+    const unnamed = await api(t, "POST", `/api/v1/namespaces/${ns}/bindings`, binding(undefined, "n1"));
+    expect(unnamed.status, unnamed.text).toBe(422);
+    expect(unnamed.json.details.causes).toContainEqual(
+      expect.objectContaining({ reason: "FieldValueRequired", field: "metadata.name" }),
+    );
+    const other = await api(t, "POST", `/api/v1/namespaces/${ns}/pods/b/binding`, binding("c", "n1"));
+    expect(other.status, other.text).toBe(400);
+    expect(other.json.message).toBe("name in URL does not match name in Binding object");
+    const noTarget = await api(t, "POST", `/api/v1/namespaces/${ns}/bindings`, {
+      ...binding("b", "n1"),
+      target: { kind: "Service", name: "" },
+    });
+    expect(noTarget.status, noTarget.text).toBe(422);
+    expect(noTarget.json.details.causes.map((c: any) => c.field).sort()).toEqual([
+      "target.kind",
+      "target.name",
+    ]);
+    const missing = await api(t, "POST", `/api/v1/namespaces/${ns}/bindings`, binding("nope", "n1"));
+    expect(missing.status, missing.text).toBe(404);
+    for (const name of ["b", "c"])
+      expect(
+        (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/${name}`)).json.spec.nodeName,
+      ).toBeUndefined();
+  });
+});
