@@ -223,6 +223,22 @@ const ROLES: RoleSpec[] = [
     rules: [urls(["get"], ["/healthz", "/livez", "/readyz", "/version", "/version/"])],
   },
   {
+    // the service account issuer's discovery document and keys, for every service account
+    // (so workloads can verify each other's tokens); with or without the trailing slash
+    name: "system:service-account-issuer-discovery",
+    rules: [
+      urls(
+        ["get"],
+        [
+          "/.well-known/openid-configuration",
+          "/.well-known/openid-configuration/",
+          "/openid/v1/jwks",
+          "/openid/v1/jwks/",
+        ],
+      ),
+    ],
+  },
+  {
     name: "system:monitoring",
     rules: [
       urls(
@@ -340,6 +356,11 @@ const BINDINGS: BindingSpec[] = [
     name: "system:public-info-viewer",
     role: "system:public-info-viewer",
     groups: ["system:authenticated", "system:unauthenticated"],
+  },
+  {
+    name: "system:service-account-issuer-discovery",
+    role: "system:service-account-issuer-discovery",
+    groups: ["system:serviceaccounts"],
   },
   { name: "system:node-proxier", role: "system:node-proxier", users: ["system:kube-proxy"] },
   {

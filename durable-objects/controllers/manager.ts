@@ -6,7 +6,7 @@ import type { KubeObject } from "../../api/types";
 import type { Env } from "../../workers/env";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./garbage-collector";
 import { buildControllers } from "./index";
-import { ApiClient } from "./runtime/client";
+import { ApiClient, componentUserAgent } from "./runtime/client";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { Informers } from "./runtime/informers";
 import { once } from "./runtime/once";
@@ -15,6 +15,8 @@ import { EventRecorder } from "./runtime/recorder";
 import { stayResident } from "./runtime/resident";
 import { resourcesOf } from "./runtime/subscriptions";
 
+/** the program name its requests' user agent begins with: the manager of its writes */
+const PROGRAM = "kube-controller-manager";
 const USER = {
   name: "system:kube-controller-manager",
   uid: "",
@@ -40,13 +42,17 @@ export class ControllerManager extends DurableObject<Env> {
     });
     const CONTROLLERS = this.controllers;
     const informers = new Informers(this.env, resourcesOf("controllers"));
-    const api = new ApiClient(this.env, USER, (res, obj, deleted) => informers.observe(res, obj, deleted));
+    const api = new ApiClient(this.env, USER, componentUserAgent(PROGRAM, PROGRAM), (res, obj, deleted) =>
+      informers.observe(res, obj, deleted),
+    );
     for (const c of CONTROLLERS) {
+      // each controller's requests carry its name, as upstream's per-controller clients do
+      const own = api.withUserAgent(componentUserAgent(PROGRAM, c.name));
       const queue = new WorkQueue(c.name, (key) => c.sync(key, ctx), c.workers ?? 4);
       const ctx: ControllerContext = {
         informers,
-        api,
-        recorder: new EventRecorder(api, c.name),
+        api: own,
+        recorder: new EventRecorder(own, c.name),
         enqueue: (key, afterMs) => (afterMs ? queue.addAfter(key, afterMs) : queue.add(key)),
         now: () => Date.now(),
       };

@@ -53,7 +53,8 @@ export function createNodeLifecycleController(opts: NodeLifecycleOptions = {}): 
     const silent = now - probe.at > grace;
     try {
       if (silent) {
-        const conditions = silentNodeConditions(node.status?.conditions, nowIso);
+        const created = node.metadata.creationTimestamp ?? nowIso;
+        const conditions = silentNodeConditions(node.status?.conditions, nowIso, created);
         if (conditions)
           node = await ctx.api.update(
             NODE,

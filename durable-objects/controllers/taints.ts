@@ -1,5 +1,5 @@
-// Node health and taint arithmetic (upstream nodelifecycle + tainteviction): the Ready
-// condition a silent node gets, the taints a node's conditions imply, and when a pod on a
+// Node health and taint arithmetic (upstream nodelifecycle + tainteviction): the
+// conditions a silent node gets, the taints a node's conditions imply, and when a pod on a
 // NoExecute-tainted node must go given its tolerations.
 import type { KubeObject } from "../../api/types";
 import { type Condition, timeOf } from "./controller-utils";
@@ -26,32 +26,36 @@ export interface Toleration {
 }
 
 export const STOPPED_MESSAGE = "Kubelet stopped posting node status.";
+export const NEVER_POSTED_MESSAGE = "Kubelet never posted node status.";
+/** the conditions a silent node's are set Unknown, in upstream's order (not NetworkUnavailable) */
+const HEALTH_CONDITIONS = ["Ready", ...PRESSURE];
 
 /**
- * Conditions of a node whose kubelet went silent: Ready (and the pressure conditions)
- * become Unknown with NodeStatusUnknown; a node that never reported gets NodeStatusNeverUpdated.
- * Returns undefined when nothing changes.
+ * Conditions of a node whose kubelet went silent, as upstream's node lifecycle controller
+ * writes them: Ready and the pressure conditions become Unknown with NodeStatusUnknown; one
+ * the kubelet never posted is added as Unknown with NodeStatusNeverUpdated, its heartbeat
+ * the node's creation (the last time anything was heard of it). Undefined when nothing changes.
  */
 export function silentNodeConditions(
   conditions: Condition[] | undefined,
   nowIso: string,
+  createdIso: string,
 ): Condition[] | undefined {
   const list = structuredClone(conditions ?? []);
   let changed = false;
-  const ready = list.find((c) => c.type === "Ready");
-  if (!ready) {
-    list.push({
-      type: "Ready",
-      status: "Unknown",
-      reason: "NodeStatusNeverUpdated",
-      message: "Kubelet never posted node status.",
-      lastHeartbeatTime: nowIso,
-      lastTransitionTime: nowIso,
-    });
-    changed = true;
-  }
-  for (const c of list) {
-    if ((c.type === "Ready" || PRESSURE.includes(c.type)) && c.status !== "Unknown") {
+  for (const type of HEALTH_CONDITIONS) {
+    const c = list.find((x) => x.type === type);
+    if (!c) {
+      list.push({
+        type,
+        status: "Unknown",
+        reason: "NodeStatusNeverUpdated",
+        message: NEVER_POSTED_MESSAGE,
+        lastHeartbeatTime: createdIso,
+        lastTransitionTime: nowIso,
+      });
+      changed = true;
+    } else if (c.status !== "Unknown") {
       c.status = "Unknown";
       c.reason = "NodeStatusUnknown";
       c.message = STOPPED_MESSAGE;

@@ -6,7 +6,7 @@ import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../../workers/env";
 import { CLASSES, PVCS, PVS } from "../controllers/persistentvolume";
-import { ApiClient, isNotFound, pathFor } from "../controllers/runtime/client";
+import { ApiClient, componentUserAgent, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
 import { once } from "../controllers/runtime/once";
 import { EventRecorder } from "../controllers/runtime/recorder";
@@ -36,7 +36,10 @@ export class SchedulerObject extends DurableObject<Env> {
     this.loop = new SchedulingLoop();
     const informers = new Informers(this.env, resourcesOf("scheduler"));
     // its own writes (a claim's selected node, a volume's claimRef) are seen at once, as the controllers' are
-    this.api = new ApiClient(this.env, USER, (res, obj, deleted) => {
+    // upstream's scheduler client says kube-scheduler/<version> .../scheduler: its status
+    // writes are recorded under the manager kube-scheduler
+    const agent = componentUserAgent("kube-scheduler", "scheduler");
+    this.api = new ApiClient(this.env, USER, agent, (res, obj, deleted) => {
       if (STORAGE.has(res)) informers.observe(res, obj, deleted);
     });
     // events through the recorder: a pod retried every few seconds counts up one event

@@ -248,4 +248,28 @@ ${cred}
     expect(jwks.json.keys[0]).toMatchObject({ use: "sig", alg: "ES256" });
     expect(jwks.json.keys[0].d).toBeUndefined();
   });
+
+  it("lets service accounts read the issuer discovery over kubectl, jwks_uri on the https address", async () => {
+    const admin = { ...s, kubeconfigPath: s.kubeconfigPath };
+    expect((await kubectl(admin, ["create", "serviceaccount", "discoverer", "-n", ns])).code).toBe(0);
+    const token = (await kubectl(admin, ["create", "token", "discoverer", "-n", ns])).stdout.trim();
+    const sa = as({ token });
+    const conf = await kubectl(sa, ["get", "--raw", "/.well-known/openid-configuration"]);
+    expect(conf.stderr).toBe("");
+    expect(JSON.parse(conf.stdout).jwks_uri).toBe(`${s.httpsUrl}/openid/v1/jwks`);
+    const jwks = await kubectl(sa, ["get", "--raw", "/openid/v1/jwks"]);
+    expect(jwks.stderr).toBe("");
+    expect(JSON.parse(jwks.stdout).keys[0].kty).toBe("EC");
+    // as a user would check it, impersonating an account (its groups come with it)
+    const as1 = await kubectl(admin, [
+      "get",
+      "--raw",
+      "/.well-known/openid-configuration",
+      `--as=system:serviceaccount:${ns}:discoverer`,
+    ]);
+    expect(as1.stderr).toBe("");
+    // a plain user is not a service account: no such grant
+    const bob = await kubectl(as({ token: "bobtok" }), ["get", "--raw", "/openid/v1/jwks"]);
+    expect(bob.stderr).toContain("Forbidden");
+  });
 });

@@ -38,7 +38,7 @@ describe("bindings", () => {
       });
       expect(made.code, made.stderr).toBe(0);
       // the answer is a Success Status, as upstream's: kubectl names what it got back
-    expect(made.stdout).toContain("created");
+      expect(made.stdout).toContain("created");
       const a = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/a`)).json;
       expect(a.spec.nodeName).toBe("n1");
       expect(a.status.conditions).toContainEqual(

@@ -28,6 +28,16 @@ export async function serviceAccountJwks(env: AuthnEnv, objects?: ObjectSource) 
 }
 
 /**
+ * Where clients reach this apiserver, as https://<the host they asked for>. Upstream's
+ * default jwks_uri is always https on the external address; here the request may arrive as
+ * plain http (the local front door terminates TLS and hands the bytes on unchanged, Host
+ * included), so the scheme is not taken from the request URL, only its host.
+ */
+export function externalOrigin(url: URL): string {
+  return `https://${url.host}`;
+}
+
+/**
  * Answers the two discovery paths (GET), undefined for any other path. `url` is the request's
  * URL when the caller has parsed it already (every request passes here).
  */
@@ -37,7 +47,7 @@ export async function handleIssuerDiscovery(
   url: URL = new URL(req.url),
 ): Promise<Response | undefined> {
   if (url.pathname === OPENID_CONFIGURATION_PATH) {
-    const body = await openidConfiguration(env, url.origin);
+    const body = await openidConfiguration(env, externalOrigin(url));
     return new Response(JSON.stringify(body), {
       headers: { "content-type": "application/json", "cache-control": "public, max-age=3600" },
     });

@@ -6,6 +6,7 @@ import { apiVersionOf, type ResourceDef } from "../../../api/resource";
 import type { KubeObject } from "../../../api/types";
 import { app } from "../../../workers/app";
 import type { UserInfo } from "../../../workers/app-env";
+import { versionBody } from "../../../workers/discovery/discovery";
 import type { Env } from "../../../workers/env";
 import { internalRequest } from "../../../workers/internal";
 import { pathFor } from "../controller-utils";
@@ -16,12 +17,32 @@ export { isAlreadyExists, isConflict, isNotFound, pathFor } from "../controller-
 
 export type WriteObserver = (res: string, obj: KubeObject, deleted: boolean) => void;
 
+/**
+ * The user agent a Kubernetes component's client sends, as client-go builds it:
+ * `<program>/<version> (<os>/<arch>) kubernetes/<commit, 7 chars>/<client>`, the version and
+ * platform being what /version serves. The writes below name no fieldManager, so the
+ * apiserver records the part before the first "/" as their manager, as upstream's
+ * managedFields show (kube-controller-manager, kube-scheduler); audit logs get the whole.
+ */
+export function componentUserAgent(program: string, client: string): string {
+  const v = versionBody();
+  const version = v.gitVersion.split("-")[0];
+  return `${program}/${version} (${v.platform}) kubernetes/${v.gitCommit.slice(0, 7)}/${client}`;
+}
+
 export class ApiClient {
   constructor(
     private readonly env: Env,
     readonly user: UserInfo,
+    /** sent as user-agent; see componentUserAgent */
+    readonly userAgent: string,
     private readonly observe?: WriteObserver,
   ) {}
+
+  /** The same client under another user agent (one per controller, as upstream's clients). */
+  withUserAgent(userAgent: string): ApiClient {
+    return new ApiClient(this.env, this.user, userAgent, this.observe);
+  }
 
   async request(
     method: string,
@@ -31,7 +52,7 @@ export class ApiClient {
   ): Promise<any> {
     const init: RequestInit = {
       method,
-      headers: { accept: "application/json", "user-agent": this.user.name },
+      headers: { accept: "application/json", "user-agent": this.userAgent },
     };
     if (body !== undefined) {
       init.body = typeof body === "string" ? body : JSON.stringify(body);
@@ -56,19 +77,12 @@ export class ApiClient {
 
   async create(def: ResourceDef, obj: KubeObject): Promise<KubeObject> {
     const body = { apiVersion: apiVersionOf(def), kind: def.kind, ...obj };
-    return this.seen(
-      def,
-      await this.request(
-        "POST",
-        pathFor(def, obj.metadata.namespace) + "?fieldManager=" + this.manager(),
-        body,
-      ),
-    );
+    return this.seen(def, await this.request("POST", pathFor(def, obj.metadata.namespace), body));
   }
 
   async update(def: ResourceDef, obj: KubeObject, sub?: string): Promise<KubeObject> {
     const path = pathFor(def, obj.metadata.namespace, obj.metadata.name, sub);
-    return this.seen(def, await this.request("PUT", `${path}?fieldManager=${this.manager()}`, obj));
+    return this.seen(def, await this.request("PUT", path, obj));
   }
 
   async patch(
@@ -80,7 +94,7 @@ export class ApiClient {
     sub?: string,
   ): Promise<KubeObject> {
     const path = pathFor(def, namespace, name, sub);
-    return this.seen(def, await this.request("PATCH", `${path}?fieldManager=${this.manager()}`, patch, type));
+    return this.seen(def, await this.request("PATCH", path, patch, type));
   }
 
   async remove(
@@ -96,9 +110,5 @@ export class ApiClient {
     });
     if (res?.kind === def.kind) this.seen(def, res, true);
     return res;
-  }
-
-  private manager(): string {
-    return encodeURIComponent(this.user.name.replace(/^system:serviceaccount:kube-system:/, ""));
   }
 }

@@ -36,6 +36,22 @@ describe("service account issuer discovery", () => {
     expect(decodeProtectedHeader(t.token).kid).toBe(jwks.keys[0].kid);
   });
 
+  it("points jwks_uri at https on the host the client asked for, as upstream's default", async () => {
+    const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+    const env = testEnv({ EDGEPLANE_SA_SIGNING_KEY: JSON.stringify(await exportJWK(privateKey)) });
+    // as the local front door hands it on: plain http inside, the client's Host kept
+    const r = await handleIssuerDiscovery(
+      new Request("http://127.0.0.1:8787/.well-known/openid-configuration"),
+      env,
+    );
+    expect((await r!.json()).jwks_uri).toBe("https://127.0.0.1:8787/openid/v1/jwks");
+    const edge = await handleIssuerDiscovery(
+      new Request("https://api.edge.example/.well-known/openid-configuration"),
+      env,
+    );
+    expect((await edge!.json()).jwks_uri).toBe("https://api.edge.example/openid/v1/jwks");
+  });
+
   it("answers only its two paths", async () => {
     const { privateKey } = await generateKeyPair("ES256", { extractable: true });
     const env = testEnv({ EDGEPLANE_SA_SIGNING_KEY: JSON.stringify(await exportJWK(privateKey)) });

@@ -74,4 +74,33 @@ describe("bootstrap policy data", () => {
     expect(get("system:discovery", "/apis/apps/v1")).toBe(true);
     expect(get("system:discovery", "/openapi/v3")).toBe(true);
   });
+
+  it("lets every service account read the issuer's discovery document and keys", () => {
+    const role = roles.find((r) => r.metadata.name === "system:service-account-issuer-discovery");
+    expect(role?.rules).toEqual([
+      {
+        verbs: ["get"],
+        nonResourceURLs: [
+          "/.well-known/openid-configuration",
+          "/.well-known/openid-configuration/",
+          "/openid/v1/jwks",
+          "/openid/v1/jwks/",
+        ],
+      },
+    ]);
+    const binding = bindings.find((b) => b.metadata.name === "system:service-account-issuer-discovery");
+    expect(binding).toMatchObject({
+      roleRef: {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "ClusterRole",
+        name: "system:service-account-issuer-discovery",
+      },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts" }],
+    });
+    const get = (path: string) =>
+      rulesAllow({ verb: "get", isResourceRequest: false, path }, rulesOf(role!.metadata.name!));
+    expect(get("/openid/v1/jwks")).toBe(true);
+    expect(get("/.well-known/openid-configuration")).toBe(true);
+    expect(get("/api")).toBe(false);
+  });
 });

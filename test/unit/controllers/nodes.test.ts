@@ -89,32 +89,38 @@ describe("taint arithmetic", () => {
     const back = { ...n, spec: { taints: t }, status: { conditions: [{ type: "Ready", status: "True" }] } };
     expect(desiredTaints(back, "x")).toEqual([{ key: "dedicated", value: "gpu", effect: "NoSchedule" }]);
   });
-  it("marks a silent node's conditions Unknown", () => {
+  it("marks a silent node's conditions Unknown, adding the ones it never posted", () => {
     const list = silentNodeConditions(
       [
         { type: "Ready", status: "True", lastHeartbeatTime: "h" },
         { type: "MemoryPressure", status: "False" },
+        { type: "NetworkUnavailable", status: "False" },
       ],
       "now",
+      "created",
     )!;
+    const stopped = {
+      status: "Unknown",
+      reason: "NodeStatusUnknown",
+      message: "Kubelet stopped posting node status.",
+    };
+    const never = (type: string) => ({
+      type,
+      status: "Unknown",
+      reason: "NodeStatusNeverUpdated",
+      message: "Kubelet never posted node status.",
+      lastHeartbeatTime: "created",
+      lastTransitionTime: "now",
+    });
     expect(list).toEqual([
-      {
-        type: "Ready",
-        status: "Unknown",
-        reason: "NodeStatusUnknown",
-        message: "Kubelet stopped posting node status.",
-        lastHeartbeatTime: "h",
-        lastTransitionTime: "now",
-      },
-      {
-        type: "MemoryPressure",
-        status: "Unknown",
-        reason: "NodeStatusUnknown",
-        message: "Kubelet stopped posting node status.",
-        lastTransitionTime: "now",
-      },
+      { type: "Ready", ...stopped, lastHeartbeatTime: "h", lastTransitionTime: "now" },
+      { type: "MemoryPressure", ...stopped, lastTransitionTime: "now" },
+      // the network condition belongs to the network plugin, not the kubelet: left as it is
+      { type: "NetworkUnavailable", status: "False" },
+      never("DiskPressure"),
+      never("PIDPressure"),
     ]);
-    expect(silentNodeConditions(list, "later")).toBeUndefined();
+    expect(silentNodeConditions(list, "later", "created")).toBeUndefined();
   });
 });
 
@@ -189,6 +195,39 @@ describe("node lifecycle controller", () => {
     c.add("/nodes", back);
     await c.run([ctl]);
     expect(c.get("/nodes", "n1")!.spec.taints).toBeUndefined();
+  });
+
+  it("gives a node that never posted status Ready and pressure conditions Unknown, NodeStatusNeverUpdated", async () => {
+    const c = new FakeCluster();
+    const ctl = createNodeLifecycleController({ gracePeriodMs: 40_000 });
+    const created = c.iso();
+    c.add("/nodes", { metadata: { name: "bare" }, spec: {} });
+    await c.run([ctl]);
+    expect(c.get("/nodes", "bare")!.status?.conditions).toBeUndefined();
+    c.now += 41_000;
+    await c.run([ctl]);
+    const n = c.get("/nodes", "bare")!;
+    const now = c.iso();
+    expect(now).not.toBe(created);
+    expect(n.status.conditions).toEqual(
+      ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"].map((type) => ({
+        type,
+        status: "Unknown",
+        reason: "NodeStatusNeverUpdated",
+        message: "Kubelet never posted node status.",
+        lastHeartbeatTime: created,
+        lastTransitionTime: now,
+      })),
+    );
+    expect(n.spec.taints.map((t: any) => `${t.key}:${t.effect}`)).toEqual([
+      "node.kubernetes.io/unreachable:NoSchedule",
+      "node.kubernetes.io/unreachable:NoExecute",
+    ]);
+    // written once: a later pass finds nothing to change
+    const writes = c.writes.filter((w) => w.sub === "status").length;
+    c.now += 60_000;
+    await c.run([ctl]);
+    expect(c.writes.filter((w) => w.sub === "status").length).toBe(writes);
   });
 
   it("taints a NotReady node not-ready", async () => {
