@@ -144,3 +144,8 @@ export function payloadJson<T>(f: Frame): T | undefined {
 export function failure(code: number, reason: string, message: string): WireStatus {
   return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code };
 }
+
+/** What a stream to a node without its agent's tunnel is refused with (503). */
+export function noTunnelMessage(node: string): string {
+  return `node "${node}" has no tunnel connected (is its agent running?)`;
+}

@@ -22,6 +22,7 @@ import {
   FRAME_REPLY,
   failure,
   jsonFrame,
+  noTunnelMessage,
   OPEN_HEADER,
   type OpenReply,
   type OpenRequest,
@@ -114,9 +115,7 @@ export class NodeTunnel extends DurableObject<Env> {
         decodeURIComponent(this.ctx.id.name ?? "")
           .split("/")
           .pop() || "node";
-      return statusResponse(
-        failure(503, "ServiceUnavailable", `node "${node}" has no tunnel connected (is its agent running?)`),
-      );
+      return statusResponse(failure(503, "ServiceUnavailable", noTunnelMessage(node)));
     }
     if (open.kind !== "logs" && !upgrade)
       return statusResponse(failure(400, "BadRequest", "Upgrade request required"));

@@ -78,4 +78,20 @@ describe("bindings", () => {
         (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/${name}`)).json.spec.nodeName,
       ).toBeUndefined();
   });
+
+  it.skipIf(!hasKubectl)(
+    "kubectl exec into a pod bound to a node with no agent says so, after its SPDY fallback too",
+    async () => {
+      await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod("d"));
+      const bound = await api(t, "POST", `/api/v1/namespaces/${ns}/bindings`, binding("d", "ghost-node"));
+      expect(bound.status, bound.text).toBe(201);
+      // kubectl tries WebSocket, then SPDY, and prints the second answer
+      const exec = await kubectl(t, ["exec", "-n", ns, "d", "--", "hostname"]);
+      expect(exec.code).not.toBe(0);
+      expect(exec.stderr).toContain('node "ghost-node" has no tunnel connected');
+      expect(exec.stderr).not.toContain("Upgrade request required");
+      const attach = await kubectl(t, ["attach", "-n", ns, "d"]);
+      expect(attach.stderr).toContain('node "ghost-node" has no tunnel connected');
+    },
+  );
 });

@@ -4,7 +4,7 @@
 // outbound WebSocket (durable-objects/node-tunnel/frames.ts).
 import { badRequest, field, invalid, notFoundPath, StatusError } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
-import { OPEN_HEADER, type OpenRequest } from "../../durable-objects/node-tunnel/frames";
+import { noTunnelMessage, OPEN_HEADER, type OpenRequest } from "../../durable-objects/node-tunnel/frames";
 import type { NodeTunnel } from "../../durable-objects/node-tunnel/node-tunnel";
 import type { Env } from "../env";
 import { isTrue } from "../request-info";
@@ -145,11 +145,19 @@ function interactiveRequest(pod: KubeObject, sub: "exec" | "attach", req: Reques
   return { kind: "exec", ...base, ...opts, command };
 }
 
-function upgradeProtocol(req: Request, supported: string[]): string {
-  if (req.headers.get("upgrade")?.toLowerCase() !== "websocket")
-    throw badRequest(
+/** Refuses a stream asked for over anything but WebSocket (kubectl's SPDY fallback). */
+class UpgradeRequired extends StatusError {
+  constructor(supported: string[]) {
+    super(
+      400,
+      "BadRequest",
       `Upgrade request required: this server streams over WebSocket (${supported.join(", ")})`,
     );
+  }
+}
+
+function upgradeProtocol(req: Request, supported: string[]): string {
+  if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new UpgradeRequired(supported);
   const protocol = chooseProtocol(req.headers.get("sec-websocket-protocol"), supported);
   if (!protocol)
     throw badRequest(
@@ -183,24 +191,33 @@ function portForwardRequest(pod: KubeObject, req: Request): OpenRequest {
   };
 }
 
+function openRequest(pod: KubeObject, subresource: string, req: Request): OpenRequest {
+  switch (subresource) {
+    case "log":
+      return logsRequest(pod, new URL(req.url).searchParams);
+    case "exec":
+    case "attach":
+      return interactiveRequest(pod, subresource, req);
+    case "portforward":
+      return portForwardRequest(pod, req);
+    default:
+      throw notFoundPath();
+  }
+}
+
 /** pods/log, pods/exec, pods/attach, pods/portforward (already authenticated and authorized). */
 export async function streamSubresource(w: WriteContext, namespace: string): Promise<Response> {
   const req = w.c.req.raw;
   const pod = await w.store.get(namespace, w.info.name);
   let open: OpenRequest;
-  switch (w.info.subresource) {
-    case "log":
-      open = logsRequest(pod, new URL(req.url).searchParams);
-      break;
-    case "exec":
-    case "attach":
-      open = interactiveRequest(pod, w.info.subresource, req);
-      break;
-    case "portforward":
-      open = portForwardRequest(pod, req);
-      break;
-    default:
-      throw notFoundPath();
+  try {
+    open = openRequest(pod, w.info.subresource, req);
+  } catch (e) {
+    // kubectl asks over SPDY only after its WebSocket attempt failed, and shows the SPDY
+    // answer: when the cause was the node, say that, not that SPDY is not spoken here
+    if (e instanceof UpgradeRequired && !(await tunnelStub(w.c.env, nodeOf(pod)).connected()))
+      throw new StatusError(503, "ServiceUnavailable", noTunnelMessage(nodeOf(pod)));
+    throw e;
   }
   // upstream answers an unscheduled pod's log with an empty body, everything else with a 400
   if (open.kind === "logs" && !pod.spec?.nodeName)
