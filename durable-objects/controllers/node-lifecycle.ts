@@ -18,6 +18,8 @@ export interface NodeLifecycleOptions {
   gracePeriodMs?: number;
   /** what DefaultTolerationSeconds admission would give pods (300 s) */
   defaultTolerationSeconds?: number;
+  /** node-startup-grace-period (upstream 60 s): how long a node that never posted has, from its creation */
+  startupGracePeriodMs?: number;
 }
 
 interface Probe {
@@ -27,7 +29,8 @@ interface Probe {
 }
 
 export function createNodeLifecycleController(opts: NodeLifecycleOptions = {}): Controller {
-  const grace = opts.gracePeriodMs ?? 40_000;
+  const monitorGrace = opts.gracePeriodMs ?? 40_000;
+  const startupGrace = opts.startupGracePeriodMs ?? 60_000;
   const tolerationSeconds = opts.defaultTolerationSeconds ?? 300;
   const probes = new Map<string, Probe>();
 
@@ -45,9 +48,17 @@ export function createNodeLifecycleController(opts: NodeLifecycleOptions = {}): 
       (c) => c.type === "Ready",
     )?.lastHeartbeatTime;
     let probe = probes.get(name);
-    // heartbeats are judged by when this controller saw them change (no clock skew), as upstream
+    // a node that never posted is judged from its creation, with the startup grace period;
+    // one that did, by when this controller saw a heartbeat change (no clock skew): as upstream
+    const neverPosted = heartbeat === undefined && renew === undefined;
+    const grace = neverPosted ? startupGrace : monitorGrace;
     if (!probe || probe.renew !== renew || probe.heartbeat !== heartbeat) {
-      probe = { renew, heartbeat, at: now };
+      const created = Date.parse(node.metadata.creationTimestamp ?? "");
+      probe = {
+        renew,
+        heartbeat,
+        at: neverPosted && Number.isFinite(created) ? Math.min(created, now) : now,
+      };
       probes.set(name, probe);
     }
     const silent = now - probe.at > grace;

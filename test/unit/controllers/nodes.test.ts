@@ -204,7 +204,11 @@ describe("node lifecycle controller", () => {
     c.add("/nodes", { metadata: { name: "bare" }, spec: {} });
     await c.run([ctl]);
     expect(c.get("/nodes", "bare")!.status?.conditions).toBeUndefined();
+    // the startup grace period (60 s from creation), not the monitor's 40 s
     c.now += 41_000;
+    await c.run([ctl]);
+    expect(c.get("/nodes", "bare")!.status?.conditions).toBeUndefined();
+    c.now += 20_000;
     await c.run([ctl]);
     const n = c.get("/nodes", "bare")!;
     const now = c.iso();
@@ -228,6 +232,21 @@ describe("node lifecycle controller", () => {
     c.now += 60_000;
     await c.run([ctl]);
     expect(c.writes.filter((w) => w.sub === "status").length).toBe(writes);
+  });
+
+  it("judges a never-posted node from its creation: one created long before the controller saw it is marked at once", async () => {
+    const c = new FakeCluster();
+    const ctl = createNodeLifecycleController({ gracePeriodMs: 40_000 });
+    c.add("/nodes", {
+      metadata: { name: "old", creationTimestamp: new Date(c.now - 120_000).toISOString() },
+      spec: {},
+    });
+    await c.run([ctl]);
+    expect(c.get("/nodes", "old")!.status.conditions[0]).toMatchObject({
+      type: "Ready",
+      status: "Unknown",
+      reason: "NodeStatusNeverUpdated",
+    });
   });
 
   it("taints a NotReady node not-ready", async () => {
