@@ -41,6 +41,13 @@ export interface Env {
   EDGEPLANE_AUDIT_RING_SIZE?: string;
   /** Admission plugins on/off: "Name" or "+Name" enables, "-Name" disables (default: all but SecurityContextDeny). */
   EDGEPLANE_ADMISSION_PLUGINS?: string;
+  /**
+   * The cluster's root CA bundle (PEM; not a secret): what clients verify the apiserver with
+   * (kube-controller-manager's --root-ca-file). When set, every namespace gets the ConfigMap
+   * kube-root-ca.crt holding it, pods' projected service account volumes require that map as
+   * upstream's do, and token Secrets carry it as ca.crt. `npm start` sets it to its local CA.
+   */
+  EDGEPLANE_ROOT_CA?: string;
   /** Static tokens, one per line as upstream's token file: token,user,uid,"group1,group2" (a secret). */
   EDGEPLANE_TOKENS?: string;
   /** Shared with the local front door, made afresh at each start: lets it relay watches (handlers/relay.ts). */

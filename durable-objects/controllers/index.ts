@@ -18,9 +18,11 @@ import { createNodeLifecycleController } from "./node-lifecycle";
 import { persistentVolumeController } from "./persistentvolume";
 import { createPodGC } from "./pod-gc";
 import { replicaSetController, replicationControllerController } from "./replicaset";
+import { createRootCAPublisher } from "./root-ca-publisher";
 import type { Controller } from "./runtime/controller";
 import { serviceAccountController } from "./serviceaccount";
 import { statefulSetController } from "./statefulset";
+import { createTokensController, type TokensOptions } from "./tokens";
 import { volumeProtectionController } from "./volume-protection";
 
 /** Knobs upstream sets with kube-controller-manager flags (defaults as upstream). */
@@ -31,6 +33,10 @@ export interface ControllerConfig {
   defaultTolerationSeconds?: number;
   /** --terminated-pod-gc-threshold (12500) */
   terminatedPodGCThreshold?: number;
+  /** --root-ca-file's bundle (PEM); EDGEPLANE_ROOT_CA. Unset: no kube-root-ca.crt publisher */
+  rootCA?: string;
+  /** signs legacy tokens (the service account key); unset: no tokens controller */
+  legacyToken?: TokensOptions["generate"];
 }
 
 /** The controller list for a configuration (e.g. read from the Worker env by the manager). */
@@ -62,6 +68,10 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
       defaultTolerationSeconds: config.defaultTolerationSeconds,
     }),
     createPodGC({ terminatedThreshold: config.terminatedPodGCThreshold }),
+    ...(config.rootCA ? [createRootCAPublisher(config.rootCA)] : []),
+    ...(config.legacyToken
+      ? [createTokensController({ rootCA: config.rootCA, generate: config.legacyToken })]
+      : []),
   ];
 }
 

@@ -3,6 +3,7 @@
 // everything once a minute as the safety net; an eviction only costs a re-list.
 import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
+import { issueLegacyToken } from "../../workers/authn/serviceaccount";
 import type { Env } from "../../workers/env";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./garbage-collector";
 import { buildControllers } from "./index";
@@ -13,7 +14,7 @@ import { once } from "./runtime/once";
 import { WorkQueue } from "./runtime/queue";
 import { EventRecorder } from "./runtime/recorder";
 import { stayResident } from "./runtime/resident";
-import { resourcesOf } from "./runtime/subscriptions";
+import { CACHE_FILTERS, resourcesOf } from "./runtime/subscriptions";
 
 /** the program name its requests' user agent begins with: the manager of its writes */
 const PROGRAM = "kube-controller-manager";
@@ -39,9 +40,12 @@ export class ControllerManager extends DurableObject<Env> {
     this.controllers = buildControllers({
       nodeMonitorGraceSeconds: num(this.env.EDGEPLANE_NODE_MONITOR_GRACE_SECONDS),
       defaultTolerationSeconds: num(this.env.EDGEPLANE_DEFAULT_TOLERATION_SECONDS),
+      rootCA: this.env.EDGEPLANE_ROOT_CA || undefined,
+      // the apiserver's own key (EDGEPLANE_SA_SIGNING_KEY or the one kept in kube-system)
+      legacyToken: (sa, secretName) => issueLegacyToken(this.env, sa, secretName),
     });
     const CONTROLLERS = this.controllers;
-    const informers = new Informers(this.env, resourcesOf("controllers"));
+    const informers = new Informers(this.env, resourcesOf("controllers"), CACHE_FILTERS);
     const api = new ApiClient(this.env, USER, componentUserAgent(PROGRAM, PROGRAM), (res, obj, deleted) =>
       informers.observe(res, obj, deleted),
     );

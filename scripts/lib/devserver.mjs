@@ -198,7 +198,8 @@ async function startDevServerOnce(opts) {
   const pki = ensurePki(stateDir);
   const token = adminToken(stateDir);
   const tokens = [`${token},admin,admin,system:masters`, ...(opts.tokens ?? [])].join("\n");
-  const vars = { EDGEPLANE_TOKENS: tokens, ...(opts.vars ?? {}) };
+  // the local CA is the cluster's root CA: published to every namespace as kube-root-ca.crt
+  const vars = { EDGEPLANE_TOKENS: tokens, EDGEPLANE_ROOT_CA: pki.caCert, ...(opts.vars ?? {}) };
   const url = `http://127.0.0.1:${port}`;
   const httpsUrl = `https://127.0.0.1:${port}`;
   const kubeconfigPath = join(stateDir, "kubeconfig");

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+import { api, freshNamespace, hasKubectl, kubectl, rootCAIn, shared } from "../helpers/cluster";
 
 const t = shared();
 const tmp = mkdtempSync(join(tmpdir(), "edgeplane-kubectl-"));
@@ -50,9 +50,11 @@ describe.skipIf(!hasKubectl)("kubectl", () => {
     const c = await k(["create", "-f", f]);
     expect(c.code, c.stderr).toBe(0);
     expect(c.stdout.trim()).toBe("configmap/settings created");
+    // the namespace also holds kube-root-ca.crt, as upstream's every namespace does
+    await rootCAIn(t, ns);
     const table = await k(["get", "configmaps", "-n", ns]);
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/^NAME\s+DATA\s+AGE\nsettings\s+1\s+\S+\n$/);
+    expect(table.stdout).toMatch(/^NAME\s+DATA\s+AGE\nkube-root-ca\.crt\s+1\s+\S+\nsettings\s+1\s+\S+\n$/);
     const y = await k(["get", "cm", "settings", "-n", ns, "-o", "yaml"]);
     expect(y.stdout).toContain("color: blue");
     const j = await k(["get", "cm", "settings", "-n", ns, "-o", "json"]);
@@ -248,7 +250,11 @@ spec:
     expect(s.stderr).toContain(
       'Service in version "v1" cannot be handled as a Service: json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32',
     );
-    expect((await k(["get", "cm,svc", "-n", ns, "-o", "name"])).stdout.trim()).toBe("");
+    // nothing was made: the namespace holds only the root CA publisher's map
+    await rootCAIn(t, ns);
+    expect((await k(["get", "cm,svc", "-n", ns, "-o", "name"])).stdout.trim()).toBe(
+      "configmap/kube-root-ca.crt",
+    );
     // onto an object that exists, apply and patch send a strategic merge patch: upstream's
     // converter refuses its result, quoting the patch as Go prints a map
     expect(
@@ -312,12 +318,19 @@ spec:
     expect(scale.stdout).toMatch(/^NAME\s+DESIRED\s+AVAILABLE\s+AGE\napp\s+3\s+\d+\s+\S+\n$/);
     await k(["create", "cm", "zz", "-n", ns]);
     await k(["create", "cm", "aa", "-n", ns]);
+    await rootCAIn(t, ns);
     const sorted = await k(["get", "cm", "-n", ns, "--sort-by=.metadata.name", "-o", "name"]);
-    expect(sorted.stdout.trim().split("\n")).toEqual(["configmap/aa", "configmap/zz"]);
+    expect(sorted.stdout.trim().split("\n")).toEqual([
+      "configmap/aa",
+      "configmap/kube-root-ca.crt",
+      "configmap/zz",
+    ]);
   });
 
   it("get -w prints each change, in two watches at once (one carried on the front door's relay)", async () => {
     const ns = await freshNamespace(t);
+    // kube-root-ca.crt is there first: both watches list it before the changes below
+    await rootCAIn(t, ns);
     const { spawn } = await import("node:child_process");
     // opened together: the second waits for the first one's relay and is carried on it
     const watch = (...args: string[]) => {
@@ -345,18 +358,24 @@ spec:
     });
     const lines = (s: string) => s.trim().split("\n");
     const deadline = Date.now() + 5000;
-    while ((lines(names.out).length < 3 || lines(table.out).length < 4) && Date.now() < deadline)
+    while ((lines(names.out).length < 4 || lines(table.out).length < 5) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
     names.p.kill();
     table.p.kill();
     // the table: its header once, then a row per change (NAME DATA AGE)
     expect(lines(table.out).map((l) => l.split(/\s+/).slice(0, 2).join(" "))).toEqual([
       "NAME DATA",
+      "kube-root-ca.crt 1",
       "w1 0",
       "w2 0",
       "w1 1",
     ]);
     const out = names.out;
-    expect(out.trim().split("\n")).toEqual(["configmap/w1", "configmap/w2", "configmap/w1"]);
+    expect(out.trim().split("\n")).toEqual([
+      "configmap/kube-root-ca.crt",
+      "configmap/w1",
+      "configmap/w2",
+      "configmap/w1",
+    ]);
   });
 });

@@ -111,3 +111,17 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** The ConfigMap the root CA publisher keeps in every namespace, as upstream's controller manager does. */
+export const ROOT_CA_MAP = "kube-root-ca.crt";
+
+/** Objects of a list other than kube-root-ca.crt (which comes back as soon as it is deleted). */
+export const notRootCA = (o: any): boolean => o?.metadata?.name !== ROOT_CA_MAP;
+
+/** Waits until ns holds kube-root-ca.crt, so that a list of its ConfigMaps surely includes it. */
+export async function rootCAIn(t: Target, ns: string): Promise<void> {
+  await until(`${ROOT_CA_MAP} in ${ns}`, async () => {
+    const r = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/${ROOT_CA_MAP}`);
+    return r.status === 200;
+  });
+}

@@ -3,7 +3,7 @@
 // resourceVersion and the informer sees every change once, in order, with no re-list.
 import { CoreV1Api, KubeConfig, ListWatch, type V1ConfigMap, Watch } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { api, freshNamespace, shared } from "../helpers/cluster";
+import { api, freshNamespace, ROOT_CA_MAP, rootCAIn, shared } from "../helpers/cluster";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 import { eventKey, openWatch, type WatchEvent } from "../helpers/watch-stream";
 
@@ -98,6 +98,9 @@ describe("client-node informer", () => {
   it("sees every change exactly once and in order across a cut watch connection", async () => {
     const ns = await freshNamespace(t, "inf");
     const path = `/api/v1/namespaces/${ns}/configmaps`;
+    // the namespace's kube-root-ca.crt is in place before the informer's list
+    await rootCAIn(t, ns);
+    const rootCA = (await api(t, "GET", `${path}/${ROOT_CA_MAP}`)).json;
     const seed = await api(t, "POST", path, {
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -182,7 +185,10 @@ describe("client-node informer", () => {
     await informer.start();
     const listRV = informer.latestResourceVersion();
     expect(listRV).toMatch(/^\d+$/);
-    expect(seen).toEqual([`add seed ${seed.json.metadata.resourceVersion}`]);
+    expect(seen).toEqual([
+      `add ${ROOT_CA_MAP} ${rootCA.metadata.resourceVersion}`,
+      `add seed ${seed.json.metadata.resourceVersion}`,
+    ]);
 
     // The server's own account of the sequence: a direct watch from the same resourceVersion.
     const ref = await openWatch(t, `${path}?watch=true&resourceVersion=${listRV}`);
@@ -230,7 +236,7 @@ describe("client-node informer", () => {
 
     // exactly the server's events, once each, in order
     expect(raw.filter((e) => e.type !== "BOOKMARK").map(eventKey)).toEqual(expected.map(eventKey));
-    expect(seen.slice(1)).toEqual(
+    expect(seen.slice(2)).toEqual(
       expected.map(
         (e) => `${CALLBACK_OF[e.type]} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`,
       ),
@@ -241,6 +247,13 @@ describe("client-node informer", () => {
     const summary = (items: readonly any[]) =>
       items.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion} ${o.data?.step}`).sort();
     expect(summary(informer.list(ns))).toEqual(summary(now.json.items));
-    expect(summary(now.json.items).map((s) => s.split(" ")[0])).toEqual(["a", "b", "c", "d", "seed"]);
+    expect(summary(now.json.items).map((s) => s.split(" ")[0])).toEqual([
+      "a",
+      "b",
+      "c",
+      "d",
+      ROOT_CA_MAP,
+      "seed",
+    ]);
   });
 });

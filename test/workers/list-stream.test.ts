@@ -3,7 +3,16 @@
 
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+import {
+  api,
+  freshNamespace,
+  hasKubectl,
+  kubectl,
+  notRootCA,
+  ROOT_CA_MAP,
+  rootCAIn,
+  shared,
+} from "../helpers/cluster";
 import { bigConfigMap, createBig, openSlowList } from "../helpers/slow-list";
 
 const t = shared();
@@ -12,6 +21,8 @@ const t = shared();
 const COUNT = 150;
 const filler = "x".repeat(2500);
 const names = Array.from({ length: COUNT }, (_, i) => `cm-${String(i).padStart(3, "0")}`);
+/** What a list of the namespace holds: the maps, then the root CA publisher's (names sort after). */
+const listed = [...names, ROOT_CA_MAP];
 
 async function fill(ns: string): Promise<void> {
   for (let i = 0; i < COUNT; i += 25)
@@ -26,6 +37,7 @@ async function fill(ns: string): Promise<void> {
         expect(r.status).toBe(201);
       }),
     );
+  await rootCAIn(t, ns);
 }
 
 describe("streamed lists", () => {
@@ -55,8 +67,8 @@ describe("streamed lists", () => {
     const list = JSON.parse(text);
     expect(list.kind).toBe("ConfigMapList");
     expect(list.apiVersion).toBe("v1");
-    expect(list.items.map((o: any) => o.metadata.name)).toEqual(names);
-    expect(list.items.every((o: any) => o.data.filler === filler)).toBe(true);
+    expect(list.items.map((o: any) => o.metadata.name)).toEqual(listed);
+    expect(list.items.filter(notRootCA).every((o: any) => o.data.filler === filler)).toBe(true);
 
     const yaml = await api(t, "GET", path, undefined, { accept: "application/yaml" });
     expect(yaml.status).toBe(200);
@@ -82,7 +94,7 @@ describe("streamed lists", () => {
       kind: "PartialObjectMetadata",
       metadata: { name: names[0] },
     });
-    expect(r.json.metadata.remainingItemCount).toBe(COUNT - 100);
+    expect(r.json.metadata.remainingItemCount).toBe(listed.length - 100);
     expect(typeof r.json.metadata.continue).toBe("string");
   });
 
@@ -93,7 +105,7 @@ describe("streamed lists", () => {
     const first = await api(t, "GET", `${path}?limit=60`);
     expect(first.status).toBe(200);
     expect(first.headers.get("content-length")).toBeNull();
-    expect(first.json.metadata.remainingItemCount).toBe(COUNT - 60);
+    expect(first.json.metadata.remainingItemCount).toBe(listed.length - 60);
     // a write after the first page is not in the pages that follow (one snapshot)
     const late = await api(t, "POST", `${path}`, {
       apiVersion: "v1",
@@ -110,7 +122,7 @@ describe("streamed lists", () => {
       seen.push(...page.json.items.map((o: any) => o.metadata.name));
       token = page.json.metadata.continue;
     }
-    expect(seen).toEqual(names);
+    expect(seen).toEqual(listed);
   });
 
   it("reads a long list a page at a time, all of it from the snapshot it started at", async () => {
@@ -118,19 +130,28 @@ describe("streamed lists", () => {
     const path = `/api/v1/namespaces/${ns}/configmaps`;
     const name = (i: number) => `big-${String(i).padStart(2, "0")}`;
     await createBig(t, path, 30, name);
+    await rootCAIn(t, ns);
     const list = await openSlowList(t, path);
     // after the list began: the last object deleted, the one before it changed, one added
     expect((await api(t, "DELETE", `${path}/big-29`)).status).toBe(200);
     expect((await api(t, "PUT", `${path}/big-28`, bigConfigMap(name(28), "b"))).status).toBe(200);
     expect((await api(t, "POST", path, bigConfigMap(name(30), "c"))).status).toBe(201);
     const got = await list.rest();
-    expect(got.items.map((o: any) => o.metadata.name)).toEqual(Array.from({ length: 30 }, (_, i) => name(i)));
-    expect(got.items.every((o: any) => o.data.fill.length === 900_000 && o.data.fill[0] === "a")).toBe(true);
+    expect(got.items.map((o: any) => o.metadata.name)).toEqual([
+      ...Array.from({ length: 30 }, (_, i) => name(i)),
+      ROOT_CA_MAP,
+    ]);
+    const big = got.items.filter(notRootCA);
+    expect(big.every((o: any) => o.data.fill.length === 900_000 && o.data.fill[0] === "a")).toBe(true);
     const rv = Number(got.metadata.resourceVersion);
     expect(got.items.every((o: any) => Number(o.metadata.resourceVersion) <= rv)).toBe(true);
     // the same list read now has the changes
     const now = await api(t, "GET", path);
-    expect(now.json.items.map((o: any) => o.metadata.name).slice(-2)).toEqual(["big-28", "big-30"]);
+    expect(now.json.items.map((o: any) => o.metadata.name).slice(-3)).toEqual([
+      "big-28",
+      "big-30",
+      ROOT_CA_MAP,
+    ]);
     expect(now.json.items.find((o: any) => o.metadata.name === "big-28").data.fill[0]).toBe("b");
     expect((await api(t, "DELETE", path)).status).toBe(200);
   });

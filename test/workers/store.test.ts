@@ -1,8 +1,18 @@
 // Store semantics through the real apiserver on workerd: what etcd + kube-apiserver promise.
 import { describe, expect, it } from "vitest";
-import { api, freshNamespace, shared } from "../helpers/cluster";
+import { api, freshNamespace, ROOT_CA_MAP, rootCAIn, shared } from "../helpers/cluster";
 
 const t = shared();
+
+/**
+ * A fresh namespace, once its kube-root-ca.crt is there: the publisher's write then lands
+ * before anything a test lists or watches from, not amid it.
+ */
+async function namespace(): Promise<string> {
+  const ns = await freshNamespace(t);
+  await rootCAIn(t, ns);
+  return ns;
+}
 
 function cm(name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}) {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, labels }, data };
@@ -43,7 +53,7 @@ async function readEvents(path: string, n: number, ms = 5000): Promise<any[]> {
 
 describe("store semantics", () => {
   it("creates with uid, creationTimestamp and resourceVersion; AlreadyExists on a taken name", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const r = await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("a", { k: "v" }));
     expect(r.status).toBe(201);
     expect(r.json.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
@@ -63,7 +73,7 @@ describe("store semantics", () => {
 
   it("settles a name once among concurrent creates, and frees it on delete", async () => {
     // concurrent creates land in one group commit: the staged ones must count as taken
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const path = `/api/v1/namespaces/${ns}/configmaps`;
     const tries = await Promise.all(
       Array.from({ length: 8 }, (_, i) => api(t, "POST", path, cm("same", { i: `${i}` }))),
@@ -83,7 +93,7 @@ describe("store semantics", () => {
   });
 
   it("rejects a stale resourceVersion with 409 Conflict and bumps generation on spec change", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const dep = {
       apiVersion: "apps/v1",
       kind: "Deployment",
@@ -130,7 +140,7 @@ describe("store semantics", () => {
   });
 
   it("stores no empty finalizers, ownerReferences, labels or annotations (omitempty upstream)", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const base = `/api/v1/namespaces/${ns}/configmaps`;
     const created = await api(t, "POST", base, {
       apiVersion: "v1",
@@ -168,7 +178,7 @@ describe("store semantics", () => {
   });
 
   it("keeps the resourceVersion on an update that changes nothing, whatever the key order", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const path = `/api/v1/namespaces/${ns}/configmaps/same`;
     const created = await api(
       t,
@@ -197,7 +207,7 @@ describe("store semantics", () => {
   });
 
   it("filters lists by label and field selectors", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     for (const [n, tier] of [
       ["a", "web"],
       ["b", "db"],
@@ -210,7 +220,8 @@ describe("store semantics", () => {
     const web = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?labelSelector=tier%3Dweb`);
     expect(web.json.items.map((i: any) => i.metadata.name)).toEqual(["a", "c"]);
     const notWeb = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?labelSelector=tier!%3Dweb`);
-    expect(notWeb.json.items.map((i: any) => i.metadata.name)).toEqual(["b"]);
+    // the root CA map has no tier label either
+    expect(notWeb.json.items.map((i: any) => i.metadata.name)).toEqual(["b", ROOT_CA_MAP]);
     const setSel = await api(
       t,
       "GET",
@@ -225,7 +236,7 @@ describe("store semantics", () => {
   });
 
   it("matches selectors of hundreds of terms in full (past what SQL takes in one query)", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const labels: Record<string, string> = {};
     for (let i = 0; i < 300; i++) labels[`l${i}`] = "v";
     expect((await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("all", {}, labels))).status).toBe(
@@ -247,7 +258,7 @@ describe("store semantics", () => {
   });
 
   it("selects by the labels an object had at an older resourceVersion, and by exact values only", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const path = `/api/v1/namespaces/${ns}/configmaps`;
     const names = (r: { json: any }) => r.json.items.map((i: any) => i.metadata.name);
     expect((await api(t, "POST", path, cm("moved", {}, { tier: "web" }))).status).toBe(201);
@@ -274,14 +285,15 @@ describe("store semantics", () => {
   });
 
   it("pages with limit/continue over one consistent snapshot", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     for (let i = 0; i < 7; i++) {
       await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm(`p${i}`, { v: "old" }));
     }
     const p1 = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3`);
-    expect(p1.json.items.map((i: any) => i.metadata.name)).toEqual(["p0", "p1", "p2"]);
+    // kube-root-ca.crt sorts first
+    expect(p1.json.items.map((i: any) => i.metadata.name)).toEqual([ROOT_CA_MAP, "p0", "p1"]);
     expect(p1.json.metadata.continue).toBeTruthy();
-    expect(p1.json.metadata.remainingItemCount).toBe(4);
+    expect(p1.json.metadata.remainingItemCount).toBe(5);
     // with a selector the count is unknown, and left out as upstream does
     const filtered = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps?limit=3&labelSelector=x!%3Dy`);
     expect(filtered.json.metadata.continue).toBeTruthy();
@@ -300,20 +312,21 @@ describe("store semantics", () => {
     );
     expect(p2.status).toBe(200);
     expect(p2.json.metadata.resourceVersion).toBe(snapRV);
-    expect(p2.json.items.map((i: any) => i.metadata.name)).toEqual(["p3", "p4", "p5"]);
-    expect(p2.json.items[1].data.v).toBe("old");
+    expect(p2.json.items.map((i: any) => i.metadata.name)).toEqual(["p2", "p3", "p4"]);
+    expect(p2.json.items[2].data.v).toBe("old");
     const p3 = await api(
       t,
       "GET",
       `/api/v1/namespaces/${ns}/configmaps?limit=3&continue=${encodeURIComponent(p2.json.metadata.continue)}`,
     );
-    expect(p3.json.items.map((i: any) => i.metadata.name)).toEqual(["p6"]);
+    // p5, deleted after the snapshot, is still in it
+    expect(p3.json.items.map((i: any) => i.metadata.name)).toEqual(["p5", "p6"]);
     expect(p3.json.metadata.continue).toBeUndefined();
     expect(p3.json.metadata.remainingItemCount).toBeUndefined();
   });
 
   it("watches from a resourceVersion replay the exact sequence, with selector transitions", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const base = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps`);
     const from = base.json.metadata.resourceVersion;
     const a = (
@@ -339,7 +352,7 @@ describe("store semantics", () => {
   });
 
   it("delivers live events to a watch in order", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const list = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps`);
     const watching = readEvents(
       `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`,
@@ -353,7 +366,7 @@ describe("store semantics", () => {
   });
 
   it("gives each of several live watchers exactly its events of writes that share commits", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const path = `/api/v1/namespaces/${ns}/configmaps`;
     const from = (await api(t, "GET", path)).json.metadata.resourceVersion;
     // three watchers see every event, two only the odd ones, one only the even ones (how a
@@ -388,7 +401,7 @@ describe("store semantics", () => {
   });
 
   it("concurrent writes, which share commits, see each other: one winner per name and version", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const path = `/api/v1/namespaces/${ns}/configmaps`;
     const target = (await api(t, "POST", path, cm("target", { n: "0" }))).json;
     const from = target.metadata.resourceVersion;
@@ -421,11 +434,11 @@ describe("store semantics", () => {
     const winner = (await api(t, "GET", `${path}/target`)).json;
     expect(results.slice(28).find((r) => r.status === 200)!.json.data).toEqual(winner.data);
     const list = await api(t, "GET", path);
-    expect(list.json.items).toHaveLength(22);
+    expect(list.json.items).toHaveLength(22 + 1); // and kube-root-ca.crt
     expect(Number(list.json.metadata.resourceVersion)).toBeGreaterThanOrEqual(Math.max(...rvs));
   });
   it("keeps an object with finalizers until they are removed", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const obj = cm("fin");
     (obj.metadata as any).finalizers = ["example.com/hold"];
     await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, obj);
@@ -447,7 +460,7 @@ describe("store semantics", () => {
   });
 
   it("deletes an unbound pod at once and leaves a bound one for its node", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const pod = (name: string) => ({
       apiVersion: "v1",
       kind: "Pod",
@@ -541,7 +554,7 @@ describe("store semantics", () => {
     expect(put.json.spec.unschedulable).toBe(true);
     expect(put.json.status.capacity).toEqual(status.capacity);
     // a Service's status is the server's to set, so a create resets it
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     const svc = await api(t, "POST", `/api/v1/namespaces/${ns}/services`, {
       apiVersion: "v1",
       kind: "Service",
@@ -555,7 +568,7 @@ describe("store semantics", () => {
   });
 
   it("serves the scale subresource", async () => {
-    const ns = await freshNamespace(t);
+    const ns = await namespace();
     await api(t, "POST", `/apis/apps/v1/namespaces/${ns}/replicasets`, {
       apiVersion: "apps/v1",
       kind: "ReplicaSet",

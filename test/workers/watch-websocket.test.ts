@@ -3,7 +3,7 @@
 // the chunked HTTP watch.
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { api, freshNamespace, shared } from "../helpers/cluster";
+import { api, freshNamespace, rootCAIn, shared } from "../helpers/cluster";
 
 const t = shared();
 
@@ -45,6 +45,8 @@ const cm = (name: string, labels: Record<string, string> = {}) => ({
 describe("watch over WebSocket", () => {
   it("replays from a resourceVersion, then streams live changes in order", async () => {
     const ns = await freshNamespace(t);
+    // its kube-root-ca.crt made first: the watch below starts after it
+    await rootCAIn(t, ns);
     const from = (await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps`)).json.metadata.resourceVersion;
     await api(t, "POST", `/api/v1/namespaces/${ns}/configmaps`, cm("before"));
     const s = await openSocket(`/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${from}`);

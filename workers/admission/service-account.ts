@@ -9,8 +9,6 @@ import { admissionForbidden, cachedRead, coreDef, isCore, isObj, podContainers, 
 export const DEFAULT_SA = "default";
 export const TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount";
 const VOLUME_PREFIX = "kube-api-access-";
-/** Whether the kube-root-ca.crt ConfigMap is published in every namespace (no controller yet). */
-const ROOT_CA_PUBLISHED = false;
 const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 /** The service account controller creates "default" shortly after a namespace appears. */
 const LOOKUP_WAIT_MS = 1500;
@@ -21,8 +19,16 @@ function randomSuffix(): string {
   return [...bytes].map((b) => alphabet[b % alphabet.length]).join("");
 }
 
+/**
+ * Whether the root CA publisher runs: it does when the Worker knows the root CA
+ * (EDGEPLANE_ROOT_CA), the controllers reading the same variable.
+ */
+export function rootCAPublished(env: { EDGEPLANE_ROOT_CA?: string }): boolean {
+  return !!env.EDGEPLANE_ROOT_CA;
+}
+
 /** The projected volume upstream adds, already in its defaulted form. */
-export function apiAccessVolume(name: string): Record<string, unknown> {
+export function apiAccessVolume(name: string, rootCA: boolean): Record<string, unknown> {
   return {
     name,
     projected: {
@@ -33,9 +39,10 @@ export function apiAccessVolume(name: string): Record<string, unknown> {
           configMap: {
             name: "kube-root-ca.crt",
             items: [{ key: "ca.crt", path: "ca.crt" }],
-            // upstream leaves this unset; until a root-ca publisher fills every namespace with
-            // kube-root-ca.crt, a missing map must not keep pods from starting
-            ...(ROOT_CA_PUBLISHED ? {} : { optional: true }),
+            // upstream leaves this unset: the publisher makes the map in every namespace and a
+            // pod waits for it. With no root CA configured nothing publishes it, and a missing
+            // map must not keep pods from starting
+            ...(rootCA ? {} : { optional: true }),
           },
         },
         {
@@ -48,8 +55,15 @@ export function apiAccessVolume(name: string): Record<string, unknown> {
   };
 }
 
-/** Mutation on pod create: default account name and the token volume with its mounts. */
-export function mutatePodForServiceAccount(pod: KubeObject, sa: KubeObject | undefined): void {
+/**
+ * Mutation on pod create: default account name and the token volume with its mounts.
+ * rootCA: whether kube-root-ca.crt is published (rootCAPublished).
+ */
+export function mutatePodForServiceAccount(
+  pod: KubeObject,
+  sa: KubeObject | undefined,
+  rootCA: boolean,
+): void {
   const spec = pod.spec ?? (pod.spec = {});
   if (!spec.serviceAccountName) spec.serviceAccountName = DEFAULT_SA;
   spec.serviceAccount = spec.serviceAccountName;
@@ -69,7 +83,7 @@ export function mutatePodForServiceAccount(pod: KubeObject, sa: KubeObject | und
   else {
     do name = VOLUME_PREFIX + randomSuffix();
     while (volumes.some((v) => v?.name === name));
-    volumes.push(apiAccessVolume(name));
+    volumes.push(apiAccessVolume(name, rootCA));
   }
   for (const { c } of needs) {
     const mounts: any[] = Array.isArray(c.volumeMounts) ? c.volumeMounts : (c.volumeMounts = []);
@@ -106,7 +120,7 @@ export const serviceAccount: AdmissionPlugin = {
     const sa = await cachedRead(a.w.c.env, saDef, `${ns}/${spec.serviceAccountName}`, () =>
       new Store(a.w.c.env, saDef).find(ns, spec.serviceAccountName),
     );
-    if (sa) mutatePodForServiceAccount(pod, sa);
+    if (sa) mutatePodForServiceAccount(pod, sa, rootCAPublished(a.w.c.env));
     else pending.add(pod);
   },
   async validate(a) {
@@ -123,6 +137,6 @@ export const serviceAccount: AdmissionPlugin = {
         `error looking up service account ${ns}/${name}: serviceaccount "${name}" not found`,
       );
     // the new account decides about automounting as it would have while mutating
-    mutatePodForServiceAccount(pod, sa);
+    mutatePodForServiceAccount(pod, sa, rootCAPublished(a.w.c.env));
   },
 };

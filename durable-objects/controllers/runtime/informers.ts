@@ -140,9 +140,14 @@ export class Informers {
   /** repeated values of the cached objects, kept once (strings.ts) */
   private readonly strings = new StringPool();
 
+  /**
+   * filters: per resource, which objects to keep (the others are never cached, and an object
+   * that stops matching leaves the cache as if deleted)
+   */
   constructor(
     private readonly env: Env,
     readonly resources: string[],
+    private readonly filters: Record<string, (obj: KubeObject) => boolean> = {},
   ) {
     for (const r of resources) this.caches.set(r, new Cache());
   }
@@ -225,7 +230,9 @@ export class Informers {
       try {
         for (;;) {
           const page = JSON.parse(await store.listText({ limit: RELIST_PAGE, continue: next }));
+          const keep = this.filters[res];
           for (const obj of page.items ?? []) {
+            if (keep && !keep(obj)) continue;
             lighten(res, obj);
             this.strings.share(obj);
             items.push(obj);
@@ -300,12 +307,14 @@ export class Informers {
   }
 
   private apply(res: string, c: Cache, type: ChangeType, obj: KubeObject): void {
-    lighten(res, obj);
-    this.strings.share(obj);
     const key = keyOf(obj);
     const old = c.byKey.get(key);
+    const keep = this.filters[res];
+    if (!old && keep && !keep(obj)) return; // never cached
+    lighten(res, obj);
+    this.strings.share(obj);
     if (old && rvOf(old) > rvOf(obj)) return; // already newer (a write-through got ahead)
-    if (type === "DELETED") {
+    if (type === "DELETED" || (keep && !keep(obj))) {
       if (!old) return;
       c.remove(key);
       this.emit(res, "DELETED", obj, old);

@@ -2,6 +2,8 @@
 // subscribers after every commit (coalesced: at most one poke in flight per subscriber);
 // the subscriber then pulls the changes it has not seen.
 
+import type { KubeObject } from "../../../api/types";
+
 export type Subscriber = "controllers" | "scheduler";
 
 export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
@@ -9,6 +11,8 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "/nodes": ["controllers", "scheduler"],
   "/namespaces": ["controllers"],
   "/serviceaccounts": ["controllers"],
+  "/configmaps": ["controllers"],
+  "/secrets": ["controllers"],
   "/services": ["controllers"],
   "/endpoints": ["controllers"],
   "discovery.k8s.io/endpointslices": ["controllers"],
@@ -27,6 +31,17 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "storage.k8s.io/storageclasses": ["controllers", "scheduler"],
   "autoscaling/horizontalpodautoscalers": ["controllers"],
   "apiextensions.k8s.io/customresourcedefinitions": ["controllers"],
+};
+
+/**
+ * Of these resources the controllers cache only the objects a controller reads (upstream's
+ * filtered informers): every ConfigMap and Secret of the cluster, data and all, would sit in
+ * the one isolate that runs every controller, for the root CA publisher's one map per
+ * namespace and the tokens controller's token Secrets.
+ */
+export const CACHE_FILTERS: Record<string, (obj: KubeObject) => boolean> = {
+  "/configmaps": (cm) => cm.metadata.name === "kube-root-ca.crt",
+  "/secrets": (s) => (s as { type?: string }).type === "kubernetes.io/service-account-token",
 };
 
 /** Resources each subscriber caches (the keys of SUBSCRIPTIONS it appears in). */

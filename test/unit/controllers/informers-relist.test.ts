@@ -145,3 +145,24 @@ describe("Informers relist", () => {
     expect(informers.keys(RES)).toHaveLength(1500);
   });
 });
+
+describe("Informers filters", () => {
+  it("caches only the objects a filter keeps, and drops one that stops matching", async () => {
+    const state: ShardState = { objects: [cm("keep-a", 10), cm("other", 11)], head: 20, compacted: 0 };
+    const kept = (o: KubeObject) => o.metadata.name!.startsWith("keep-") && !o.metadata.labels?.drop;
+    const informers = new Informers(fakeShard(state), [RES], { [RES]: kept });
+    const events: string[] = [];
+    informers.onChange((_res, type, obj) => events.push(`${type} ${obj.metadata.name}`));
+    await informers.startAll();
+    expect(informers.keys(RES)).toEqual(["ns/keep-a"]);
+    // writes seen later pass the same filter
+    informers.observe(RES, cm("other-2", 21));
+    informers.observe(RES, cm("keep-b", 22));
+    expect(informers.keys(RES).sort()).toEqual(["ns/keep-a", "ns/keep-b"]);
+    const dropped = cm("keep-a", 23);
+    dropped.metadata.labels = { drop: "yes" };
+    informers.observe(RES, dropped);
+    expect(informers.keys(RES)).toEqual(["ns/keep-b"]);
+    expect(events).toEqual(["ADDED keep-a", "ADDED keep-b", "DELETED keep-a"]);
+  });
+});
