@@ -261,6 +261,11 @@ describe.skipIf(!available)("edgelet against containerd and a real control plane
       `init-vols|${ns}|blue|s3cret|${running.status.podIP}|hello init-vols|hi from configmap|s3cret|400`,
     );
     expect(readFileSync(join(work, "order"), "utf8")).toBe("first\nsecond\nmain\n");
+    // the service account volume projects kube-root-ca.crt (no longer optional): the cluster CA
+    const access = running.spec.volumes.find((v: any) => v.name.startsWith("kube-api-access-"));
+    const projected = join(root, "pods", pod.metadata.uid, "volumes", "kubernetes.io~projected", access.name);
+    expect(readFileSync(join(projected, "ca.crt"), "utf8")).toBe(server.caCert);
+    expect(readFileSync(join(projected, "namespace"), "utf8")).toBe(ns);
     await deletePod(server, ns, "init-vols");
   });
 
