@@ -101,8 +101,15 @@ describe.skipIf(!available)("edgelet in-process", () => {
       "runtime pod gone",
       async () => e.cache.get(uid).sandboxes.length === 0 && e.workers.phaseOf(uid) === undefined,
       // a crash-looping container may be mid-restart when the pod goes; under the full suite's
-      // load containerd's stop and removal of that sandbox took over 15 s once
-      30_000,
-    );
+      // load containerd's stop and removal of that sandbox took over 15 s once, and over 30 s
+      // once when a neighbouring suite's server was still starting (its start took 40 s)
+      60_000,
+    ).catch((err) => {
+      const left = e.cache.get(uid);
+      throw new Error(
+        `${err.message}\nsandboxes: ${JSON.stringify(left.sandboxes.map((x) => x.state))}, worker: ${e.workers.phaseOf(uid)}` +
+          `\nedgelet log:\n${logs.slice(-40).join("\n")}`,
+      );
+    });
   });
 });
