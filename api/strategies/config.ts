@@ -10,6 +10,13 @@ import { ageColumn, column, countKeys, isObject, nameColumn } from "./common";
 
 export const MAX_DATA_SIZE = 1024 * 1024;
 
+/** A Secret holding a legacy service account token, and the annotations naming its account. */
+export const SA_TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token";
+export const SA_NAME_ANNOTATION = "kubernetes.io/service-account.name";
+export const SA_UID_ANNOTATION = "kubernetes.io/service-account.uid";
+/** The ConfigMap every namespace holds with the cluster's root CA (key ca.crt). */
+export const ROOT_CA_CONFIGMAP = "kube-root-ca.crt";
+
 const utf8 = new TextEncoder();
 const entries = (v: unknown): [string, any][] => (isObject(v) ? Object.entries(v) : []);
 /** Decoded size of base64 text. */
@@ -67,9 +74,9 @@ export function validateSecret(obj: KubeObject, old?: KubeObject): StatusCause[]
   }
   if (size > MAX_DATA_SIZE) causes.push(field.tooLong("data", MAX_DATA_SIZE));
   const type: string = obj.type ?? "Opaque";
-  if (type === "kubernetes.io/service-account-token") {
-    if (!obj.metadata?.annotations?.["kubernetes.io/service-account.name"])
-      causes.push(field.required("metadata.annotations[kubernetes.io/service-account.name]"));
+  if (type === SA_TOKEN_SECRET_TYPE) {
+    if (!obj.metadata?.annotations?.[SA_NAME_ANNOTATION])
+      causes.push(field.required(`metadata.annotations[${SA_NAME_ANNOTATION}]`));
   } else if (type === "kubernetes.io/basic-auth") {
     if (!("username" in data) && !("password" in data)) {
       causes.push(field.required("data[username]"), field.required("data[password]"));

@@ -42,6 +42,29 @@ export function isNamespaceTerminating(e: unknown): boolean {
   return e instanceof StatusError && !!e.details?.causes?.some((c) => c.type === "NamespaceTerminating");
 }
 
+/** A namespace that takes new objects: there, not being deleted, Active (or no phase yet). */
+export function isNamespaceActive(ns: KubeObject | undefined): boolean {
+  return !!ns && !ns.metadata.deletionTimestamp && (!ns.status?.phase || ns.status.phase === "Active");
+}
+
+/**
+ * The object as the apiserver has it now (not as a cache does), undefined when it is not
+ * there. `api` is a controller's client (its request method).
+ */
+export async function findLive(
+  api: { request(method: string, path: string): Promise<any> },
+  def: ResourceDef,
+  namespace: string | undefined,
+  name: string,
+): Promise<KubeObject | undefined> {
+  try {
+    return (await api.request("GET", pathFor(def, namespace, name))) as KubeObject;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
 /** A NotFound about this very object (it was deleted while a sync was writing to it). */
 export function isGone(e: unknown, resource: string, name: string): boolean {
   return (

@@ -8,7 +8,7 @@ import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject, OwnerReference } from "../../api/types";
 import { byOwner, INDEX_OWNER } from "./claim";
-import { isConflict, isNotFound, keyOf, pathFor } from "./controller-utils";
+import { findLive, isConflict, isNotFound, keyOf, pathFor } from "./controller-utils";
 import { CRDS, kindDef, storedDef } from "./custom-kinds";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { resourcesOf } from "./runtime/subscriptions";
@@ -51,13 +51,8 @@ async function resolveOwner(
     const cached = ctx.informers.get(res, ns ? `${ns}/${ref.name}` : ref.name);
     if (cached && cached.metadata.uid === ref.uid) return { state: "present", owner: cached };
   }
-  try {
-    const live = await ctx.api.request("GET", pathFor(def, ns, ref.name));
-    return live?.metadata?.uid === ref.uid ? { state: "present", owner: live } : { state: "absent" };
-  } catch (e) {
-    if (isNotFound(e)) return { state: "absent" };
-    throw e;
-  }
+  const live = await findLive(ctx.api, def, ns, ref.name);
+  return live?.metadata?.uid === ref.uid ? { state: "present", owner: live } : { state: "absent" };
 }
 
 async function patchOwnerRefs(

@@ -5,10 +5,10 @@ import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import {
   type Condition,
+  findLive,
   isConflict,
   isNotFound,
   isTerminal,
-  pathFor,
   rfc3339,
   timeOf,
 } from "./controller-utils";
@@ -88,13 +88,7 @@ export function createPodGC(opts: PodGCOptions = {}): Controller {
   }
 
   async function nodeGone(ctx: ControllerContext, name: string): Promise<boolean> {
-    try {
-      await ctx.api.request("GET", pathFor(NODE, undefined, name));
-      return false;
-    } catch (e) {
-      if (isNotFound(e)) return true;
-      throw e;
-    }
+    return (await findLive(ctx.api, NODE, undefined, name)) === undefined;
   }
 
   async function sync(_key: string, ctx: ControllerContext): Promise<void> {

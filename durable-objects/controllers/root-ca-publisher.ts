@@ -3,10 +3,12 @@
 // verify the apiserver with. Pods read it through their projected service account volume, so
 // a deleted map is made again and an edited one is put back.
 import { lookupGVR } from "../../api/registry";
+import { ROOT_CA_CONFIGMAP } from "../../api/strategies/config";
 import type { KubeObject } from "../../api/types";
 import {
   isAlreadyExists,
   isConflict,
+  isNamespaceActive,
   isNamespaceTerminating,
   isNotFound,
   jsonEqual,
@@ -14,7 +16,6 @@ import {
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const CM = lookupGVR("", "v1", "configmaps")!;
-export const ROOT_CA_CONFIGMAP = "kube-root-ca.crt";
 export const ROOT_CA_KEY = "ca.crt";
 export const DESCRIPTION_ANNOTATION = "kubernetes.io/description";
 /** Upstream's text, word for word: tools read it to tell what the map is for. */
@@ -22,13 +23,9 @@ export const ROOT_CA_DESCRIPTION =
   "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. " +
   "No other usage is guaranteed across distributions of Kubernetes clusters.";
 
-function active(ns: KubeObject | undefined): boolean {
-  return !!ns && !ns.metadata.deletionTimestamp && (!ns.status?.phase || ns.status.phase === "Active");
-}
-
 export async function syncRootCA(ns: string, rootCA: string, ctx: ControllerContext): Promise<void> {
   // a terminating namespace refuses new objects anyway; its map goes with everything else
-  if (!active(ctx.informers.get("/namespaces", ns))) return;
+  if (!isNamespaceActive(ctx.informers.get("/namespaces", ns))) return;
   const data = { [ROOT_CA_KEY]: rootCA };
   const cm = ctx.informers.get("/configmaps", `${ns}/${ROOT_CA_CONFIGMAP}`);
   if (!cm) {
@@ -71,7 +68,7 @@ export function createRootCAPublisher(rootCA: string): Controller {
     name: "root-ca-cert-publisher",
     workers: 2,
     watches: {
-      "/namespaces": (ns) => (active(ns) ? [ns.metadata.name!] : []),
+      "/namespaces": (ns) => (isNamespaceActive(ns) ? [ns.metadata.name!] : []),
       "/configmaps": ofMap,
     },
     resync: (ctx) => ctx.informers.keys("/namespaces"),

@@ -1,7 +1,7 @@
 // The service account controller (upstream pkg/controller/serviceaccount): every active
 // namespace has a "default" ServiceAccount, recreated when deleted.
 import { lookupGVR } from "../../api/registry";
-import { isAlreadyExists, isNamespaceTerminating, isNotFound } from "./controller-utils";
+import { isAlreadyExists, isNamespaceActive, isNamespaceTerminating, isNotFound } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const SA = lookupGVR("", "v1", "serviceaccounts")!;
@@ -9,8 +9,7 @@ export const DEFAULT_SERVICE_ACCOUNTS = ["default"];
 
 export async function syncServiceAccounts(ns: string, ctx: ControllerContext): Promise<void> {
   const nsObj = ctx.informers.get("/namespaces", ns);
-  if (!nsObj || nsObj.metadata.deletionTimestamp || (nsObj.status?.phase && nsObj.status.phase !== "Active"))
-    return;
+  if (!isNamespaceActive(nsObj)) return;
   for (const name of DEFAULT_SERVICE_ACCOUNTS) {
     if (ctx.informers.get("/serviceaccounts", `${ns}/${name}`)) continue;
     try {

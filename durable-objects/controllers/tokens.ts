@@ -5,15 +5,13 @@
 // (or has another uid) is deleted, and so are an account's token Secrets when it goes. Since
 // 1.24 nothing makes such Secrets on its own: users create them.
 import { lookupGVR } from "../../api/registry";
+import { SA_NAME_ANNOTATION, SA_TOKEN_SECRET_TYPE, SA_UID_ANNOTATION } from "../../api/strategies/config";
 import type { KubeObject } from "../../api/types";
-import { isConflict, isNotFound, pathFor } from "./controller-utils";
+import { findLive, isConflict, isNotFound } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const SECRET = lookupGVR("", "v1", "secrets")!;
 const SA = lookupGVR("", "v1", "serviceaccounts")!;
-export const TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token";
-export const SA_NAME_KEY = "kubernetes.io/service-account.name";
-export const SA_UID_KEY = "kubernetes.io/service-account.uid";
 
 export interface AccountRef {
   namespace: string;
@@ -47,8 +45,9 @@ function unb64(data: unknown): string {
 /** upstream's IsServiceAccountToken: the type, the account's name, and its uid when the Secret has one. */
 export function isTokenFor(secret: KubeObject, sa: { name: string; uid: string }): boolean {
   const ann = secret.metadata.annotations ?? {};
-  if ((secret as { type?: string }).type !== TOKEN_SECRET_TYPE || ann[SA_NAME_KEY] !== sa.name) return false;
-  return !ann[SA_UID_KEY] || ann[SA_UID_KEY] === sa.uid;
+  if ((secret as { type?: string }).type !== SA_TOKEN_SECRET_TYPE || ann[SA_NAME_ANNOTATION] !== sa.name)
+    return false;
+  return !ann[SA_UID_ANNOTATION] || ann[SA_UID_ANNOTATION] === sa.uid;
 }
 
 // Queue keys carry what a sync needs once the object is gone (as upstream's key structs): the
@@ -63,8 +62,8 @@ export function secretKey(s: KubeObject): string {
     s.metadata.namespace!,
     s.metadata.name!,
     s.metadata.uid ?? "",
-    ann[SA_NAME_KEY] ?? "",
-    ann[SA_UID_KEY] ?? "",
+    ann[SA_NAME_ANNOTATION] ?? "",
+    ann[SA_UID_ANNOTATION] ?? "",
   ];
   return JSON.stringify(key);
 }
@@ -74,22 +73,12 @@ export function accountKey(sa: KubeObject): string {
   return JSON.stringify(key);
 }
 
-/** The current object from the apiserver (not the cache), as upstream reads before it writes. */
-async function liveGet(ctx: ControllerContext, def: typeof SECRET, ns: string, name: string) {
-  try {
-    return (await ctx.api.request("GET", pathFor(def, ns, name))) as KubeObject;
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
-
 /** The account, from the cache or (fetchOnMiss) the apiserver, if its uid is `uid` (when given). */
 async function account(ctx: ControllerContext, ns: string, name: string, uid: string, fetchOnMiss: boolean) {
   const matches = (sa: KubeObject | undefined) => (sa && (!uid || sa.metadata.uid === uid) ? sa : undefined);
   const cached = matches(ctx.informers.get("/serviceaccounts", `${ns}/${name}`));
   if (cached || !fetchOnMiss) return cached;
-  return matches(await liveGet(ctx, SA, ns, name));
+  return matches(await findLive(ctx.api, SA, ns, name));
 }
 
 async function deleteToken(ctx: ControllerContext, ns: string, name: string, uid: string): Promise<void> {
@@ -117,7 +106,7 @@ const nothing = (n: ReturnType<typeof needs>) => !n.ca && !n.namespace && !n.tok
 async function fill(ctx: ControllerContext, o: TokensOptions, sa: KubeObject, cached: KubeObject) {
   if (nothing(needs(cached, o.rootCA))) return;
   // fill a fresh copy, and only if the cache is current: a newer version's event comes back here
-  const live = await liveGet(ctx, SECRET, cached.metadata.namespace!, cached.metadata.name!);
+  const live = await findLive(ctx.api, SECRET, cached.metadata.namespace!, cached.metadata.name!);
   if (!live || live.metadata.resourceVersion !== cached.metadata.resourceVersion) return;
   const n = needs(live, o.rootCA);
   if (nothing(n)) return;
@@ -131,8 +120,8 @@ async function fill(ctx: ControllerContext, o: TokensOptions, sa: KubeObject, ca
   live.data = data;
   live.metadata.annotations = {
     ...live.metadata.annotations,
-    [SA_NAME_KEY]: sa.metadata.name!,
-    [SA_UID_KEY]: sa.metadata.uid!,
+    [SA_NAME_ANNOTATION]: sa.metadata.name!,
+    [SA_UID_ANNOTATION]: sa.metadata.uid!,
   };
   try {
     await ctx.api.update(SECRET, live);
@@ -153,7 +142,7 @@ async function dropReference(
 ) {
   const cached = await account(ctx, ns, saName, saUID, false);
   if (!cached?.secrets?.some((r: { name?: string }) => r?.name === name)) return;
-  const live = await liveGet(ctx, SA, ns, saName);
+  const live = await findLive(ctx.api, SA, ns, saName);
   if (!live || (saUID && live.metadata.uid !== saUID)) return;
   const refs: { name?: string }[] = live.secrets ?? [];
   if (!refs.some((r) => r?.name === name)) return;
@@ -191,7 +180,7 @@ export function createTokensController(o: TokensOptions): Controller {
     watches: {
       "/serviceaccounts": (sa) => [accountKey(sa)],
       "/secrets": (s) =>
-        (s as { type?: string }).type === TOKEN_SECRET_TYPE && s.metadata.annotations?.[SA_NAME_KEY]
+        (s as { type?: string }).type === SA_TOKEN_SECRET_TYPE && s.metadata.annotations?.[SA_NAME_ANNOTATION]
           ? [secretKey(s)]
           : [],
     },
@@ -199,7 +188,7 @@ export function createTokensController(o: TokensOptions): Controller {
     resync: (ctx) =>
       ctx.informers
         .list("/secrets")
-        .filter((s) => (s as { type?: string }).type === TOKEN_SECRET_TYPE)
+        .filter((s) => (s as { type?: string }).type === SA_TOKEN_SECRET_TYPE)
         .map(secretKey),
     sync(key, ctx) {
       const k = JSON.parse(key) as SecretKey | AccountKey;

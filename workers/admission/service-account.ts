@@ -1,6 +1,7 @@
 // ServiceAccount (upstream plugin/pkg/admission/serviceaccount): a pod runs as "default" unless it
 // names another account, the account must exist, and each container gets the projected API
 // credentials (token, cluster CA, namespace) unless automounting is turned off.
+import { ROOT_CA_CONFIGMAP } from "../../api/strategies/config";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../store-client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
@@ -37,7 +38,7 @@ export function apiAccessVolume(name: string, rootCA: boolean): Record<string, u
         { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
         {
           configMap: {
-            name: "kube-root-ca.crt",
+            name: ROOT_CA_CONFIGMAP,
             items: [{ key: "ca.crt", path: "ca.crt" }],
             // upstream leaves this unset: the publisher makes the map in every namespace and a
             // pod waits for it. With no root CA configured nothing publishes it, and a missing

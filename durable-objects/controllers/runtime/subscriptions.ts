@@ -2,6 +2,7 @@
 // subscribers after every commit (coalesced: at most one poke in flight per subscriber);
 // the subscriber then pulls the changes it has not seen.
 
+import { ROOT_CA_CONFIGMAP, SA_TOKEN_SECRET_TYPE } from "../../../api/strategies/config";
 import type { KubeObject } from "../../../api/types";
 
 export type Subscriber = "controllers" | "scheduler";
@@ -40,8 +41,8 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
  * namespace and the tokens controller's token Secrets.
  */
 export const CACHE_FILTERS: Record<string, (obj: KubeObject) => boolean> = {
-  "/configmaps": (cm) => cm.metadata.name === "kube-root-ca.crt",
-  "/secrets": (s) => (s as { type?: string }).type === "kubernetes.io/service-account-token",
+  "/configmaps": (cm) => cm.metadata.name === ROOT_CA_CONFIGMAP,
+  "/secrets": (s) => (s as { type?: string }).type === SA_TOKEN_SECRET_TYPE,
 };
 
 /** Resources each subscriber caches (the keys of SUBSCRIPTIONS it appears in). */

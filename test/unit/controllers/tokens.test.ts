@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { lookupGVR } from "../../../api/registry";
+import { SA_NAME_ANNOTATION, SA_TOKEN_SECRET_TYPE, SA_UID_ANNOTATION } from "../../../api/strategies/config";
 import type { KubeObject } from "../../../api/types";
-import {
-  type AccountRef,
-  createTokensController,
-  SA_NAME_KEY,
-  SA_UID_KEY,
-  TOKEN_SECRET_TYPE,
-} from "../../../durable-objects/controllers/tokens";
+import { type AccountRef, createTokensController } from "../../../durable-objects/controllers/tokens";
 import { FakeCluster } from "./fake";
 
 const SECRET = lookupGVR("", "v1", "secrets")!;
@@ -33,8 +28,8 @@ function setup(rootCA: string | null = CA) {
 
 function tokenSecret(name: string, saName: string, extra: Partial<KubeObject> = {}): KubeObject {
   return {
-    metadata: { name, namespace: "team", annotations: { [SA_NAME_KEY]: saName } },
-    type: TOKEN_SECRET_TYPE,
+    metadata: { name, namespace: "team", annotations: { [SA_NAME_ANNOTATION]: saName } },
+    type: SA_TOKEN_SECRET_TYPE,
     ...extra,
   } as KubeObject;
 }
@@ -48,7 +43,10 @@ describe("tokens controller", () => {
     expect(dec(s.data.token)).toBe("jwt-for-robot-robot-token");
     expect(dec(s.data["ca.crt"])).toBe(CA);
     expect(dec(s.data.namespace)).toBe("team");
-    expect(s.metadata.annotations).toEqual({ [SA_NAME_KEY]: "robot", [SA_UID_KEY]: sa.metadata.uid });
+    expect(s.metadata.annotations).toEqual({
+      [SA_NAME_ANNOTATION]: "robot",
+      [SA_UID_ANNOTATION]: sa.metadata.uid,
+    });
     expect(issued).toEqual([
       { sa: { namespace: "team", name: "robot", uid: sa.metadata.uid }, secret: "robot-token" },
     ]);
@@ -88,7 +86,7 @@ describe("tokens controller", () => {
     const { c, controller } = setup();
     const ghost = c.add("/secrets", tokenSecret("ghost-token", "ghost"));
     const stale = tokenSecret("stale-token", "robot");
-    stale.metadata.annotations![SA_UID_KEY] = "uid-of-an-older-robot";
+    stale.metadata.annotations![SA_UID_ANNOTATION] = "uid-of-an-older-robot";
     c.add("/secrets", stale);
     c.add("/secrets", { metadata: { name: "plain", namespace: "team" }, type: "Opaque" } as KubeObject);
     await c.run([controller]);
