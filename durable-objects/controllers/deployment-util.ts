@@ -1,6 +1,7 @@
 // The pure arithmetic of the Deployment controller (upstream pkg/controller/deployment/util):
 // template hashes, surge/unavailable fenceposts, rolling-update step sizes, proportional
 // scaling, revisions and annotations, and status/conditions.
+import { dropZeroTimestamp } from "../../api/strategies/common";
 import type { KubeObject } from "../../api/types";
 import {
   type Condition,
@@ -56,7 +57,8 @@ export function computeHash(template: unknown, collisionCount?: number): string 
 
 /**
  * A template as upstream's Go struct holds it: `creationTimestamp: null` is the zero time,
- * the same as none (ReplicaSets stored before the API dropped it carry it).
+ * the same as none (ReplicaSets stored before the API dropped it carry it). A copy, unlike
+ * the strategies' dropZeroTimestamp, for the hash of a template the caller still holds.
  */
 function withoutZeroTimestamp(template: any): any {
   if (template?.metadata?.creationTimestamp !== null) return template;
@@ -67,7 +69,8 @@ function withoutZeroTimestamp(template: any): any {
 /** Template equality ignoring the pod-template-hash label and a zero creationTimestamp (upstream EqualIgnoreHash). */
 export function equalIgnoreHash(a: any, b: any): boolean {
   const strip = (t: any) => {
-    const c = withoutZeroTimestamp(structuredClone(t ?? {}));
+    const c = structuredClone(t ?? {});
+    dropZeroTimestamp(c);
     if (c.metadata?.labels) {
       delete c.metadata.labels[HASH_LABEL];
       if (Object.keys(c.metadata.labels).length === 0) delete c.metadata.labels;

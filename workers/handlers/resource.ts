@@ -322,7 +322,7 @@ async function create(w: WriteContext): Promise<Response> {
 async function update(w: WriteContext, namespace: string): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw, w.def.kind);
   const obj = checkDecodedTypeMeta(w.def, decoded.value);
-  checkName(obj, w.info.name, w.def.namespaced ? namespace : undefined);
+  checkName(obj, w.info.name, namespace);
   checkNamespace(w.def, obj, w.info);
   checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
   const clientRV = obj.metadata.resourceVersion;
@@ -378,7 +378,7 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       const next = applyPatchBody(w, old, body, type, force);
       // the patched object is still the one the URL names (upstream: namespace, then name)
       checkNamespace(w.def, next, w.info);
-      checkName(next, w.info.name, w.def.namespaced ? namespace : undefined);
+      checkName(next, w.info.name, namespace);
       const wanted = next.metadata.resourceVersion;
       if (wanted && wanted !== old.metadata.resourceVersion) {
         pinned = true;

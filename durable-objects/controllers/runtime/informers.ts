@@ -310,11 +310,12 @@ export class Informers {
     const key = keyOf(obj);
     const old = c.byKey.get(key);
     const keep = this.filters[res];
-    if (!old && keep && !keep(obj)) return; // never cached
+    const kept = !keep || keep(obj);
+    if (!old && !kept) return; // never cached
     lighten(res, obj);
     this.strings.share(obj);
     if (old && rvOf(old) > rvOf(obj)) return; // already newer (a write-through got ahead)
-    if (type === "DELETED" || (keep && !keep(obj))) {
+    if (type === "DELETED" || !kept) {
       if (!old) return;
       c.remove(key);
       this.emit(res, "DELETED", obj, old);
