@@ -147,25 +147,4 @@ export class ApiClient {
   }
 }
 
-/** Retries transport errors, 5xx and 429 with capped exponential backoff. */
-export async function withRetry(
-  fn: () => Promise<Reply>,
-  opts: { attempts?: number; baseMs?: number; stopped?: () => boolean } = {},
-): Promise<Reply> {
-  const attempts = opts.attempts ?? 6;
-  let delay = opts.baseMs ?? 200;
-  for (let i = 1; ; i++) {
-    try {
-      const r = await fn();
-      if ((r.status < 500 && r.status !== 429) || i >= attempts || opts.stopped?.()) return r;
-    } catch (e) {
-      if (i >= attempts || opts.stopped?.()) throw e;
-    }
-    await sleep(delay * (0.8 + Math.random() * 0.4));
-    delay = Math.min(delay * 2, 5000);
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
+export { sleep, withRetry } from "../lib/informer";

@@ -1,8 +1,9 @@
 // The node side of the simulator: registration, Lease renewal and node status for every
 // simulated node, driven by one 100 ms tick over all nodes (no timer per node). Renewals
 // are phase-spread so N nodes make about N / leaseSeconds renewals a second, evenly.
+
+import { Informer } from "../lib/informer";
 import { type ApiClient, type Lane, type Reply, withRetry } from "./client";
-import { Informer } from "./informer";
 import { microTime, type NodeTemplate, nodeObject, nodeStatus, rfc3339, statusIsHealthy } from "./node-spec";
 
 export const LEASE_NAMESPACE = "kube-node-lease";

@@ -1,7 +1,8 @@
 // The pod side of every simulated node: one watch over all bound pods, and for those bound
 // to our nodes a tiny per-pod state machine: starting -> running -> terminating -> gone.
+
+import { Informer } from "../lib/informer";
 import { type ApiClient, sleep, withRetry } from "./client";
-import { Informer } from "./informer";
 import { looksStarted, runningStatusPatch } from "./pod-status";
 
 export interface SimNodeRef {

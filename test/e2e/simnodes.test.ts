@@ -5,8 +5,8 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Informer } from "../../agent/lib/informer";
 import { ApiClient } from "../../agent/simulated/client";
-import { Informer } from "../../agent/simulated/informer";
 import { type SimulatedNodes, startSimulatedNodes } from "../../agent/simulated/simnodes";
 import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
 

@@ -1,7 +1,19 @@
 // List then watch one collection, as client-go's reflector does: watch from the list's
 // resourceVersion, resume from the last seen one after a disconnect, re-list after
 // 410 Gone or an ERROR event. Callers see a full snapshot after every (re-)list.
-import { type ApiClient, sleep, withRetry } from "./client";
+// Serves the simulated fleet and the edgelet alike: anything that can GET and watch.
+import type { Reply } from "./http";
+
+/** What an informer needs of a client: a GET, and a watch stream of parsed frames. */
+export interface WatchClient {
+  request(method: string, path: string): Promise<Reply>;
+  /** onEvent may return false to close the stream. */
+  watch(
+    path: string,
+    onEvent: (ev: any) => unknown,
+    signal: AbortSignal,
+  ): Promise<{ status: number; body?: any }>;
+}
 
 export interface InformerHandlers {
   /** After every list: the complete current set. */
@@ -19,7 +31,7 @@ export class Informer {
   lists = 0;
 
   constructor(
-    private readonly client: ApiClient,
+    private readonly client: WatchClient,
     private readonly path: string,
     private readonly query: Record<string, string>,
     private readonly handlers: InformerHandlers,
@@ -124,4 +136,27 @@ export class Informer {
       if (failures) await sleep(Math.min(200 * 2 ** failures, 5000));
     }
   }
+}
+
+/** Retries transport errors, 5xx and 429 with capped exponential backoff. */
+export async function withRetry(
+  fn: () => Promise<Reply>,
+  opts: { attempts?: number; baseMs?: number; stopped?: () => boolean } = {},
+): Promise<Reply> {
+  const attempts = opts.attempts ?? 6;
+  let delay = opts.baseMs ?? 200;
+  for (let i = 1; ; i++) {
+    try {
+      const r = await fn();
+      if ((r.status < 500 && r.status !== 429) || i >= attempts || opts.stopped?.()) return r;
+    } catch (e) {
+      if (i >= attempts || opts.stopped?.()) throw e;
+    }
+    await sleep(delay * (0.8 + Math.random() * 0.4));
+    delay = Math.min(delay * 2, 5000);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }
