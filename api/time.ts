@@ -33,3 +33,10 @@ export function wireTime(text: string): string {
   const ms = Date.parse(text);
   return Number.isNaN(ms) ? text : rfc3339(ms);
 }
+
+/** Milliseconds of a timestamp, undefined when absent or not a date. */
+export function timeOf(s: string | undefined | null): number | undefined {
+  if (!s) return undefined;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : t;
+}

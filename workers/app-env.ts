@@ -1,13 +1,8 @@
 // The Hono app's typed context: bindings and what the filters attach to each request.
-import type { Env } from "./env";
-import type { RequestInfo } from "./request-info";
 
-export interface UserInfo {
-  name: string;
-  uid: string;
-  groups: string[];
-  extra?: Record<string, string[]>;
-}
+import type { UserInfo } from "../api/user";
+import type { Env } from "../durable-objects/env";
+import type { RequestInfo } from "./request-info";
 
 export interface AppEnv {
   Bindings: Env;

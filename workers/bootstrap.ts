@@ -7,9 +7,9 @@ import { SYSTEM_PRIORITY_CLASSES } from "../api/strategies/priorityclasses";
 import { apiserverServiceIP } from "../api/strategies/service-allocator";
 import { LOCAL_PATH_CLASS, LOCAL_PATH_PROVISIONER } from "../api/strategies/storageclasses";
 import type { KubeObject } from "../api/types";
+import type { Env } from "../durable-objects/env";
+import { Store } from "../durable-objects/store/client";
 import { ensureBootstrapPolicy } from "./authz/index";
-import type { Env } from "./env";
-import { Store } from "./store-client";
 
 const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 

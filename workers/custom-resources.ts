@@ -7,8 +7,8 @@ import { type Crd, customDefsOf } from "../api/custom/definition";
 import { allResources } from "../api/registry";
 import type { ResourceDef } from "../api/resource";
 import { customresourcedefinitions } from "../api/strategies/customresourcedefinitions";
-import type { Env } from "./env";
-import { onStoreWrite, Store } from "./store-client";
+import type { Env } from "../durable-objects/env";
+import { onStoreWrite, Store } from "../durable-objects/store/client";
 
 const FRESH_MS = 1000;
 /** A miss reads the CRDs again unless they were read this recently (a burst of 404s reads once). */

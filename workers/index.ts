@@ -1,12 +1,28 @@
 // The Worker's entry: the apiserver app for HTTP, the cron trigger, and the Durable Object classes.
+
+import { ControllerManager as ControllerManagerObject } from "../durable-objects/controllers/manager";
+import type { Env } from "../durable-objects/env";
+import { SchedulerObject as SchedulerObjectBase } from "../durable-objects/scheduler/object";
 import { app } from "./app";
 import { bootstrap, reconcileDefaults, wakeControlLoops } from "./bootstrap";
-import type { Env } from "./env";
+import { inProcessApiserver } from "./in-process-apiserver";
 
-export { ControllerManager } from "../durable-objects/controllers/manager";
 export { NodeTunnel } from "../durable-objects/node-tunnel/node-tunnel";
-export { SchedulerObject } from "../durable-objects/scheduler/object";
 export { StoreShard } from "../durable-objects/store/shard";
+
+// The controller manager and the scheduler call the apiserver in process: the objects are
+// given it here, at the top, so the durable-objects layer never imports the Worker.
+export class ControllerManager extends ControllerManagerObject {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, inProcessApiserver);
+  }
+}
+
+export class SchedulerObject extends SchedulerObjectBase {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, inProcessApiserver);
+  }
+}
 
 export default {
   fetch: app.fetch,

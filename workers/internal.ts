@@ -1,7 +1,7 @@
 // In-process requests from the control plane's own components (controllers, scheduler):
 // they go through the same app and the same authorization and admission as any client,
 // authenticated by identity of the Request object itself, which no outside caller can forge.
-import type { UserInfo } from "./app-env";
+import type { UserInfo } from "../api/user";
 
 const identities = new WeakMap<Request, UserInfo>();
 

@@ -9,8 +9,8 @@ import type {
   LogsRequest,
   PortForwardRequest,
   WireStatus,
-} from "../../durable-objects/node-tunnel/frames";
-import { failure } from "../../durable-objects/node-tunnel/frames";
+} from "../../api/wire/node-tunnel";
+import { failure } from "../../api/wire/node-tunnel";
 import type { CriClient } from "../cri/client";
 import {
   CLOSE,

@@ -16,7 +16,7 @@ import {
   type OpenRequest,
   PING,
   payloadJson,
-} from "../../durable-objects/node-tunnel/frames";
+} from "../../api/wire/node-tunnel";
 import type { CriClient } from "../cri/client";
 import {
   OpenError,

@@ -88,13 +88,7 @@ export function errorMessage(e: unknown): string {
 
 // ---- time ----
 
-export { rfc3339 } from "../../api/time";
-
-export function timeOf(s: string | undefined | null): number | undefined {
-  if (!s) return undefined;
-  const t = Date.parse(s);
-  return Number.isNaN(t) ? undefined : t;
-}
+export { rfc3339, timeOf } from "../../api/time";
 
 // ---- owners ----
 
@@ -138,35 +132,6 @@ export function selectorOf(obj: KubeObject): Selector | null {
 export function selects(obj: KubeObject, target: KubeObject): boolean {
   const sel = selectorOf(obj);
   return !!sel && sel.length > 0 && matches(sel, target.metadata.labels);
-}
-
-// ---- pods ----
-
-export function podCondition(pod: KubeObject, type: string): any | undefined {
-  return (pod.status?.conditions as any[] | undefined)?.find((c) => c.type === type);
-}
-
-export function isPodReady(pod: KubeObject): boolean {
-  return podCondition(pod, "Ready")?.status === "True";
-}
-
-/** Ready for at least minReadySeconds (upstream IsPodAvailable). */
-export function isPodAvailable(pod: KubeObject, minReadySeconds: number, now: number): boolean {
-  const c = podCondition(pod, "Ready");
-  if (c?.status !== "True") return false;
-  if (!minReadySeconds) return true;
-  const since = timeOf(c.lastTransitionTime);
-  return since !== undefined && since + minReadySeconds * 1000 <= now;
-}
-
-export function isTerminal(pod: KubeObject): boolean {
-  const p = pod.status?.phase;
-  return p === "Succeeded" || p === "Failed";
-}
-
-/** Counted as a replica: neither finished nor being deleted (upstream FilterActivePods). */
-export function isActivePod(pod: KubeObject): boolean {
-  return !isTerminal(pod) && !pod.metadata.deletionTimestamp;
 }
 
 // ---- conditions ----

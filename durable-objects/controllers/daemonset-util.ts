@@ -1,6 +1,8 @@
 // The pure parts of the DaemonSet controller (upstream pkg/controller/daemon and its util):
 // which nodes should run a daemon pod, the pod made for a node, which pods are up to date,
 // the rolling update's choice of pods to replace, and the status counted from the pods.
+
+import { isPodAvailable, isPodReady } from "../../api/pod-state";
 import { TEMPLATE_GENERATION } from "../../api/strategies/daemonsets";
 import type { KubeObject } from "../../api/types";
 import {
@@ -12,7 +14,7 @@ import {
   type Toleration,
   toleratesTaint,
 } from "../scheduler/labels";
-import { isPodAvailable, isPodReady, scaledValue, timeOf } from "./controller-utils";
+import { scaledValue, timeOf } from "./controller-utils";
 import { podFromTemplate } from "./replicaset-status";
 
 /** The labels a daemon pod carries: its ControllerRevision's hash and its template generation. */

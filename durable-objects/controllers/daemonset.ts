@@ -6,6 +6,7 @@
 // (controller-history.ts). Daemon pods are placed by the scheduler through a node affinity that
 // names their node.
 
+import { isPodAvailable, isPodReady, isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { claim, controlledPods, indexPodsByController, ownerKeys } from "./claim";
@@ -16,16 +17,7 @@ import {
   revisionHash,
   templateHash,
 } from "./controller-history";
-import {
-  isGone,
-  isNotFound,
-  isPodAvailable,
-  isPodReady,
-  isTerminal,
-  jsonEqual,
-  keyOf,
-  splitKey,
-} from "./controller-utils";
+import { isGone, isNotFound, jsonEqual, keyOf, splitKey } from "./controller-utils";
 import {
   daemonPod,
   daemonSetCounts,

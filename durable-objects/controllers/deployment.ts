@@ -1,13 +1,14 @@
 // The Deployment controller (upstream pkg/controller/deployment): owns ReplicaSets through
 // pod-template-hash, rolls templates out with RollingUpdate or Recreate, scales mid-rollout
 // proportionally, keeps revision history and reports progress in status conditions.
+
+import { isTerminal } from "../../api/pod-state";
 import type { KubeObject } from "../../api/types";
 import { byController, claim, INDEX_CONTROLLER } from "./claim";
 import {
   controllerRefOf,
   isGone,
   isNotFound,
-  isTerminal,
   keyOf,
   selectorOf,
   selects,

@@ -5,6 +5,7 @@
 // being deleted and not recently evicted (status.disruptedPods, forgotten after 2 minutes),
 // and disruptionsAllowed the difference.
 
+import { isPodReady } from "../../api/pod-state";
 import { lookupGVR, lookupKind } from "../../api/registry";
 import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
 import type { KubeObject, OwnerReference } from "../../api/types";
@@ -12,7 +13,6 @@ import {
   type Condition,
   controllerRefOf,
   isNotFound,
-  isPodReady,
   jsonEqual,
   keyOf,
   rfc3339,

@@ -3,6 +3,8 @@
 // pods under addresses and the others under notReadyAddresses, with each Service port
 // resolved against the pod (a named targetPort is looked up in the pod's container ports).
 // Services without a selector are left to whoever manages their Endpoints.
+
+import { isPodReady, isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import { fromLabelSelector, matches, type Selector } from "../../api/selectors";
 import type { KubeObject } from "../../api/types";
@@ -11,8 +13,6 @@ import {
   isConflict,
   isNamespaceTerminating,
   isNotFound,
-  isPodReady,
-  isTerminal,
   jsonEqual,
   keyOf,
 } from "./controller-utils";

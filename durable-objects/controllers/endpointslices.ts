@@ -3,10 +3,12 @@
 // its pods' addresses, at most 100 to a slice, grouped by the ports they resolve to. Unlike
 // Endpoints, terminating pods stay listed, with their ready/serving/terminating conditions.
 // A Service with no endpoints keeps one empty slice, as upstream's placeholder.
+
+import { isPodReady } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import { matches } from "../../api/selectors";
 import type { KubeObject } from "../../api/types";
-import { isConflict, isNamespaceTerminating, isNotFound, isPodReady, jsonEqual } from "./controller-utils";
+import { isConflict, isNamespaceTerminating, isNotFound, jsonEqual } from "./controller-utils";
 import {
   endpointLabels,
   inEndpoints,

@@ -2,9 +2,11 @@
 // ephemeral volume (`ephemeral.volumeClaimTemplate`) gets its claim <pod>-<volume>, made from
 // the template and owned by the pod, so that it is bound and provisioned like any claim and
 // goes with the pod (the garbage collector deletes it).
+
+import { isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import { errorMessage, isAlreadyExists, isTerminal, keyOf, newControllerRef } from "./controller-utils";
+import { errorMessage, isAlreadyExists, keyOf, newControllerRef } from "./controller-utils";
 import { PVCS } from "./persistentvolume";
 import type { Controller, ControllerContext } from "./runtime/controller";
 

@@ -8,6 +8,7 @@
 // finished pod is counted twice or lost.
 // Finished Jobs with spec.ttlSecondsAfterFinished are deleted once that has passed.
 
+import { isActivePod, isPodReady, isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import { JOB_CONTROLLER_NAME, JOB_TRACKING_FINALIZER } from "../../api/strategies/jobs";
 import type { KubeObject } from "../../api/types";
@@ -15,11 +16,8 @@ import { claim, ownerKeys } from "./claim";
 import {
   type Condition,
   getCondition,
-  isActivePod,
   isGone,
   isNotFound,
-  isPodReady,
-  isTerminal,
   jsonEqual,
   keyOf,
   rfc3339,

@@ -3,8 +3,8 @@
 // everything once a minute as the safety net; an eviction only costs a re-list.
 import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
-import { issueLegacyToken } from "../../workers/authn/serviceaccount";
-import type { Env } from "../../workers/env";
+import type { Apiserver } from "../apiserver";
+import type { Env } from "../env";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./garbage-collector";
 import { buildControllers } from "./index";
 import { ApiClient, componentUserAgent } from "./runtime/client";
@@ -25,6 +25,15 @@ const USER = {
 };
 
 export class ControllerManager extends DurableObject<Env> {
+  /** The Worker's entry (workers/index.ts) passes the apiserver its controllers call. */
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    private readonly apiserver: Apiserver,
+  ) {
+    super(ctx, env);
+  }
+
   private informers?: Informers;
   private contexts = new Map<string, ControllerContext>();
   private queues = new Map<string, WorkQueue>();
@@ -42,12 +51,16 @@ export class ControllerManager extends DurableObject<Env> {
       defaultTolerationSeconds: num(this.env.EDGEPLANE_DEFAULT_TOLERATION_SECONDS),
       rootCA: this.env.EDGEPLANE_ROOT_CA || undefined,
       // the apiserver's own key (EDGEPLANE_SA_SIGNING_KEY or the one kept in kube-system)
-      legacyToken: (sa, secretName) => issueLegacyToken(this.env, sa, secretName),
+      legacyToken: (sa, secretName) => this.apiserver.legacyToken(this.env, sa, secretName),
     });
     const CONTROLLERS = this.controllers;
     const informers = new Informers(this.env, resourcesOf("controllers"), CACHE_FILTERS);
-    const api = new ApiClient(this.env, USER, componentUserAgent(PROGRAM, PROGRAM), (res, obj, deleted) =>
-      informers.observe(res, obj, deleted),
+    const api = new ApiClient(
+      this.apiserver,
+      this.env,
+      USER,
+      componentUserAgent(PROGRAM, PROGRAM),
+      (res, obj, deleted) => informers.observe(res, obj, deleted),
     );
     for (const c of CONTROLLERS) {
       // each controller's requests carry its name, as upstream's per-controller clients do

@@ -1,17 +1,11 @@
 // The pod garbage collector (upstream pkg/controller/podgc): removes finished pods beyond a
 // threshold, pods bound to nodes that no longer exist, pods deleted before they were ever
 // scheduled, and terminating pods stuck on nodes that are not ready past their deadline.
+
+import { isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import {
-  type Condition,
-  findLive,
-  isConflict,
-  isNotFound,
-  isTerminal,
-  rfc3339,
-  timeOf,
-} from "./controller-utils";
+import { type Condition, findLive, isConflict, isNotFound, rfc3339, timeOf } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const POD = lookupGVR("", "v1", "pods")!;

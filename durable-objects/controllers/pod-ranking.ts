@@ -2,8 +2,10 @@
 // with LogarithmicScaleDown on as in 1.32): unassigned < assigned; Pending < Unknown <
 // Running; not ready < ready; lower pod-deletion-cost first; more pods of the same owner on
 // the node first; ready more recently first; more restarts first; newer first.
+
+import { isPodReady, podCondition } from "../../api/pod-state";
 import type { KubeObject } from "../../api/types";
-import { isPodReady, podCondition, timeOf } from "./controller-utils";
+import { timeOf } from "./controller-utils";
 
 const PHASE_ORDER: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
 export const DELETION_COST = "controller.kubernetes.io/pod-deletion-cost";

@@ -1,12 +1,12 @@
 // The pure parts of the ReplicaSet controller: the pod made from a template, the status
 // computed from the pods, and upstream's slow-start batching of creations.
+
+import { isPodAvailable, isPodReady } from "../../api/pod-state";
 import type { KubeObject } from "../../api/types";
 import {
   type Condition,
   errorMessage,
   getCondition,
-  isPodAvailable,
-  isPodReady,
   jsonEqual,
   newControllerRef,
   removeCondition,

@@ -2,6 +2,7 @@
 // pods matching the selector, owning them through a controller ownerReference. The same loop
 // runs core/v1 ReplicationControllers (upstream runs it for them too, with their map selector).
 
+import { isActivePod } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
@@ -13,7 +14,7 @@ import {
   indexPodsByController,
   ownerKeys,
 } from "./claim";
-import { controllerRefOf, isActivePod, isGone, isNotFound, keyOf, splitKey } from "./controller-utils";
+import { controllerRefOf, isGone, isNotFound, keyOf, splitKey } from "./controller-utils";
 import { createPods, deletePods } from "./pod-control";
 import { podsToDelete } from "./pod-ranking";
 import { calculateReplicaSetStatus, podFromTemplate, statusChanged } from "./replicaset-status";

@@ -1,8 +1,9 @@
 // The pure parts of the StatefulSet controller (upstream pkg/controller/statefulset): pod
 // identity (names <set>-<ordinal>, hostname and subdomain, the identity labels), the template
 // of a revision, pod health as the controller judges it, and the status counted from the pods.
+
+import { isPodAvailable, isPodReady, isTerminal } from "../../api/pod-state";
 import type { KubeObject } from "../../api/types";
-import { isPodAvailable, isPodReady, isTerminal } from "./controller-utils";
 import { podFromTemplate } from "./replicaset-status";
 import { withClaimVolumes } from "./statefulset-claims";
 

@@ -6,11 +6,12 @@
 // ordinal down to the partition, one at a time, each once the one before is healthy again;
 // OnDelete leaves that to whoever deletes the pods.
 
+import { isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { claim, controlledPods, indexPodsByController, ownerKeys } from "./claim";
 import { cleanupHistory, constructHistory, REVISIONS } from "./controller-history";
-import { errorMessage, isGone, isNotFound, isTerminal, jsonEqual, keyOf, splitKey } from "./controller-utils";
+import { errorMessage, isGone, isNotFound, jsonEqual, keyOf, splitKey } from "./controller-utils";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { createMissingClaims, updateClaimOwners } from "./statefulset-claims";
 import {

@@ -12,7 +12,6 @@
 // "s:<stream id>", so routing survives hibernation. Log streams live only while their response
 // is being read (which keeps the object awake).
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../workers/env";
 import {
   decodeFrame,
   encodeFrame,
@@ -30,7 +29,8 @@ import {
   PONG,
   payloadJson,
   type WireStatus,
-} from "./frames";
+} from "../../api/wire/node-tunnel";
+import type { Env } from "../env";
 
 const AGENT_TAG = "agent";
 const REPLY_TIMEOUT_MS = 30_000;

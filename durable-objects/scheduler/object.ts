@@ -4,7 +4,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import type { Env } from "../../workers/env";
+import type { Apiserver } from "../apiserver";
 import { CLASSES, PVCS, PVS } from "../controllers/persistentvolume";
 import { ApiClient, componentUserAgent, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
@@ -12,6 +12,7 @@ import { once } from "../controllers/runtime/once";
 import { EventRecorder } from "../controllers/runtime/recorder";
 import { stayResident } from "../controllers/runtime/resident";
 import { resourcesOf } from "../controllers/runtime/subscriptions";
+import type { Env } from "../env";
 import { type SchedulingAction, SchedulingLoop } from "./loop";
 import type { Pod } from "./podinfo";
 import { claimsBound, volumeLister, writeVolumeDecision } from "./volume-prebind";
@@ -23,6 +24,15 @@ const BIND_TIMEOUT_MS = 600_000;
 const STORAGE = new Set([PVCS, PVS, CLASSES]);
 
 export class SchedulerObject extends DurableObject<Env> {
+  /** The Worker's entry (workers/index.ts) passes the apiserver the scheduler binds through. */
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    private readonly apiserver: Apiserver,
+  ) {
+    super(ctx, env);
+  }
+
   private informers?: Informers;
   private loop = new SchedulingLoop();
   private api?: ApiClient;
@@ -39,7 +49,7 @@ export class SchedulerObject extends DurableObject<Env> {
     // upstream's scheduler client says kube-scheduler/<version> .../scheduler: its status
     // writes are recorded under the manager kube-scheduler
     const agent = componentUserAgent("kube-scheduler", "scheduler");
-    this.api = new ApiClient(this.env, USER, agent, (res, obj, deleted) => {
+    this.api = new ApiClient(this.apiserver, this.env, USER, agent, (res, obj, deleted) => {
       if (STORAGE.has(res)) informers.observe(res, obj, deleted);
     });
     // events through the recorder: a pod retried every few seconds counts up one event

@@ -1,9 +1,10 @@
 // Waking the controllers and the scheduler after a shard's commits: one poke in flight per
 // subscriber, and one more after it when commits came meanwhile, so a burst of writes costs
 // a couple of calls, not one per write. The subscriber pulls the changes itself.
-import type { Env } from "../../workers/env";
+
 import type { ControllerManager } from "../controllers/manager";
 import { SUBSCRIPTIONS, type Subscriber } from "../controllers/runtime/subscriptions";
+import type { Env } from "../env";
 import type { SchedulerObject } from "../scheduler/object";
 
 const CUSTOM_SUBSCRIBERS: Subscriber[] = ["controllers"];

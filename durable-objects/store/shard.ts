@@ -20,7 +20,7 @@ import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
-import type { Env } from "../../workers/env";
+import type { Env } from "../env";
 import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
 import { changesAfter, compactionPoint, compactLog } from "./changelog";

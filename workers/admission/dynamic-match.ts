@@ -5,8 +5,8 @@ import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import { selectorMatches } from "../../api/validation/metadata";
-import type { Env } from "../env";
-import { Store } from "../store-client";
+import type { Env } from "../../durable-objects/env";
+import { Store } from "../../durable-objects/store/client";
 import type { AdmissionAttributes } from "./index";
 import { cachedRead, clearReadCache } from "./util";
 

@@ -25,8 +25,8 @@
 // Warning. The result is defaulted and validated again before it is stored.
 import { applyPatchByContentType } from "../../api/patch/index";
 import type { KubeObject } from "../../api/types";
+import { Store } from "../../durable-objects/store/client";
 import { validateObject } from "../handlers/prepare";
-import { Store } from "../store-client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
 import { coreDef, isObj } from "./util";
 

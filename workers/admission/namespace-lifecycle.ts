@@ -2,7 +2,7 @@
 // terminated, and the system namespaces cannot be deleted.
 import { forbidden, notFound } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
-import { Store } from "../store-client";
+import { Store } from "../../durable-objects/store/client";
 import type { AdmissionPlugin } from "./index";
 
 const IMMORTAL = new Set(["default", "kube-system", "kube-public"]);

@@ -5,8 +5,8 @@
 // templates of workload resources. Only version "latest" exists: a pinned version is checked as
 // latest but named as asked.
 import type { KubeObject } from "../../api/types";
+import { Store } from "../../durable-objects/store/client";
 import { addAuditAnnotation } from "../audit/index";
-import { Store } from "../store-client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
 import { checkPod, describeViolations, type Level } from "./pod-security-checks";
 import { admissionForbidden, cachedRead, coreDef, isObj, listIn } from "./util";

@@ -6,7 +6,7 @@ import { qualifiedResource, StatusError, type StatusReason } from "../../api/err
 import { lookupKind } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { selectorMatches } from "../../api/validation/metadata";
-import { Store } from "../store-client";
+import { Store } from "../../durable-objects/store/client";
 import {
   anyRuleMatches,
   configObjects,

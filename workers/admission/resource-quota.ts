@@ -9,7 +9,7 @@ import { allResources } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { storageClassOf } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
-import { Store } from "../store-client";
+import { Store } from "../../durable-objects/store/client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
 import {
   admissionForbidden,

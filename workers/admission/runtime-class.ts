@@ -6,7 +6,7 @@
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { deepEqual } from "../../api/validation/metadata";
-import { Store } from "../store-client";
+import { Store } from "../../durable-objects/store/client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
 import { admissionForbidden, cachedRead, isCore, isObj } from "./util";
 

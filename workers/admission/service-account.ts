@@ -3,7 +3,7 @@
 // credentials (token, cluster CA, namespace) unless automounting is turned off.
 import { ROOT_CA_CONFIGMAP } from "../../api/strategies/config";
 import type { KubeObject } from "../../api/types";
-import { Store } from "../store-client";
+import { Store } from "../../durable-objects/store/client";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
 import { admissionForbidden, cachedRead, coreDef, isCore, isObj, podContainers, sleep } from "./util";
 

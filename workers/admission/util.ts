@@ -6,8 +6,8 @@ import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { isObject } from "../../api/strategies/common";
 import type { KubeObject } from "../../api/types";
-import type { Env } from "../env";
-import { onStoreWrite, Store } from "../store-client";
+import type { Env } from "../../durable-objects/env";
+import { onStoreWrite, Store } from "../../durable-objects/store/client";
 import type { AdmissionAttributes } from "./index";
 
 /** The strategies' isObject, by the name the admission plugins use. */

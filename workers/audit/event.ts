@@ -4,7 +4,7 @@
 // header, Authorization or otherwise, is ever recorded.
 
 import { microTime } from "../../api/time";
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import type { AuditAttributes, AuditEvent, AuditUser, Level, ObjectReference, Stage } from "./types";
 
 const SENSITIVE_KINDS = new Set(["Secret", "SecretList", "TokenRequest", "TokenReview"]);

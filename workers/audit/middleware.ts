@@ -4,7 +4,8 @@
 // time), and answers every request with an Audit-Id header (the client's own Audit-ID when
 // it sent one). Handlers attach the decoded request body with setAuditRequestObject().
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv, UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
+import type { AppEnv } from "../app-env";
 import { authenticate } from "../authn/index";
 import { type RequestInfo, requestInfo } from "../request-info";
 import { buildEvent, isSensitive } from "./event";

@@ -1,6 +1,6 @@
 // HTTP basic auth from upstream's (since removed) password file: password,user,uid,"groups".
 // Off unless EDGEPLANE_BASIC_AUTH_FILE holds the file. Passwords compare in constant time.
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { parseCredentialFile } from "./csv";
 import { type AuthnEnv, AuthnFailure, safeEqual } from "./types";
 

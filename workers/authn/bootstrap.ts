@@ -5,7 +5,7 @@
 
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { storeObjects } from "./objects";
 import { type AuthnEnv, nowMs, type ObjectSource, safeEqual, type TokenAuthenticator } from "./types";
 

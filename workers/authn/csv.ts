@@ -1,6 +1,6 @@
 // The CSV files upstream reads for static tokens and (formerly) passwords:
 // value,user,uid[,"group1,group2"]. Quoted cells may hold commas and "" for a quote.
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 
 /** Splits one CSV line into cells (RFC 4180 quoting). */
 export function csvCells(line: string): string[] {

@@ -2,7 +2,7 @@
 // is authorized as verb "impersonate" on users, groups, serviceaccounts, uids or userextras
 // for the real user; the request then runs as the impersonated user. Upstream's messages.
 import { forbidden, StatusError } from "../../api/errors";
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { makeGroupNames, makeUsername, splitUsername } from "./names";
 import { ANONYMOUS_NAME, AUTHENTICATED, UNAUTHENTICATED } from "./types";
 

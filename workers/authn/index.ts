@@ -3,7 +3,7 @@
 // a WebSocket subprotocol token. No credentials: anonymous (null). Bad credentials: 401.
 // Then impersonation, which the lead's filter runs after authentication.
 import { unauthorized } from "../../api/errors";
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { authenticateBasic } from "./basic";
 import { storeObjects } from "./objects";
 import { authenticateToken, withAuthenticatedGroup } from "./tokens";

@@ -6,8 +6,8 @@
 import { decodeJwt, type JWTPayload } from "jose";
 import { badRequest, forbidden } from "../../api/errors";
 import { rfc3339 } from "../../api/time";
+import type { UserInfo } from "../../api/user";
 import { isDNS1123Subdomain } from "../../api/validation/names";
-import type { UserInfo } from "../app-env";
 import { signingKeys } from "./keys";
 import { storeObjects } from "./objects";
 import { apiAudiences, issuers, sign, verifySignature } from "./serviceaccount";

@@ -2,8 +2,8 @@
 // control plane's own reads and its own two writes, the signing key and bootstrap tokens).
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import type { Env } from "../env";
-import { Store } from "../store-client";
+import type { Env } from "../../durable-objects/env";
+import { Store } from "../../durable-objects/store/client";
 import type { ObjectResource, ObjectSource } from "./types";
 
 export function storeObjects(env: Env): ObjectSource {

@@ -3,7 +3,7 @@
 // configured issuer is not this authenticator's; one that is must verify (signature, aud
 // holding the client id, exp, nbf) and carry the username claim.
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import {
   type AuthnEnv,
   AuthnFailure,

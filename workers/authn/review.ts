@@ -4,7 +4,7 @@
 import { field, invalid } from "../../api/errors";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { storeObjects } from "./objects";
 import { apiAudiences } from "./serviceaccount";
 import { checkToken } from "./tokens";

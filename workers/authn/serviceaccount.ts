@@ -5,7 +5,7 @@
 import { CompactSign, compactVerify, decodeJwt, decodeProtectedHeader, type JWTPayload } from "jose";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { type SigningKeys, signingKeys } from "./keys";
 import { goQuoteList, makeGroupNames, makeUsername } from "./names";
 import { storeObjects } from "./objects";

@@ -1,5 +1,5 @@
 // Static bearer tokens (upstream's --token-auth-file), from the EDGEPLANE_TOKENS secret.
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { csvCells } from "./csv";
 import { AUTHENTICATED, type TokenAuthenticator } from "./types";
 

@@ -3,7 +3,7 @@
 // finds it invalid, or none recognising it at all, is 401. Successes are remembered for
 // a few seconds per isolate (upstream's token cache: 10s), keyed by the token's hash.
 import { unauthorized } from "../../api/errors";
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { bootstrapTokens } from "./bootstrap";
 import { nodeCredentials } from "./node-credentials";
 import { oidcTokens } from "./oidc";

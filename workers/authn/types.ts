@@ -1,8 +1,8 @@
 // Shared shapes of the authenticators: the environment they read, the objects they look up,
 // and how a token authenticator answers (not mine / this user / recognised but invalid).
 import type { KubeObject } from "../../api/types";
-import type { UserInfo } from "../app-env";
-import type { Env } from "../env";
+import type { UserInfo } from "../../api/user";
+import type { Env } from "../../durable-objects/env";
 
 /** The authentication settings, as Worker vars or secrets (all optional). */
 export interface AuthnVars {

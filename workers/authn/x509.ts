@@ -5,7 +5,7 @@
 // EDGEPLANE_CLIENT_CERT_AUTH=front, the TLS-terminating front door reports the verified
 // subject in X-Edgeplane-Client-Subject, believed only next to X-Edgeplane-Front-Secret
 // equal to EDGEPLANE_FRONT_SECRET (a random value the front door and the Worker share).
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 import { type AuthnEnv, AuthnFailure, safeEqual } from "./types";
 
 export interface TlsClientAuth {

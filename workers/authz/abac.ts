@@ -8,8 +8,8 @@
 // others need readonly false), then either the resource part (namespace, resource, apiGroup:
 // "*" or equal) for resource requests or nonResourcePath ("*", exact, or a prefix ending in
 // "*") for the others. Unversioned (v0) lines are converted as upstream converts them.
-import type { UserInfo } from "../app-env";
-import type { Env } from "../env";
+import type { UserInfo } from "../../api/user";
+import type { Env } from "../../durable-objects/env";
 import type { Attributes, AuthorizerResult, RulesResult } from "./types";
 
 export const ABAC_API_VERSION = "abac.authorization.kubernetes.io/v1beta1";

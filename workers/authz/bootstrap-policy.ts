@@ -11,8 +11,8 @@ import {
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles, RBAC_GROUP } from "../../api/rbac/bootstrap";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import type { Env } from "../env";
-import { Store } from "../store-client";
+import type { Env } from "../../durable-objects/env";
+import { Store } from "../../durable-objects/store/client";
 import { invalidateRbacCache, markBootstrapPolicyEnsured } from "./rbac";
 
 async function createMissing(env: Env, resource: string, objects: KubeObject[]): Promise<number> {

@@ -4,9 +4,9 @@
 // it produces reads as upstream's, with every authorizer's reason appended.
 import { forbidden, qualifiedResource } from "../../api/errors";
 import { parseFieldSelector } from "../../api/selectors";
+import type { UserInfo } from "../../api/user";
 import { isValidPathSegmentName } from "../../api/validation/names";
-import type { UserInfo } from "../app-env";
-import type { Env } from "../env";
+import type { Env } from "../../durable-objects/env";
 import type { RequestInfo } from "../request-info";
 import { abacAuthorizer } from "./abac";
 import { nodeAuthorizer } from "./node";

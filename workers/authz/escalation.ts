@@ -11,8 +11,8 @@ import {
   type RoleRef,
 } from "../../api/rbac/rules";
 import type { KubeObject } from "../../api/types";
-import type { UserInfo } from "../app-env";
-import type { Env } from "../env";
+import type { UserInfo } from "../../api/user";
+import type { Env } from "../../durable-objects/env";
 import { PRIVILEGED_GROUP } from "./chain";
 import { aggregate, rbacAuthorizer } from "./rbac";
 import type { Attributes } from "./types";

@@ -1,8 +1,8 @@
 // workers/authz: the Node and RBAC authorizers, their chain, the access reviews, RBAC
 // escalation prevention, NodeRestriction and the bootstrap policy. What the app wires in.
 import type { KubeObject } from "../../api/types";
-import type { UserInfo } from "../app-env";
-import type { Env } from "../env";
+import type { UserInfo } from "../../api/user";
+import type { Env } from "../../durable-objects/env";
 import {
   localSubjectAccessReview,
   selfSubjectAccessReview,

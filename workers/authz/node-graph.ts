@@ -5,8 +5,8 @@
 import { lookupGVR } from "../../api/registry";
 import { podClaimNames } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
-import type { Env } from "../env";
-import { Store } from "../store-client";
+import type { Env } from "../../durable-objects/env";
+import { Store } from "../../durable-objects/store/client";
 
 export interface PodRefs {
   secrets: Set<string>;

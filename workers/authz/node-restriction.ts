@@ -6,9 +6,9 @@
 import { forbidden, notFound, qualifiedResource } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import type { UserInfo } from "../app-env";
-import type { Env } from "../env";
-import { Store } from "../store-client";
+import type { UserInfo } from "../../api/user";
+import type { Env } from "../../durable-objects/env";
+import { Store } from "../../durable-objects/store/client";
 import { NODE_LEASE_NAMESPACE, nodeIdentity } from "./node";
 import { podConfigMapNames, podSecretNames } from "./node-graph";
 

@@ -7,9 +7,9 @@ import { NODE_RULES } from "../../api/rbac/bootstrap";
 import { rulesAllow } from "../../api/rbac/rules";
 import { lookupGVR } from "../../api/registry";
 import { parseFieldSelector } from "../../api/selectors";
-import type { UserInfo } from "../app-env";
-import type { Env } from "../env";
-import { Store } from "../store-client";
+import type { UserInfo } from "../../api/user";
+import type { Env } from "../../durable-objects/env";
+import { Store } from "../../durable-objects/store/client";
 import { NodeGraph, type RefKind } from "./node-graph";
 import { ALLOW, type Attributes, type AuthorizerResult, NO_OPINION, type RulesResult } from "./types";
 

@@ -7,8 +7,8 @@ import { bootstrapClusterRoleBindings, bootstrapClusterRoles, RBAC_GROUP } from 
 import { ruleAllows } from "../../api/rbac/rules";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import type { Env } from "../env";
-import { onStoreWrite, Store } from "../store-client";
+import type { Env } from "../../durable-objects/env";
+import { onStoreWrite, Store } from "../../durable-objects/store/client";
 import { type RbacObjects, RbacSnapshot } from "./rbac-snapshot";
 import type { Attributes, AuthorizerResult, RulesResult } from "./types";
 

@@ -4,8 +4,8 @@
 // its status filled. Nothing is stored.
 import { badRequest, field, invalid, type StatusCause } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
-import type { UserInfo } from "../app-env";
-import type { Env } from "../env";
+import type { UserInfo } from "../../api/user";
+import type { Env } from "../../durable-objects/env";
 import { authorizationModes, authorize, rulesFor } from "./chain";
 import type { Attributes } from "./types";
 

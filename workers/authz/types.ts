@@ -1,6 +1,6 @@
 // What an authorizer is asked and what it answers (upstream's authorizer.Attributes and
 // Decision), shared by the Node and RBAC authorizers, the chain and the review handlers.
-import type { UserInfo } from "../app-env";
+import type { UserInfo } from "../../api/user";
 
 export interface Attributes {
   user: UserInfo;

@@ -9,7 +9,7 @@
 // decision, EDGEPLANE_AUTHZ_WEBHOOK_FAILURE_POLICY "NoOpinion" (default, as upstream's
 // legacy flags) or "Deny"; failures are never cached.
 import { parseFieldSelector, parseLabelSelector, type Selector } from "../../api/selectors";
-import type { Env } from "../env";
+import type { Env } from "../../durable-objects/env";
 import type { Attributes, AuthorizerResult } from "./types";
 
 export const SAR_API_VERSION = "authorization.k8s.io/v1";

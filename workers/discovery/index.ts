@@ -1,5 +1,6 @@
 // Discovery, OpenAPI and field checks: the public surface of this folder.
 
+export { versionBody } from "../../api/version";
 export {
   aggregatedContentType,
   aggregatedDiscoveryBody,
@@ -8,7 +9,6 @@ export {
   apiResourceListBody,
   apiVersionsBody,
   negotiateDiscovery,
-  versionBody,
 } from "./discovery";
 export { knownFieldsCheck, unknownFieldMessages, unknownFields } from "./fields";
 export { openapiV2Document } from "./openapi-v2";

@@ -5,6 +5,7 @@
 import { notAcceptable } from "../../api/errors";
 import { hashText } from "../../api/hash";
 import type { ResourceDef } from "../../api/resource";
+import { versionBody } from "../../api/version";
 import {
   aggregatedDiscoveryBody,
   apiGroupBody,
@@ -13,7 +14,6 @@ import {
   apiVersionsBody,
   negotiateDiscovery,
   parseAccept,
-  versionBody,
 } from "./discovery";
 import { openapiV2Document } from "./openapi-v2";
 import { encodeOpenapiV2, OPENAPI_V2_PROTO_ACCEPT, OPENAPI_V2_PROTO_CONTENT_TYPE } from "./openapi-v2-proto";

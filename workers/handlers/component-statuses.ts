@@ -9,7 +9,7 @@ import { matches, parseFieldSelector, parseLabelSelector } from "../../api/selec
 import { componentstatuses } from "../../api/strategies/component-statuses";
 import { TABLE_TYPE, table } from "../../api/table";
 import type { KubeObject } from "../../api/types";
-import type { Env } from "../env";
+import type { Env } from "../../durable-objects/env";
 import { negotiate, type Output } from "../negotiate";
 import { json } from "../respond";
 import { warningHeaders } from "../warnings";

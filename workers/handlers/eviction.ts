@@ -5,14 +5,14 @@
 // the pod is deleted, so two evictions at once cannot both spend the last one.
 
 import { badRequest, conflict, forbidden, StatusError } from "../../api/errors";
+import { isPodReady } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import { isObject } from "../../api/strategies/common";
 import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import { isPodReady } from "../../durable-objects/controllers/controller-utils";
+import { Store } from "../../durable-objects/store/client";
 import { decodeBody } from "../body";
-import { Store } from "../store-client";
 import { checkFields, objectFound } from "./field-validation";
 import { isConflict } from "./prepare";
 import { respondWith, type WriteContext } from "./resource";

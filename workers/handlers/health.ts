@@ -7,8 +7,8 @@
 // probe, so that probes never load the store.
 import { notFoundPath } from "../../api/errors";
 import { lookupKey } from "../../api/registry";
-import type { Env } from "../env";
-import { Store } from "../store-client";
+import type { Env } from "../../durable-objects/env";
+import { Store } from "../../durable-objects/store/client";
 
 export interface HealthCheck {
   name: string;

@@ -5,10 +5,10 @@
 // ones). A relay carries the events of watches each client opened and was authorized for as
 // usual; the secret only lets the front door choose how they travel.
 import { lookupKey } from "../../api/registry";
+import type { Env } from "../../durable-objects/env";
+import { Store } from "../../durable-objects/store/client";
 import { RELAY_NO_HEADER, RELAY_SHARD_HEADER, RELAY_WATCH_HEADER } from "../../durable-objects/store/relay";
 import { safeEqual } from "../authn/types";
-import type { Env } from "../env";
-import { Store } from "../store-client";
 
 /** Whether `value` opens with the relay secret: `value` is "<secret>" or "<secret> <rest>". */
 function fromFrontDoor(env: Env, value: string | null | undefined): string | undefined {

@@ -4,9 +4,9 @@
 // outbound WebSocket (durable-objects/node-tunnel/frames.ts).
 import { badRequest, field, invalid, notFoundPath, StatusError } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
-import { noTunnelMessage, OPEN_HEADER, type OpenRequest } from "../../durable-objects/node-tunnel/frames";
+import { noTunnelMessage, OPEN_HEADER, type OpenRequest } from "../../api/wire/node-tunnel";
+import type { Env } from "../../durable-objects/env";
 import type { NodeTunnel } from "../../durable-objects/node-tunnel/node-tunnel";
-import type { Env } from "../env";
 import { isTrue } from "../request-info";
 import type { WriteContext } from "./resource";
 

@@ -1,14 +1,14 @@
-// The control plane's own API client: requests run in process through the apiserver app,
-// so controllers and the scheduler pass the same authorization and admission as anyone.
+// The control plane's own API client: requests run in process through the apiserver the
+// Worker hands in, so controllers and the scheduler pass the same authorization and
+// admission as anyone.
 import { StatusError } from "../../../api/errors";
 import { resourceKey } from "../../../api/registry";
 import { apiVersionOf, type ResourceDef } from "../../../api/resource";
 import type { KubeObject } from "../../../api/types";
-import { app } from "../../../workers/app";
-import type { UserInfo } from "../../../workers/app-env";
-import { versionBody } from "../../../workers/discovery/discovery";
-import type { Env } from "../../../workers/env";
-import { internalRequest } from "../../../workers/internal";
+import type { UserInfo } from "../../../api/user";
+import { versionBody } from "../../../api/version";
+import type { Apiserver } from "../../apiserver";
+import type { Env } from "../../env";
 import { pathFor } from "../controller-utils";
 
 // The path builder and error predicates live with the pure controller helpers (tests load
@@ -32,6 +32,7 @@ export function componentUserAgent(program: string, client: string): string {
 
 export class ApiClient {
   constructor(
+    private readonly apiserver: Apiserver,
     private readonly env: Env,
     readonly user: UserInfo,
     /** sent as user-agent; see componentUserAgent */
@@ -41,7 +42,7 @@ export class ApiClient {
 
   /** The same client under another user agent (one per controller, as upstream's clients). */
   withUserAgent(userAgent: string): ApiClient {
-    return new ApiClient(this.env, this.user, userAgent, this.observe);
+    return new ApiClient(this.apiserver, this.env, this.user, userAgent, this.observe);
   }
 
   async request(
@@ -58,7 +59,7 @@ export class ApiClient {
       init.body = typeof body === "string" ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)["content-type"] = contentType;
     }
-    const res = await app.fetch(internalRequest(this.user, `http://internal${path}`, init), this.env);
+    const res = await this.apiserver.serve(this.user, `http://internal${path}`, init, this.env);
     const text = await res.text();
     const json = text ? JSON.parse(text) : undefined;
     if (res.status >= 400) {

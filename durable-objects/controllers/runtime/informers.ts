@@ -5,8 +5,8 @@
 import { StatusError } from "../../../api/errors";
 import { lookupKey } from "../../../api/registry";
 import type { KubeObject } from "../../../api/types";
-import type { Env } from "../../../workers/env";
-import { Store } from "../../../workers/store-client";
+import type { Env } from "../../env";
+import { Store } from "../../store/client";
 import type { StoreShard } from "../../store/shard";
 import { StringPool } from "./strings";
 

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { KubeObject } from "../../../api/types";
 
 const objects: Record<string, KubeObject[]> = {};
-vi.mock("../../../workers/store-client", () => ({
+vi.mock("../../../durable-objects/store/client", () => ({
   onStoreWrite: () => {},
   Store: class {
     constructor(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { StatusError } from "../../../api/errors";
-import type { UserInfo } from "../../../workers/app-env";
+import type { UserInfo } from "../../../api/user";
 import { type ImpersonationAttributes, impersonate } from "../../../workers/authn/impersonate";
 
 const alice: UserInfo = { name: "alice", uid: "a1", groups: ["devs", "system:authenticated"] };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Env } from "../../../durable-objects/env";
 import { AbacAuthorizer, abacAuthorizer, decodeEnvText, parseAbacPolicy } from "../../../workers/authz/abac";
 import { authorize, rulesFor } from "../../../workers/authz/chain";
-import type { Env } from "../../../workers/env";
 import { nonRes, res, who } from "./helpers";
 
 const V = "abac.authorization.kubernetes.io/v1beta1";

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { AppEnv, UserInfo } from "../../../workers/app-env";
+import type { UserInfo } from "../../../api/user";
+import type { AppEnv } from "../../../workers/app-env";
 import {
   addAuditAnnotation,
   audit,

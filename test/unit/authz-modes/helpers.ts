@@ -1,5 +1,5 @@
 // Attributes for the authorizer unit tests.
-import type { UserInfo } from "../../../workers/app-env";
+import type { UserInfo } from "../../../api/user";
 import type { Attributes } from "../../../workers/authz/types";
 
 export function who(name: string, ...groups: string[]): UserInfo {

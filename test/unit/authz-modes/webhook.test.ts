@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Env } from "../../../durable-objects/env";
 import { authorize } from "../../../workers/authz/chain";
 import {
   clearWebhookCache,
@@ -11,7 +12,6 @@ import {
   webhookAuthorize,
   webhookConfig,
 } from "../../../workers/authz/webhook";
-import type { Env } from "../../../workers/env";
 import { nonRes, res, who } from "./helpers";
 
 interface Seen {

@@ -1,7 +1,7 @@
 // A stand-in for the Worker's bindings: STORE answers lists (as streams) and gets from in-memory objects, keyed
 // by "group/resource" as the real shards are. Enough for the authorizers' store reads.
 import type { KubeObject } from "../../../api/types";
-import type { Env } from "../../../workers/env";
+import type { Env } from "../../../durable-objects/env";
 
 export type Data = Record<string, KubeObject[]>;
 

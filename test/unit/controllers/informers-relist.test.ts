@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
 import { Informers } from "../../../durable-objects/controllers/runtime/informers";
-import type { Env } from "../../../workers/env";
+import type { Env } from "../../../durable-objects/env";
 
 const RES = "/configmaps";
 

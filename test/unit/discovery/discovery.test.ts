@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { versionBody } from "../../../api/version";
 import {
   aggregatedContentType,
   aggregatedDiscoveryBody,
@@ -7,7 +8,6 @@ import {
   apiResourceListBody,
   apiVersionsBody,
   negotiateDiscovery,
-  versionBody,
 } from "../../../workers/discovery/discovery";
 import { FIXTURE } from "./fixture";
 

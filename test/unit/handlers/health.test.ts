@@ -2,7 +2,7 @@
 // stand-in checks so that a failing one can be shown; the real checks run through workerd in
 // test/workers/health.test.ts.
 import { describe, expect, it, vi } from "vitest";
-import type { Env } from "../../../workers/env";
+import type { Env } from "../../../durable-objects/env";
 import {
   HEALTH_CHECKS,
   type HealthCheck,

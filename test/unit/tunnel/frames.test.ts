@@ -8,7 +8,7 @@ import {
   FRAME_OPEN,
   jsonFrame,
   payloadJson,
-} from "../../../durable-objects/node-tunnel/frames";
+} from "../../../api/wire/node-tunnel";
 import {
   chooseProtocol,
   containerFor,

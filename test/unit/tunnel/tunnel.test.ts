@@ -16,7 +16,7 @@ import {
   type Frame,
   jsonFrame,
   payloadJson,
-} from "../../../durable-objects/node-tunnel/frames";
+} from "../../../api/wire/node-tunnel";
 
 describe("agent tunnel", () => {
   const dir = mkdtempSync(join(tmpdir(), "tunnel-unit-"));

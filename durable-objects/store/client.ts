@@ -1,20 +1,15 @@
 // Reaching a store shard: one Durable Object per (cluster, resource), named so.
 
-import { shardName } from "../api/custom/key";
-import { StatusError } from "../api/errors";
-import { resourceKey, viewKey } from "../api/registry";
-import { apiVersionOf, type ResourceDef, type StorageView } from "../api/resource";
-import { checkFieldSelector, formatSelector, parseFieldSelector } from "../api/selectors";
-import { type IncludeObject, tableRow } from "../api/table";
-import type { KubeObject } from "../api/types";
-import { supportedFields } from "../durable-objects/store/fields";
-import {
-  preparable,
-  prepareCreate,
-  prepareUpdate,
-  type StoredBase,
-  storedBase,
-} from "../durable-objects/store/prepared";
+import { shardName } from "../../api/custom/key";
+import { StatusError } from "../../api/errors";
+import { resourceKey, viewKey } from "../../api/registry";
+import { apiVersionOf, type ResourceDef, type StorageView } from "../../api/resource";
+import { checkFieldSelector, formatSelector, parseFieldSelector } from "../../api/selectors";
+import { type IncludeObject, tableRow } from "../../api/table";
+import type { KubeObject } from "../../api/types";
+import type { Env } from "../env";
+import { supportedFields } from "./fields";
+import { preparable, prepareCreate, prepareUpdate, type StoredBase, storedBase } from "./prepared";
 import type {
   DeleteOptions,
   ListQuery,
@@ -23,9 +18,8 @@ import type {
   UpdateOptions,
   WatchQuery,
   WriteOptions,
-} from "../durable-objects/store/protocol";
-import { RELAY_NO_HEADER } from "../durable-objects/store/relay";
-import type { Env } from "./env";
+} from "./protocol";
+import { RELAY_NO_HEADER } from "./relay";
 
 function unwrap(r: Reply): string {
   if (!r.ok) throw StatusError.fromStatus(r.status);
@@ -82,7 +76,7 @@ function customFieldLabels(labels: string[]): Set<string> {
 /** A typed handle on one resource's shard. */
 export class Store {
   readonly key: string;
-  private readonly stub: DurableObjectStub<import("../durable-objects/store/shard").StoreShard>;
+  private readonly stub: DurableObjectStub<import("./shard").StoreShard>;
   /** set when the resource is kept in another resource's store, in that resource's shape */
   private readonly view?: StorageView;
 

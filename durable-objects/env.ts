@@ -1,8 +1,8 @@
 // The Worker's bindings (wrangler.toml [vars], secrets and Durable Object namespaces).
-import type { ControllerManager } from "../durable-objects/controllers/manager";
-import type { NodeTunnel } from "../durable-objects/node-tunnel/node-tunnel";
-import type { SchedulerObject } from "../durable-objects/scheduler/object";
-import type { StoreShard } from "../durable-objects/store/shard";
+import type { ControllerManager } from "./controllers/manager";
+import type { NodeTunnel } from "./node-tunnel/node-tunnel";
+import type { SchedulerObject } from "./scheduler/object";
+import type { StoreShard } from "./store/shard";
 
 export interface Env {
   STORE: DurableObjectNamespace<StoreShard>;
