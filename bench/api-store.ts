@@ -295,7 +295,7 @@ export async function runApiStore(): Promise<Record<string, number>> {
   metrics.machine_cpus = cpus().length;
   metrics.pods_to_default_scheduler = SCHEDULER_NAME === "default-scheduler" ? 1 : 0;
   console.log(`pods: spec.schedulerName=${SCHEDULER_NAME} (BENCH_SCHEDULE=1 for default-scheduler)`);
-  // the front door relays watches unless told not to (scripts/lib/relay.mjs)
+  // the front door relays watches unless told not to (local-engine/watch-relay.ts)
   metrics.watch_relay = process.env.EDGEPLANE_RELAY === "off" ? 0 : 1;
   console.log(
     `watches: ${metrics.watch_relay ? "relayed by the front door (EDGEPLANE_RELAY=off for a stream each)" : "a stream each from workerd (EDGEPLANE_RELAY=off)"}`,

@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { freePort, startDevServer } from "../scripts/lib/devserver.mjs";
+import { freePort, startDevServer } from "../local-engine/devserver";
 import { keepAliveAgent, type LineStream, openLineStream, request, type Target } from "./lib/http";
 import { podBody } from "./lib/pods";
 import { REPO_ROOT } from "./lib/report";

@@ -5,7 +5,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sym
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type * as DevServer from "../../scripts/lib/devserver.mjs";
+import type * as DevServer from "../../local-engine/devserver";
 import {
   expectStatus,
   h2Session,
@@ -69,7 +69,7 @@ export function snapshotSources(dir: string): string {
 export async function startApiServer(): Promise<ApiServer> {
   const dir = mkdtempSync(join(tmpdir(), "edgeplane-bench-"));
   const root = snapshotSources(dir);
-  const dev = (await import(pathToFileURL(join(root, "scripts/lib/devserver.mjs")).href)) as typeof DevServer;
+  const dev = (await import(pathToFileURL(join(root, "local-engine/devserver.ts")).href)) as typeof DevServer;
   const stateDir = join(dir, "state");
   let s: Awaited<ReturnType<typeof dev.startDevServer>>;
   try {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type * as DevServer from "../../scripts/lib/devserver.mjs";
+import type * as DevServer from "../../local-engine/devserver";
 import { snapshotSources } from "./apiserver";
 import type { Target } from "./http";
 
@@ -58,7 +58,7 @@ function hookSignals(): void {
 export async function startAuthzServer(opts: AuthzServerOptions): Promise<AuthzServer> {
   const dir = mkdtempSync(join(tmpdir(), "edgeplane-bench-authz-"));
   const root = snapshotSources(dir);
-  const dev = (await import(pathToFileURL(join(root, "scripts/lib/devserver.mjs")).href)) as typeof DevServer;
+  const dev = (await import(pathToFileURL(join(root, "local-engine/devserver.ts")).href)) as typeof DevServer;
   let s: Awaited<ReturnType<typeof dev.startDevServer>>;
   try {
     s = await dev.startDevServer({

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import type http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, onFreePorts } from "../../scripts/lib/devserver.mjs";
+import { freePort, onFreePorts } from "../../local-engine/devserver";
 import { expectStatus, type LineStream, openLineStream, request, type Target } from "./http";
 import { sleep } from "./stats";
 

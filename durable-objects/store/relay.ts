@@ -1,4 +1,4 @@
-// A relay: one stream from a shard to the local front door (scripts/lib/relay.mjs) that
+// A relay: one stream from a shard to the local front door (local-engine/watch-relay.ts) that
 // carries the events of every HTTP watch the front door holds open on that shard. Without
 // it each watcher is a stream of its own, and one event to a thousand watchers is a
 // thousand writes inside workerd, each crossing the runtime and the socket to the front
@@ -7,9 +7,9 @@
 // front door only copies bytes. On Cloudflare there is no front door and no relay: watches
 // are streams of their own, as before.
 //
-// The protocol's names and numbers, and its message format, are in relay-protocol.mjs.
+// The protocol's names and numbers, and its message format, are in api/wire/watch-relay.ts.
 
-import { DATA, END } from "./relay-protocol.mjs";
+import { DATA, END } from "../../api/wire/watch-relay";
 import type { Sink, Watcher, WatchHub } from "./watchers";
 
 export {
@@ -21,7 +21,7 @@ export {
   RELAY_SHARD_HEADER,
   RELAY_WATCH_HEADER,
   RELAYED_HEADER,
-} from "./relay-protocol.mjs";
+} from "../../api/wire/watch-relay";
 
 /** Queued bytes past which a relay is cut: the front door stopped reading. */
 const MAX_BACKLOG = 64 << 20;

@@ -4,8 +4,7 @@
 // replacement) and a control-plane restart in the middle of a rollout.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulatedNodes } from "../../agent/simulated/simnodes";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startDevServer } from "../../scripts/lib/devserver.mjs";
+import { startDevServer } from "../../local-engine/devserver";
 import { api, freshNamespace, hasKubectl, kubectl, type Target, until } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
 

@@ -11,8 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CriClient } from "../../agent/cri/client";
 import type { ContainerConfig, PodSandboxConfig } from "../../agent/cri/types";
 import { startTunnel, type Tunnel } from "../../agent/tunnel/tunnel";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startDevServer } from "../../scripts/lib/devserver.mjs";
+import { startDevServer } from "../../local-engine/devserver";
 import { api, hasKubectl, KUBECTL, kubectl, type Target } from "../helpers/cluster";
 
 const SOCKET = "/run/edgeplane/containerd.sock";

@@ -3,8 +3,7 @@
 // front of it, for the front door's unit tests. Each function registers its cleanup in `stops`.
 import http from "node:http";
 import net from "node:net";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startFront } from "../../scripts/lib/front.mjs";
+import { startFront } from "../../local-engine/front-door";
 
 export type Stops = (() => unknown)[];
 

@@ -7,8 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-// @ts-expect-error plain ESM helper shared with npm start
-import { descendants } from "../../scripts/lib/devserver.mjs";
+import { descendants } from "../../local-engine/devserver";
 
 export const SHARED_SERVER_DIAGNOSIS = Symbol.for("edgeplane.sharedServerDiagnosis");
 

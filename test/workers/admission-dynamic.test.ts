@@ -3,8 +3,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startDevServer } from "../../scripts/lib/devserver.mjs";
+import { startDevServer } from "../../local-engine/devserver";
 import { api, freshNamespace, type Target } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
 

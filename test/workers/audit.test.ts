@@ -2,8 +2,7 @@
 // events read back from the worker's console (one {"auditEvent": ...} JSON line each), and
 // Secret bodies never in the log.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startDevServer } from "../../scripts/lib/devserver.mjs";
+import { startDevServer } from "../../local-engine/devserver";
 import { api, freshNamespace, hasKubectl, kubectl, type Target } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
 

@@ -4,8 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startDevServer } from "../../scripts/lib/devserver.mjs";
+import { startDevServer } from "../../local-engine/devserver";
 import { api, hasKubectl, kubectl, type Target } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
 

@@ -2,8 +2,7 @@
 // the default engine (workerd through Miniflare) is read back under `wrangler dev`
 // (EDGEPLANE_DEV_ENGINE=wrangler), through the same front door, by kubectl as a user runs it.
 import { afterAll, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startDevServer } from "../../scripts/lib/devserver.mjs";
+import { startDevServer } from "../../local-engine/devserver";
 import { api, hasKubectl, kubectl } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, tempStateDir } from "../helpers/own-server";
 

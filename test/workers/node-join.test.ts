@@ -1,7 +1,7 @@
 // Joining with a bootstrap token: the token is exchanged for the node's own credential
 // (system:node:<name>), which the Node authorizer then confines to that node's objects.
 import { describe, expect, it } from "vitest";
-import { bootstrapTokenSecret, randomBootstrapToken } from "../../workers/authn/bootstrap";
+import { bootstrapTokenSecret, randomBootstrapToken } from "../../api/bootstrap-token";
 import { api, shared, type Target } from "../helpers/cluster";
 
 const t = shared();

@@ -10,7 +10,8 @@ import { authenticateToken, withAuthenticatedGroup } from "./tokens";
 import { type AuthnEnv, AuthnFailure, type ObjectSource, type TokenContext } from "./types";
 import { authenticateClientCert } from "./x509";
 
-export { bootstrapTokenSecret, createBootstrapToken, randomBootstrapToken } from "./bootstrap";
+export { bootstrapTokenSecret, randomBootstrapToken } from "../../api/bootstrap-token";
+export { createBootstrapToken } from "./bootstrap";
 export { handleIssuerDiscovery, openidConfiguration, serviceAccountJwks } from "./discovery";
 export { type Authorize, type Decision, type ImpersonationAttributes, impersonate } from "./impersonate";
 export { resetSigningKeys } from "./keys";

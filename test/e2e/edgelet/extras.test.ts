@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CriClient } from "../../../agent/cri/client";
 import { parseConfig } from "../../../agent/edgelet/config";
 import { type Edgelet, startEdgelet } from "../../../agent/edgelet/edgelet";
-import { bootstrapTokenSecret, randomBootstrapToken } from "../../../workers/authn/bootstrap";
+import { bootstrapTokenSecret, randomBootstrapToken } from "../../../api/bootstrap-token";
 import { api, freshNamespace, type Target } from "../../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../../helpers/own-server";
 import {

@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   bootstrapTokenSecret,
-  bootstrapTokens,
-  createBootstrapToken,
   parseBootstrapToken,
   randomBootstrapToken,
-} from "../../../workers/authn/bootstrap";
+} from "../../../api/bootstrap-token";
+import { bootstrapTokens, createBootstrapToken } from "../../../workers/authn/bootstrap";
 import { b64, FakeObjects, testEnv } from "./fake-objects";
 
 const env = testEnv();

@@ -5,8 +5,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../../agent/edgelet/config";
-// @ts-expect-error plain ESM helper shared with npm start
-import { adminToken } from "../../../scripts/lib/devserver.mjs";
+import { adminToken } from "../../../local-engine/devserver";
 import { removeStateDir, tempStateDir } from "../../helpers/own-server";
 
 const dirs: string[] = [];

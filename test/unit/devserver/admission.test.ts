@@ -6,7 +6,6 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
 import {
   admissionQueue,
   admitLimit,
@@ -14,9 +13,8 @@ import {
   flowOf,
   longRunning,
   requestHead,
-} from "../../../scripts/lib/admission.mjs";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startFront } from "../../../scripts/lib/front.mjs";
+} from "../../../local-engine/fair-queue";
+import { startFront } from "../../../local-engine/front-door";
 
 const stops: (() => unknown)[] = [];
 afterEach(async () => {

@@ -4,8 +4,7 @@ import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, sy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { MANIFEST, workerBundle } from "../../../scripts/lib/bundle.mjs";
+import { MANIFEST, workerBundle } from "../../../local-engine/bundle";
 
 const REPO = join(__dirname, "../../..");
 const root = mkdtempSync(join(tmpdir(), "edgeplane-bundle-"));

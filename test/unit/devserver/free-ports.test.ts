@@ -2,8 +2,7 @@
 // other ports, not a failed start (the engine, and the benchmark's etcd, both start this way).
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { freePort, onFreePorts } from "../../../scripts/lib/devserver.mjs";
+import { freePort, onFreePorts } from "../../../local-engine/devserver";
 
 /** Listens on a port from freePort, which `taken` (a listener) may hold already. */
 async function listenOnProbedPort(taken?: net.Server): Promise<net.Server> {

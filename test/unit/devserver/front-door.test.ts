@@ -7,8 +7,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { startFront } from "../../../scripts/lib/front.mjs";
+import { startFront } from "../../../local-engine/front-door";
 import { shared } from "../../helpers/cluster";
 import { type RawReply, type RawServer, rawServer } from "../../helpers/raw-http";
 

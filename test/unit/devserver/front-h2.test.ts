@@ -1,4 +1,4 @@
-// HTTP/2 at the front door (scripts/lib/front-h2.mjs): chosen by ALPN over TLS (as kubectl
+// HTTP/2 at the front door (local-engine/front-door-h2.ts): chosen by ALPN over TLS (as kubectl
 // and client-go choose it) or spoken with prior knowledge over plain HTTP; many requests and
 // watches on one connection, each sent to a stand-in for workerd as an HTTP/1.1 request; a
 // relayed watch's events written to its stream as they are; HTTP/1.1 clients unchanged.
@@ -10,8 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { ensurePki } from "../../../scripts/lib/pki.mjs";
+import { ensurePki } from "../../../local-engine/pki";
 import { event, fakeEngine, frontDoor, message, SECRET, until } from "../../helpers/relay-engine";
 
 const stops: (() => unknown)[] = [];

@@ -1,4 +1,4 @@
-// The front door's side of the watch relay (scripts/lib/relay.mjs), against a stand-in for
+// The front door's side of the watch relay (local-engine/watch-relay.ts), against a stand-in for
 // workerd that speaks the relay's protocol (durable-objects/store/relay.ts; the shard's side
 // runs in real workerd in test/workers/relay.test.ts). Clients are raw sockets, so what
 // reaches them is checked byte for byte.

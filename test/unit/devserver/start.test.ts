@@ -1,12 +1,11 @@
 // `npm start` stops everything it started on SIGTERM or Ctrl-C, at any point: the engine runs
-// detached (its own process group), so a signal that ends start.mjs alone would leave workerd
+// detached (its own process group), so a signal that ends start.ts alone would leave workerd
 // running with the port taken.
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-// @ts-expect-error plain ESM helper shared with npm start
-import { freePort } from "../../../scripts/lib/devserver.mjs";
+import { freePort } from "../../../local-engine/devserver";
 import { removeStateDir, tempStateDir } from "../../helpers/own-server";
 
 const REPO = join(__dirname, "../../..");
@@ -42,7 +41,7 @@ async function start(signalAfter: "up" | number) {
   const stateDir = tempStateDir("edgeplane-start-");
   dirs.push(stateDir);
   const port = await freePort();
-  const child = spawn(process.execPath, [join(REPO, "scripts/start.mjs")], {
+  const child = spawn(process.execPath, ["--import", "tsx", join(REPO, "local-engine/start.ts")], {
     cwd: REPO,
     env: {
       ...process.env,

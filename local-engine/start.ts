@@ -2,7 +2,7 @@
 // .edgeplane/, an admin kubeconfig at .edgeplane/kubeconfig. Ctrl-C stops everything.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, startDevServer } from "./lib/devserver.mjs";
+import { ROOT, startDevServer } from "./devserver";
 
 const port = Number(process.env.EDGEPLANE_PORT ?? 8787);
 // EDGEPLANE_STATE_DIR moves it (tests use their own)
@@ -36,13 +36,9 @@ edgeplane control plane is up at ${server.url}
   try:        export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces
 `);
 
-// TypeScript parts (simulated nodes, edgelet) load through tsx
-const { register } = await import("tsx/esm/api");
-register();
-
 const simulated = Number(process.env.EDGEPLANE_NODES ?? 0);
 if (simulated > 0) {
-  const { startSimulatedNodes } = await import("../agent/simulated/simnodes.ts");
+  const { startSimulatedNodes } = await import("../agent/simulated/simnodes");
   const sim = await startSimulatedNodes({ server: server.url, token: server.token, count: simulated });
   stops.push(() => sim.stop());
   console.log(
@@ -55,10 +51,10 @@ const socket = "/run/edgeplane/containerd.sock";
 const wanted = process.env.EDGEPLANE_RUNTIME;
 const runtime = wanted ?? (existsSync(socket) ? "containerd" : "simulated");
 if (runtime === "containerd") {
-  const { parseConfig } = await import("../agent/edgelet/config.ts");
-  const { startEdgelet } = await import("../agent/edgelet/edgelet.ts");
+  const { parseConfig } = await import("../agent/edgelet/config");
+  const { startEdgelet } = await import("../agent/edgelet/edgelet");
   // the local node joins as any node would: a bootstrap token exchanged for its own credential
-  const { bootstrapTokenSecret, randomBootstrapToken } = await import("../workers/authn/bootstrap.ts");
+  const { bootstrapTokenSecret, randomBootstrapToken } = await import("../api/bootstrap-token");
   const { id, secret, token } = randomBootstrapToken();
   const made = await fetch(`${server.url}/api/v1/namespaces/kube-system/secrets`, {
     method: "POST",
@@ -74,7 +70,7 @@ if (runtime === "containerd") {
     `*** local node ${agent.nodeName} joined with the CONTAINERD runtime (real containers via ${socket}) ***`,
   );
 } else {
-  const { startSimulatedNodes } = await import("../agent/simulated/simnodes.ts");
+  const { startSimulatedNodes } = await import("../agent/simulated/simnodes");
   const local = await startSimulatedNodes({
     server: server.url,
     token: server.token,

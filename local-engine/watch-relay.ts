@@ -9,7 +9,7 @@
 // Worker, made afresh at each start, so no client can ask for it). The shard answers either
 // with an empty response marked `x-edgeplane-relayed: <relay no>` (its events come on that
 // relay: this writes the head, as chunked, then each event as a chunk, then the last chunk;
-// to an HTTP/2 stream (front-h2.mjs), the head, then each event as it is, then the stream's end),
+// to an HTTP/2 stream (front-door-h2.ts), the head, then each event as it is, then the stream's end),
 // or, having no relay yet, with an ordinary stream marked `x-edgeplane-relay-offer: <shard>`
 // (forwarded without the mark; a relay to that shard is opened for the watches after it).
 import http from "node:http";
@@ -22,7 +22,7 @@ import {
   RELAYED_HEADER,
   RELAY_SHARD_HEADER as SHARD_HEADER,
   RELAY_WATCH_HEADER as WATCH_HEADER,
-} from "../../durable-objects/store/relay-protocol.mjs";
+} from "../api/wire/watch-relay";
 
 /** a client whose unread bytes pass this is cut off, as a shard cuts off a slow watcher */
 const MAX_BACKLOG = 64 << 20;
@@ -49,7 +49,7 @@ export function responseHeaders(headers) {
 }
 
 /**
- * The resource ("<group>/<resource>") that `head` (admission.mjs: requestHead) watches, when
+ * The resource ("<group>/<resource>") that `head` (fair-queue.ts: requestHead) watches, when
  * it is an HTTP watch that a relay may carry.
  */
 export function watchedResource({ method, target, version, headers }) {

@@ -2,14 +2,14 @@
 // only over TLS) and plain HTTP (for curl and scripts), told apart by the first byte of
 // each connection. HTTP/1.1 is forwarded byte for byte to workerd (keeping a client's
 // connection across workerd's idle close, see carry); HTTP/2 (chosen by ALPN over TLS, or
-// with prior knowledge over plain HTTP) is served by front-h2.mjs. On Cloudflare the edge
+// with prior knowledge over plain HTTP) is served by front-door-h2.ts. On Cloudflare the edge
 // does this job; locally this is the only thing between a client and workerd.
 import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
-import { admissionQueue, credentialOf, flowOf, longRunning, requestHead } from "./admission.mjs";
-import { h2Door, RESEND_LIMIT } from "./front-h2.mjs";
-import { watchedResource, watchRelay } from "./relay.mjs";
+import { admissionQueue, credentialOf, flowOf, longRunning, requestHead } from "./fair-queue";
+import { h2Door, RESEND_LIMIT } from "./front-door-h2";
+import { watchedResource, watchRelay } from "./watch-relay";
 
 /**
  * The client's byte stream again from its first chunk: TLS cannot wrap a socket that was
@@ -114,7 +114,7 @@ function responseFraming() {
  */
 function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
   let upstream;
-  /** a watch sent with the relay's offer (relay.mjs), until its answer comes */
+  /** a watch sent with the relay's offer (watch-relay.ts), until its answer comes */
   let offered;
   /** a watch the relay writes to the client; the client's next bytes wait for its end */
   let relayed;

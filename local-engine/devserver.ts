@@ -6,11 +6,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { workerBundle } from "./bundle.mjs";
-import { startFront } from "./front.mjs";
-import { ensurePki } from "./pki.mjs";
+import { workerBundle } from "./bundle";
+import { startFront } from "./front-door";
+import { ensurePki } from "./pki";
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
 const WRANGLER_TOML = join(ROOT, "wrangler.toml");
 
@@ -110,7 +110,7 @@ function wranglerCrons() {
 
 /**
  * The engine process: by default workerd through Miniflare serving the deploy bundle
- * (scripts/lib/workerd-host.mjs); EDGEPLANE_DEV_ENGINE=wrangler (or opts.engine) runs
+ * (local-engine/engine-host.ts); EDGEPLANE_DEV_ENGINE=wrangler (or opts.engine) runs
  * `wrangler dev` instead, with its proxy and inspector, for comparison.
  */
 async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
@@ -172,12 +172,16 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
   // opts.diagnosable: SIGUSR2 writes a Node diagnostic report (its JavaScript stack) into the
   // state dir, for the test suite's report on a server that stopped answering
   const report = opts.diagnosable ? ["--report-on-signal", `--report-directory=${stateDir}`] : [];
-  return spawn(process.execPath, [...report, join(ROOT, "scripts/lib/workerd-host.mjs"), configFile], {
-    cwd: ROOT,
-    stdio,
-    env,
-    detached: true,
-  });
+  return spawn(
+    process.execPath,
+    [...report, "--import", "tsx", join(ROOT, "local-engine/engine-host.ts"), configFile],
+    {
+      cwd: ROOT,
+      stdio,
+      env,
+      detached: true,
+    },
+  );
 }
 
 /**

@@ -3,13 +3,13 @@
 // on one connection; kube-apiserver allows 1,000 streams on one. The front door offers "h2"
 // on its TLS side and takes HTTP/2 with prior knowledge on its plain side, and sends each
 // stream to workerd as an HTTP/1.1 request over kept-alive connections. Ordinary requests
-// wait for their turn in the same fair queue as HTTP/1.1 ones (admission.mjs); watches go
+// wait for their turn in the same fair queue as HTTP/1.1 ones (fair-queue.ts); watches go
 // with the relay's offer, and a relayed watch's events are written to its stream by the
-// relay (relay.mjs), so a thousand watches on one connection cost one socket write per event.
+// relay (watch-relay.ts), so a thousand watches on one connection cost one socket write per event.
 import http from "node:http";
 import http2 from "node:http2";
-import { flowOf, longRunning } from "./admission.mjs";
-import { HOP_BY_HOP, responseHeaders, watchedResource } from "./relay.mjs";
+import { flowOf, longRunning } from "./fair-queue";
+import { HOP_BY_HOP, responseHeaders, watchedResource } from "./watch-relay";
 
 /** the streams one client may have open at once, as kube-apiserver allows */
 const MAX_STREAMS = 1000;
@@ -33,7 +33,7 @@ function forwardedHeaders(headers, raw) {
   return out;
 }
 
-/** What an HTTP/2 request's headers say, in the shape admission.mjs's requestHead gives. */
+/** What an HTTP/2 request's headers say, in the shape fair-queue.ts's requestHead gives. */
 function headOf(headers, forwarded) {
   const lines = [];
   for (let i = 0; i < forwarded.length; i += 2) lines.push(`${forwarded[i]}: ${forwarded[i + 1]}`);
@@ -67,7 +67,7 @@ function unavailable(stream) {
  * The HTTP/2 side of one front door: accept(socket) serves a connection (a TLS socket that
  * chose "h2", or a plain one that began with the HTTP/2 preface). `target` (where workerd
  * listens, as node:http request options), `queue`, `relay` and `idleCloseMs` are the front
- * door's (front.mjs).
+ * door's (front-door.ts).
  */
 export function h2Door({ target, queue, relay, idleCloseMs }) {
   // free connections are dropped before workerd's own idle close could meet a request

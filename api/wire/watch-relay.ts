@@ -1,6 +1,6 @@
 // The names and numbers of the watch relay's protocol, in one place for both of its ends:
 // the shard's side (relay.ts, in the Worker's bundle) and the front door's
-// (scripts/lib/relay.mjs, plain Node). Plain JavaScript so that Node imports it as is.
+// (local-engine/watch-relay.ts).
 //
 // A message, little-endian: u32 length of what follows, u8 kind (DATA or END), u32 count,
 // count u32 watch ids (the front door's), then for DATA the bytes to write to each of them.

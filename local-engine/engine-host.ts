@@ -3,22 +3,22 @@
 // it but without wrangler's proxy workerd and DevTools inspector in the request path (~0.9 ms
 // of CPU per request, and most of the CPU of a watch event's fan-out; see bench/api-store.ts).
 //
-//   node scripts/lib/workerd-host.mjs CONFIG.json
+//   node --import tsx local-engine/engine-host.ts CONFIG.json
 // CONFIG: { bundleDir, persistDir, host, port, bindings, logLevel, inspectorPort,
 //           front: { port, cert, key }, crons, cronSeconds }
 // Cron triggers run as on Cloudflare: "* * * * *" at the start of every minute (or every
 // cronSeconds), through the Worker's scheduled handler; other expressions are not run.
-// With `front`, this process also serves the front door (scripts/lib/front.mjs) on that port,
+// With `front`, this process also serves the front door (front-door.ts) on that port,
 // forwarding to workerd over a Unix socket (EDGEPLANE_FRONT_UPSTREAM=tcp: over workerd's TCP
-// port instead, for comparison) and relaying watches (relay.mjs). Prints "ready <url>" once
+// port instead, for comparison) and relaying watches (watch-relay.ts). Prints "ready <url>" once
 // workerd answers; SIGTERM/SIGINT dispose of workerd and exit.
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Log, LogLevel, Miniflare } from "miniflare";
-import { MANIFEST } from "./bundle.mjs";
-import { startFront } from "./front.mjs";
+import { MANIFEST } from "./bundle";
+import { startFront } from "./front-door";
 
 const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
 
@@ -41,7 +41,7 @@ const { workerOptions, modules } = JSON.parse(readFileSync(join(config.bundleDir
 const frontSocket =
   config.front && process.env.EDGEPLANE_FRONT_UPSTREAM !== "tcp" ? unixSocketPath(config) : undefined;
 
-// The front door relays watches (relay.mjs) with a secret it shares with the Worker, made
+// The front door relays watches (watch-relay.ts) with a secret it shares with the Worker, made
 // afresh at each start unless the bindings bring one (tests that speak to the engine port do);
 // EDGEPLANE_RELAY=off serves each watch as a stream of its own, for comparison.
 const relaySecret =
@@ -66,7 +66,7 @@ const mf = new Miniflare({
   // /healthz 0.59 -> 0.24 ms of CPU). Alone, a direct socket was measured unfair: under 50
   // busy keep-alive clients another connection's request waited the whole load (6 s; a
   // minimal Worker shows the same, so it is workerd's scheduling). The front door's fair
-  // queue (admission.mjs) bounds what workerd sees, and with it a /healthz probe waits
+  // queue (fair-queue.ts) bounds what workerd sees, and with it a /healthz probe waits
   // 28-37 ms at p50 (max 60-149 ms) under the same load. Only the front door is served to
   // clients; this engine port is for it (and the benchmark's engine rows).
   host: config.host,
