@@ -2,7 +2,9 @@
 // selector matches and lets go of the objects it owns that no longer match.
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
-import { controllerRefOf, isNotFound, keyOf, newControllerRef, selects } from "./controller-utils";
+import { isNotFound } from "./lib/api-errors";
+import { keyOf } from "./lib/objects";
+import { controllerRefOf, newControllerRef, selects } from "./lib/owners";
 import type { ControllerContext } from "./runtime/controller";
 
 export const INDEX_CONTROLLER = "controllerUID";

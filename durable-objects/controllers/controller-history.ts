@@ -6,9 +6,12 @@
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { claim } from "./claim";
-import { isAlreadyExists, isNotFound, newControllerRef, pathFor, stableStringify } from "./controller-utils";
 import { REVISION_HASH } from "./daemonset-util";
-import { computeHash } from "./deployment-util";
+import { computeHash } from "./deployment-revisions";
+import { isAlreadyExists, isNotFound } from "./lib/api-errors";
+import { stableStringify } from "./lib/json-equal";
+import { pathFor } from "./lib/objects";
+import { newControllerRef } from "./lib/owners";
 import type { ControllerContext } from "./runtime/controller";
 
 export const REVISIONS = "apps/controllerrevisions";

@@ -7,8 +7,9 @@ import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { CRD_CLEANUP_FINALIZER } from "../../api/strategies/customresourcedefinitions";
 import type { KubeObject } from "../../api/types";
-import { errorMessage, isConflict, isNotFound, pathFor } from "./controller-utils";
 import { CRDS, storedDef } from "./custom-kinds";
+import { errorMessage, isConflict, isNotFound } from "./lib/api-errors";
+import { pathFor } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const CRD = lookupGVR("apiextensions.k8s.io", "v1", "customresourcedefinitions")!;

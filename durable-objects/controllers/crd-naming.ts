@@ -6,8 +6,8 @@
 import type { Crd } from "../../api/custom/definition";
 import { namesPending } from "../../api/custom/naming";
 import { lookupGVR } from "../../api/registry";
-import { errorMessage, isConflict, isNotFound } from "./controller-utils";
 import { CRDS } from "./custom-kinds";
+import { errorMessage, isConflict, isNotFound } from "./lib/api-errors";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const CRD = lookupGVR("apiextensions.k8s.io", "v1", "customresourcedefinitions")!;

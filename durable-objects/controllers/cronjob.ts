@@ -6,20 +6,13 @@
 
 import { missedRuns, nextRun, parseSchedule, zonedRfc3339, zoneFormatter } from "../../api/cron";
 import { lookupGVR } from "../../api/registry";
+import { rfc3339, timeOf } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import {
-  controllerRefOf,
-  errorMessage,
-  isAlreadyExists,
-  isNotFound,
-  jsonEqual,
-  keyOf,
-  newControllerRef,
-  rfc3339,
-  splitKey,
-  timeOf,
-} from "./controller-utils";
 import { finishedCondition } from "./job";
+import { errorMessage, isAlreadyExists, isNotFound } from "./lib/api-errors";
+import { jsonEqual } from "./lib/json-equal";
+import { keyOf, splitKey } from "./lib/objects";
+import { controllerRefOf, newControllerRef } from "./lib/owners";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const CRONJOB = lookupGVR("batch", "v1", "cronjobs")!;

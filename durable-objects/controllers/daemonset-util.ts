@@ -4,6 +4,7 @@
 
 import { isPodAvailable, isPodReady } from "../../api/pod-state";
 import { TEMPLATE_GENERATION } from "../../api/strategies/daemonsets";
+import { timeOf } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import {
   compileMapSelector,
@@ -14,7 +15,7 @@ import {
   type Toleration,
   toleratesTaint,
 } from "../scheduler/labels";
-import { scaledValue, timeOf } from "./controller-utils";
+import { scaledValue } from "./lib/int-or-percent";
 import { podFromTemplate } from "./replicaset-status";
 
 /** The labels a daemon pod carries: its ControllerRevision's hash and its template generation. */

@@ -17,7 +17,6 @@ import {
   revisionHash,
   templateHash,
 } from "./controller-history";
-import { isGone, isNotFound, jsonEqual, keyOf, splitKey } from "./controller-utils";
 import {
   daemonPod,
   daemonSetCounts,
@@ -29,6 +28,9 @@ import {
   targetNode,
   updateBudget,
 } from "./daemonset-util";
+import { isGone, isNotFound } from "./lib/api-errors";
+import { jsonEqual } from "./lib/json-equal";
+import { keyOf, splitKey } from "./lib/objects";
 import { createPods, deletePods } from "./pod-control";
 import type { Controller, ControllerContext } from "./runtime/controller";
 

@@ -1,40 +1,39 @@
 // The writing half of the Deployment controller: finding or creating the new ReplicaSet,
 // scaling sets (with the ScalingReplicaSet event), rollout status and history cleanup.
 import { lookupGVR } from "../../api/registry";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import {
-  controllerRefOf,
-  errorMessage,
-  isAlreadyExists,
-  isNotFound,
-  keyOf,
-  newControllerRef,
-  rfc3339,
-} from "./controller-utils";
-import {
   byCreation,
-  calculateDeploymentStatus,
   computeHash,
+  equalIgnoreHash,
+  HASH_LABEL,
+  maxRevision,
+  REVISION,
+  revisionOf,
+} from "./deployment-revisions";
+import {
+  maxSurge,
+  newRSNewReplicas,
+  replicasOf,
+  setNewReplicaSetAnnotations,
+  setReplicasAnnotations,
+} from "./deployment-scaling";
+import {
+  calculateDeploymentStatus,
   deploymentComplete,
   deploymentProgressing,
   deploymentStatusEqual,
   deploymentTimedOut,
-  equalIgnoreHash,
-  HASH_LABEL,
   hasProgressDeadline,
-  maxRevision,
-  maxSurge,
   newCondition,
-  newRSNewReplicas,
   progressRecheckAfter,
-  REVISION,
   removeDeploymentCondition,
-  replicasOf,
-  revisionOf,
   setDeploymentCondition,
-  setNewReplicaSetAnnotations,
-  setReplicasAnnotations,
-} from "./deployment-util";
+} from "./deployment-status";
+import { errorMessage, isAlreadyExists, isNotFound } from "./lib/api-errors";
+import { keyOf } from "./lib/objects";
+import { controllerRefOf, newControllerRef } from "./lib/owners";
 import type { ControllerContext } from "./runtime/controller";
 
 export const DEPLOY = lookupGVR("apps", "v1", "deployments")!;

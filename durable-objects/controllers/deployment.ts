@@ -5,28 +5,24 @@
 import { isTerminal } from "../../api/pod-state";
 import type { KubeObject } from "../../api/types";
 import { byController, claim, INDEX_CONTROLLER } from "./claim";
-import {
-  controllerRefOf,
-  isGone,
-  isNotFound,
-  keyOf,
-  selectorOf,
-  selects,
-  splitKey,
-} from "./controller-utils";
+import { DESIRED_REPLICAS } from "./deployment-revisions";
 import { DeploymentState, RS } from "./deployment-rollout";
 import {
   activeReplicaSets,
-  DESIRED_REPLICAS,
-  deploymentComplete,
-  hasProgressDeadline,
-  newCondition,
   newRSNewReplicas,
   reconcileOldReplicaSets,
   replicasOf,
   scalePlan,
+} from "./deployment-scaling";
+import {
+  deploymentComplete,
+  hasProgressDeadline,
+  newCondition,
   setDeploymentCondition,
-} from "./deployment-util";
+} from "./deployment-status";
+import { isGone, isNotFound } from "./lib/api-errors";
+import { keyOf, splitKey } from "./lib/objects";
+import { controllerRefOf, selectorOf, selects } from "./lib/owners";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 /** Upstream checkPausedConditions: Progressing Unknown with DeploymentPaused/DeploymentResumed. */

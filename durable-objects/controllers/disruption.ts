@@ -8,19 +8,14 @@
 import { isPodReady } from "../../api/pod-state";
 import { lookupGVR, lookupKind } from "../../api/registry";
 import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
+import { rfc3339, timeOf } from "../../api/time";
 import type { KubeObject, OwnerReference } from "../../api/types";
-import {
-  type Condition,
-  controllerRefOf,
-  isNotFound,
-  jsonEqual,
-  keyOf,
-  rfc3339,
-  scaledValue,
-  setCondition,
-  splitKey,
-  timeOf,
-} from "./controller-utils";
+import { isNotFound } from "./lib/api-errors";
+import { type Condition, setCondition } from "./lib/conditions";
+import { scaledValue } from "./lib/int-or-percent";
+import { jsonEqual } from "./lib/json-equal";
+import { keyOf, splitKey } from "./lib/objects";
+import { controllerRefOf } from "./lib/owners";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const PDB = lookupGVR("policy", "v1", "poddisruptionbudgets")!;

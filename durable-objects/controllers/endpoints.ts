@@ -8,14 +8,9 @@ import { isPodReady, isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import { fromLabelSelector, matches, type Selector } from "../../api/selectors";
 import type { KubeObject } from "../../api/types";
-import {
-  isAlreadyExists,
-  isConflict,
-  isNamespaceTerminating,
-  isNotFound,
-  jsonEqual,
-  keyOf,
-} from "./controller-utils";
+import { isAlreadyExists, isConflict, isNamespaceTerminating, isNotFound } from "./lib/api-errors";
+import { jsonEqual } from "./lib/json-equal";
+import { keyOf } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const ENDPOINTS = lookupGVR("", "v1", "endpoints")!;

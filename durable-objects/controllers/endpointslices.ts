@@ -8,7 +8,6 @@ import { isPodReady } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import { matches } from "../../api/selectors";
 import type { KubeObject } from "../../api/types";
-import { isConflict, isNamespaceTerminating, isNotFound, jsonEqual } from "./controller-utils";
 import {
   endpointLabels,
   inEndpoints,
@@ -18,6 +17,8 @@ import {
   serviceKeyedWatches,
   serviceSelector,
 } from "./endpoints";
+import { isConflict, isNamespaceTerminating, isNotFound } from "./lib/api-errors";
+import { jsonEqual } from "./lib/json-equal";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const SLICES = lookupGVR("discovery.k8s.io", "v1", "endpointslices")!;

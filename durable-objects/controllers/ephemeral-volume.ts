@@ -6,7 +6,9 @@
 import { isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import { errorMessage, isAlreadyExists, keyOf, newControllerRef } from "./controller-utils";
+import { errorMessage, isAlreadyExists } from "./lib/api-errors";
+import { keyOf } from "./lib/objects";
+import { newControllerRef } from "./lib/owners";
 import { PVCS } from "./persistentvolume";
 import type { Controller, ControllerContext } from "./runtime/controller";
 

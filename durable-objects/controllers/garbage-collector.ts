@@ -8,8 +8,9 @@ import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject, OwnerReference } from "../../api/types";
 import { byOwner, INDEX_OWNER } from "./claim";
-import { findLive, isConflict, isNotFound, keyOf, pathFor } from "./controller-utils";
 import { CRDS, kindDef, storedDef } from "./custom-kinds";
+import { isConflict, isNotFound } from "./lib/api-errors";
+import { findLive, keyOf, pathFor } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { resourcesOf } from "./runtime/subscriptions";
 

@@ -5,19 +5,13 @@
 // so it reports what upstream reports without one: each metric unknown, ScalingActive=False
 // with the metric's failure, FailedGetResourceMetric and FailedComputeMetricsReplicas events.
 import { lookupGVR } from "../../api/registry";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import {
-  type Condition,
-  errorMessage,
-  isNotFound,
-  jsonEqual,
-  keyOf,
-  pathFor,
-  rfc3339,
-  setCondition,
-  splitKey,
-} from "./controller-utils";
 import { kindDef } from "./custom-kinds";
+import { errorMessage, isNotFound } from "./lib/api-errors";
+import { type Condition, setCondition } from "./lib/conditions";
+import { jsonEqual } from "./lib/json-equal";
+import { keyOf, pathFor, splitKey } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const HPA = lookupGVR("autoscaling", "v2", "horizontalpodautoscalers")!;

@@ -10,8 +10,9 @@
 // To carry the count over, a failed pod keeps its tracking finalizer (so it is neither counted
 // nor gone) until its index has a replacement; each index waits its own backoff, 10 s doubling
 // per failure of the index up to 10 min, from when the failed pod finished.
+
+import { timeOf } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import { timeOf } from "./controller-utils";
 import { matchPodFailurePolicy } from "./job-failure-policy";
 import { indexOf, parseIndexes } from "./job-indexes";
 import { tracked } from "./job-tracking";

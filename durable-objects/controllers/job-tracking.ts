@@ -4,7 +4,9 @@
 import { lookupGVR } from "../../api/registry";
 import { JOB_TRACKING_FINALIZER } from "../../api/strategies/jobs";
 import type { KubeObject } from "../../api/types";
-import { controllerRefOf, isNotFound, splitKey } from "./controller-utils";
+import { isNotFound } from "./lib/api-errors";
+import { splitKey } from "./lib/objects";
+import { controllerRefOf } from "./lib/owners";
 import type { ControllerContext } from "./runtime/controller";
 
 const POD = lookupGVR("", "v1", "pods")!;

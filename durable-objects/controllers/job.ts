@@ -11,20 +11,9 @@
 import { isActivePod, isPodReady, isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
 import { JOB_CONTROLLER_NAME, JOB_TRACKING_FINALIZER } from "../../api/strategies/jobs";
+import { rfc3339, timeOf } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { claim, ownerKeys } from "./claim";
-import {
-  type Condition,
-  getCondition,
-  isGone,
-  isNotFound,
-  jsonEqual,
-  keyOf,
-  rfc3339,
-  setCondition,
-  splitKey,
-  timeOf,
-} from "./controller-utils";
 import { matchPodFailurePolicy } from "./job-failure-policy";
 import {
   formatIndexes,
@@ -52,6 +41,10 @@ import {
   syncOrphanPod,
   tracked,
 } from "./job-tracking";
+import { isGone, isNotFound } from "./lib/api-errors";
+import { type Condition, getCondition, setCondition } from "./lib/conditions";
+import { jsonEqual } from "./lib/json-equal";
+import { keyOf, splitKey } from "./lib/objects";
 import { createPods, deletePods } from "./pod-control";
 import { podFromTemplate } from "./replicaset-status";
 import type { Controller, ControllerContext } from "./runtime/controller";

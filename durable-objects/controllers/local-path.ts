@@ -9,7 +9,8 @@ import { lookupGVR } from "../../api/registry";
 import { storageClassOf } from "../../api/strategies/persistentvolumes";
 import { LOCAL_PATH_PROVISIONER } from "../../api/strategies/storageclasses";
 import type { KubeObject } from "../../api/types";
-import { isAlreadyExists, keyOf } from "./controller-utils";
+import { isAlreadyExists } from "./lib/api-errors";
+import { keyOf } from "./lib/objects";
 import { ANN, CLASSES, claimReference, PVCS, PVS } from "./persistentvolume";
 import type { Controller, ControllerContext } from "./runtime/controller";
 

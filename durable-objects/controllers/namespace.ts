@@ -5,19 +5,13 @@
 import { type Crd, isEstablished } from "../../api/custom/definition";
 import { allResources, lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import { rfc3339, timeOf } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import {
-  type Condition,
-  errorMessage,
-  isConflict,
-  isNotFound,
-  jsonEqual,
-  pathFor,
-  rfc3339,
-  setCondition,
-  timeOf,
-} from "./controller-utils";
 import { CRDS, storedDef } from "./custom-kinds";
+import { errorMessage, isConflict, isNotFound } from "./lib/api-errors";
+import { type Condition, setCondition } from "./lib/conditions";
+import { jsonEqual } from "./lib/json-equal";
+import { pathFor } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const NS = lookupGVR("", "v1", "namespaces")!;

@@ -3,9 +3,11 @@
 // unreachable taints; pods on a node with NoExecute taints are evicted when their
 // tolerations run out. A node that comes back (kubelet posts Ready) loses the taints.
 import { lookupGVR } from "../../api/registry";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { byNode, INDEX_NODE } from "./claim";
-import { type Condition, isConflict, isNotFound, rfc3339 } from "./controller-utils";
+import { isConflict, isNotFound } from "./lib/api-errors";
+import type { Condition } from "./lib/conditions";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { desiredTaints, evictionTime, silentNodeConditions, type Taint } from "./taints";
 

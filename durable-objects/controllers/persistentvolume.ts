@@ -9,7 +9,9 @@ import { parseQuantity } from "../../api/quantity";
 import { lookupGVR } from "../../api/registry";
 import { storageClassOf } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
-import { isNotFound, jsonEqual, keyOf } from "./controller-utils";
+import { isNotFound } from "./lib/api-errors";
+import { jsonEqual } from "./lib/json-equal";
+import { keyOf } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { findMatchingVolume, isBoundToClaim, requestedStorage } from "./volume-match";
 

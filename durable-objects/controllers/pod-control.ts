@@ -3,7 +3,7 @@
 // FailedDelete. Shared by the ReplicaSet and Job controllers.
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
-import { errorMessage, isNamespaceTerminating, isNotFound } from "./controller-utils";
+import { errorMessage, isNamespaceTerminating, isNotFound } from "./lib/api-errors";
 import { slowStartBatch } from "./replicaset-status";
 import type { ControllerContext } from "./runtime/controller";
 

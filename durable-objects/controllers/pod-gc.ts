@@ -4,8 +4,11 @@
 
 import { isTerminal } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
+import { rfc3339, timeOf } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import { type Condition, findLive, isConflict, isNotFound, rfc3339, timeOf } from "./controller-utils";
+import { isConflict, isNotFound } from "./lib/api-errors";
+import type { Condition } from "./lib/conditions";
+import { findLive } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const POD = lookupGVR("", "v1", "pods")!;

@@ -4,8 +4,8 @@
 // the node first; ready more recently first; more restarts first; newer first.
 
 import { isPodReady, podCondition } from "../../api/pod-state";
+import { timeOf } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import { timeOf } from "./controller-utils";
 
 const PHASE_ORDER: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
 export const DELETION_COST = "controller.kubernetes.io/pod-deletion-cost";

@@ -2,16 +2,12 @@
 // computed from the pods, and upstream's slow-start batching of creations.
 
 import { isPodAvailable, isPodReady } from "../../api/pod-state";
+import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import {
-  type Condition,
-  errorMessage,
-  getCondition,
-  jsonEqual,
-  newControllerRef,
-  removeCondition,
-  rfc3339,
-} from "./controller-utils";
+import { errorMessage } from "./lib/api-errors";
+import { type Condition, getCondition, removeCondition } from "./lib/conditions";
+import { jsonEqual } from "./lib/json-equal";
+import { newControllerRef } from "./lib/owners";
 
 /** A pod as a workload controller creates it from its template (upstream GetPodFromTemplate). */
 export function podFromTemplate(owner: KubeObject, apiVersion: string, kind: string): KubeObject {

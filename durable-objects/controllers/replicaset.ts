@@ -14,7 +14,9 @@ import {
   indexPodsByController,
   ownerKeys,
 } from "./claim";
-import { controllerRefOf, isGone, isNotFound, keyOf, splitKey } from "./controller-utils";
+import { isGone, isNotFound } from "./lib/api-errors";
+import { keyOf, splitKey } from "./lib/objects";
+import { controllerRefOf } from "./lib/owners";
 import { createPods, deletePods } from "./pod-control";
 import { podsToDelete } from "./pod-ranking";
 import { calculateReplicaSetStatus, podFromTemplate, statusChanged } from "./replicaset-status";

@@ -5,14 +5,9 @@
 import { lookupGVR } from "../../api/registry";
 import { ROOT_CA_CONFIGMAP } from "../../api/strategies/config";
 import type { KubeObject } from "../../api/types";
-import {
-  isAlreadyExists,
-  isConflict,
-  isNamespaceActive,
-  isNamespaceTerminating,
-  isNotFound,
-  jsonEqual,
-} from "./controller-utils";
+import { isAlreadyExists, isConflict, isNamespaceTerminating, isNotFound } from "./lib/api-errors";
+import { jsonEqual } from "./lib/json-equal";
+import { isNamespaceActive } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const CM = lookupGVR("", "v1", "configmaps")!;

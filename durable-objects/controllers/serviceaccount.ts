@@ -1,7 +1,8 @@
 // The service account controller (upstream pkg/controller/serviceaccount): every active
 // namespace has a "default" ServiceAccount, recreated when deleted.
 import { lookupGVR } from "../../api/registry";
-import { isAlreadyExists, isNamespaceActive, isNamespaceTerminating, isNotFound } from "./controller-utils";
+import { isAlreadyExists, isNamespaceTerminating, isNotFound } from "./lib/api-errors";
+import { isNamespaceActive } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const SA = lookupGVR("", "v1", "serviceaccounts")!;

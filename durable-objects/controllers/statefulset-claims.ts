@@ -7,7 +7,9 @@
 import { lookupGVR } from "../../api/registry";
 import { withTemplateClaims } from "../../api/strategies/statefulsets";
 import type { KubeObject, OwnerReference } from "../../api/types";
-import { errorMessage, isAlreadyExists, jsonEqual, newControllerRef } from "./controller-utils";
+import { errorMessage, isAlreadyExists } from "./lib/api-errors";
+import { jsonEqual } from "./lib/json-equal";
+import { newControllerRef } from "./lib/owners";
 import { PVCS } from "./persistentvolume";
 import type { ControllerContext } from "./runtime/controller";
 

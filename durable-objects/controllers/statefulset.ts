@@ -11,7 +11,9 @@ import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import { claim, controlledPods, indexPodsByController, ownerKeys } from "./claim";
 import { cleanupHistory, constructHistory, REVISIONS } from "./controller-history";
-import { errorMessage, isGone, isNotFound, jsonEqual, keyOf, splitKey } from "./controller-utils";
+import { errorMessage, isGone, isNotFound } from "./lib/api-errors";
+import { jsonEqual } from "./lib/json-equal";
+import { keyOf, splitKey } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 import { createMissingClaims, updateClaimOwners } from "./statefulset-claims";
 import {

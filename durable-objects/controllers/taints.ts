@@ -1,8 +1,10 @@
 // Node health and taint arithmetic (upstream nodelifecycle + tainteviction): the
 // conditions a silent node gets, the taints a node's conditions imply, and when a pod on a
 // NoExecute-tainted node must go given its tolerations.
+
+import { timeOf } from "../../api/time";
 import type { KubeObject } from "../../api/types";
-import { type Condition, timeOf } from "./controller-utils";
+import type { Condition } from "./lib/conditions";
 
 export const TAINT_NOT_READY = "node.kubernetes.io/not-ready";
 export const TAINT_UNREACHABLE = "node.kubernetes.io/unreachable";

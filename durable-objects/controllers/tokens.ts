@@ -7,7 +7,8 @@
 import { lookupGVR } from "../../api/registry";
 import { SA_NAME_ANNOTATION, SA_TOKEN_SECRET_TYPE, SA_UID_ANNOTATION } from "../../api/strategies/config";
 import type { KubeObject } from "../../api/types";
-import { findLive, isConflict, isNotFound } from "./controller-utils";
+import { isConflict, isNotFound } from "./lib/api-errors";
+import { findLive } from "./lib/objects";
 import type { Controller, ControllerContext } from "./runtime/controller";
 
 const SECRET = lookupGVR("", "v1", "secrets")!;

@@ -5,7 +5,8 @@
 import { lookupGVR } from "../../api/registry";
 import { PV_PROTECTION, PVC_PROTECTION, podClaimNames } from "../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../api/types";
-import { isNotFound, keyOf } from "./controller-utils";
+import { isNotFound } from "./lib/api-errors";
+import { keyOf } from "./lib/objects";
 import { PVCS, PVS } from "./persistentvolume";
 import type { Controller, ControllerContext } from "./runtime/controller";
 

@@ -9,11 +9,12 @@ import type { UserInfo } from "../../../api/user";
 import { versionBody } from "../../../api/version";
 import type { Apiserver } from "../../apiserver";
 import type { Env } from "../../env";
-import { pathFor } from "../controller-utils";
+import { pathFor } from "../lib/objects";
 
 // The path builder and error predicates live with the pure controller helpers (tests load
 // those without the apiserver app); re-exported here for the callers of this client.
-export { isAlreadyExists, isConflict, isNotFound, pathFor } from "../controller-utils";
+export { isAlreadyExists, isConflict, isNotFound } from "../lib/api-errors";
+export { pathFor } from "../lib/objects";
 
 export type WriteObserver = (res: string, obj: KubeObject, deleted: boolean) => void;
 

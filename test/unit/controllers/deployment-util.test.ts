@@ -1,19 +1,21 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
 import {
-  calculateDeploymentStatus,
   computeHash,
   equalIgnoreHash,
   MAX_REPLICAS,
+  safeEncode,
+} from "../../../durable-objects/controllers/deployment-revisions";
+import {
   maxSurge,
   maxUnavailable,
   newRSNewReplicas,
   reconcileOldReplicaSets,
   resolveFenceposts,
-  safeEncode,
   scalePlan,
   setNewReplicaSetAnnotations,
-} from "../../../durable-objects/controllers/deployment-util";
+} from "../../../durable-objects/controllers/deployment-scaling";
+import { calculateDeploymentStatus } from "../../../durable-objects/controllers/deployment-status";
 
 function dep(
   replicas: number,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
 import { deploymentController, syncDeployment } from "../../../durable-objects/controllers/deployment";
-import { progressRecheckAfter } from "../../../durable-objects/controllers/deployment-util";
+import { progressRecheckAfter } from "../../../durable-objects/controllers/deployment-status";
 import { garbageCollector } from "../../../durable-objects/controllers/garbage-collector";
 import { replicaSetController } from "../../../durable-objects/controllers/replicaset";
 import { FakeCluster, keyOf } from "./fake";
@@ -331,7 +331,7 @@ describe("Deployment controller", () => {
   });
   it("bumps collisionCount when the hashed name is taken by another owner's set", async () => {
     const c = new FakeCluster();
-    const { computeHash } = await import("../../../durable-objects/controllers/deployment-util");
+    const { computeHash } = await import("../../../durable-objects/controllers/deployment-revisions");
     const d = deployment(1);
     const hash = computeHash(d.spec!.template);
     c.add("apps/replicasets", {
