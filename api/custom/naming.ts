@@ -6,7 +6,7 @@
 // accepted, and stays established after that. This runs in the CRDs' store shard at every
 // write (an Allocator), so two CRDs written at once cannot both claim one name; a CRD left
 // waiting is looked at again when another of its group changes or goes
-// (durable-objects/controllers/crd-naming.ts).
+// (durable-objects/controllers/crd/naming.ts).
 
 import { deepEqual, isObject } from "../patch/util";
 import type { Allocator, AllocatorContext } from "../resource";

@@ -16,7 +16,7 @@ import { isDNS1035Label, isDNS1123Subdomain } from "../validation/names";
 import { createdAtColumn, isObject, nameColumn } from "./common";
 
 export const CRD_GROUP = "apiextensions.k8s.io";
-/** Held by a CRD being deleted until its objects are gone (controllers/crd-finalizer.ts). */
+/** Held by a CRD being deleted until its objects are gone (controllers/crd/finalizer.ts). */
 export const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
 
 /**
@@ -229,7 +229,7 @@ export const customresourcedefinitions: ResourceDef = {
     allocator: crdNames,
     validate: validateCrd,
     markForDeletion: (obj) => {
-      // as upstream's CRD storage does on delete: the objects go first (controllers/crd-finalizer.ts)
+      // as upstream's CRD storage does on delete: the objects go first (controllers/crd/finalizer.ts)
       const meta = obj.metadata;
       if (!meta.finalizers?.includes(CRD_CLEANUP_FINALIZER))
         meta.finalizers = [...(meta.finalizers ?? []), CRD_CLEANUP_FINALIZER];

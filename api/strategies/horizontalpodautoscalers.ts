@@ -2,7 +2,7 @@
 // objects (hpa-v1.ts). Upstream's defaults (minReplicas 1, a cpu target of 80% when no metric is
 // given, behavior's rules filled in when behavior is given), validation in its words, and the
 // NAME REFERENCE TARGETS MINPODS MAXPODS REPLICAS table. The HPA controller is
-// durable-objects/controllers/horizontal.ts.
+// durable-objects/controllers/podautoscaler/horizontal.ts.
 import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";

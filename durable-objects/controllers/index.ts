@@ -1,29 +1,29 @@
 // Every controller the manager runs, in one list.
 
-import { crdFinalizer } from "./crd-finalizer";
-import { crdNaming } from "./crd-naming";
-import { cronJobController } from "./cronjob";
-import { daemonSetController } from "./daemonset";
-import { deploymentController } from "./deployment";
-import { disruptionController } from "./disruption";
-import { endpointsController } from "./endpoints";
-import { endpointSliceController } from "./endpointslices";
-import { ephemeralVolumeController } from "./ephemeral-volume";
-import { garbageCollector } from "./garbage-collector";
-import { horizontalPodAutoscalerController } from "./horizontal";
-import { jobController } from "./job";
-import { localPathProvisioner } from "./local-path";
-import { namespaceController } from "./namespace";
-import { createNodeLifecycleController } from "./node-lifecycle";
-import { persistentVolumeController } from "./persistentvolume";
-import { createPodGC } from "./pod-gc";
-import { replicaSetController, replicationControllerController } from "./replicaset";
-import { createRootCAPublisher } from "./root-ca-publisher";
+import { crdFinalizer } from "./crd/finalizer";
+import { crdNaming } from "./crd/naming";
+import { cronJobController } from "./cronjob/controller";
+import { daemonSetController } from "./daemonset/controller";
+import { deploymentController } from "./deployment/controller";
+import { disruptionController } from "./disruption/controller";
+import { garbageCollector } from "./gc/garbage-collector";
+import { createPodGC } from "./gc/pod-gc";
+import { jobController } from "./job/controller";
+import { namespaceController } from "./namespace/controller";
+import { createNodeLifecycleController } from "./node/lifecycle";
+import { horizontalPodAutoscalerController } from "./podautoscaler/horizontal";
+import { replicaSetController, replicationControllerController } from "./replicaset/controller";
 import type { Controller } from "./runtime/controller";
-import { serviceAccountController } from "./serviceaccount";
-import { statefulSetController } from "./statefulset";
-import { createTokensController, type TokensOptions } from "./tokens";
-import { volumeProtectionController } from "./volume-protection";
+import { endpointsController } from "./service/endpoints";
+import { endpointSliceController } from "./service/endpointslices";
+import { serviceAccountController } from "./serviceaccount/controller";
+import { createRootCAPublisher } from "./serviceaccount/root-ca-publisher";
+import { createTokensController, type TokensOptions } from "./serviceaccount/tokens";
+import { statefulSetController } from "./statefulset/controller";
+import { ephemeralVolumeController } from "./volume/ephemeral";
+import { localPathProvisioner } from "./volume/local-path-provisioner";
+import { persistentVolumeController } from "./volume/persistentvolume-binder";
+import { volumeProtectionController } from "./volume/protection";
 
 /** Knobs upstream sets with kube-controller-manager flags (defaults as upstream). */
 export interface ControllerConfig {

@@ -5,7 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
 import type { Env } from "../env";
-import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./garbage-collector";
+import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./gc/garbage-collector";
 import { buildControllers } from "./index";
 import { ApiClient, componentUserAgent } from "./runtime/client";
 import type { Controller, ControllerContext } from "./runtime/controller";

@@ -2,9 +2,9 @@
 // PreBind, which writes what Reserve decided (a volume's claimRef, a claim's selected node) and
 // then tells whether every claim of the pod is bound, so that the Binding may be written.
 import { lookupGVR } from "../../api/registry";
-import { ANN, CLASSES, claimReference, PVCS, PVS } from "../controllers/persistentvolume";
 import type { ApiClient } from "../controllers/runtime/client";
 import type { Informers } from "../controllers/runtime/informers";
+import { ANN, CLASSES, claimReference, PVCS, PVS } from "../controllers/volume/persistentvolume-binder";
 import type { VolumeDecision, VolumeLister } from "./plugins/volumebinding";
 
 export function volumeLister(informers: Informers): VolumeLister {

@@ -7,8 +7,8 @@
 // until every claim is bound (PreBind).
 import { storageClassOf } from "../../../api/strategies/persistentvolumes";
 import type { KubeObject } from "../../../api/types";
-import { ANN, isDelayBinding } from "../../controllers/persistentvolume";
-import { findMatchingVolume, requestedStorage, volumeFitsNode } from "../../controllers/volume-match";
+import { findMatchingVolume, requestedStorage, volumeFitsNode } from "../../controllers/volume/match";
+import { ANN, isDelayBinding } from "../../controllers/volume/persistentvolume-binder";
 import { type CycleState, type Plugin, SKIP, unresolvable } from "../framework";
 import type { NodeInfo } from "../nodeinfo";
 import type { PodInfo } from "../podinfo";

@@ -2,7 +2,6 @@
 // and each step of a rolling update with maxUnavailable or maxSurge.
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
-import { templatePatch } from "../../../durable-objects/controllers/controller-history";
 import {
   daemonPod,
   nodeShouldRun,
@@ -10,7 +9,8 @@ import {
   rollingUpdatePlan,
   targetNode,
   updateBudget,
-} from "../../../durable-objects/controllers/daemonset-util";
+} from "../../../durable-objects/controllers/daemonset/pods";
+import { templatePatch } from "../../../durable-objects/controllers/lib/history";
 
 const NOW = Date.parse("2026-12-01T00:00:00Z");
 

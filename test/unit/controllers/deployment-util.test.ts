@@ -5,7 +5,7 @@ import {
   equalIgnoreHash,
   MAX_REPLICAS,
   safeEncode,
-} from "../../../durable-objects/controllers/deployment-revisions";
+} from "../../../durable-objects/controllers/deployment/revisions";
 import {
   maxSurge,
   maxUnavailable,
@@ -14,8 +14,8 @@ import {
   resolveFenceposts,
   scalePlan,
   setNewReplicaSetAnnotations,
-} from "../../../durable-objects/controllers/deployment-scaling";
-import { calculateDeploymentStatus } from "../../../durable-objects/controllers/deployment-status";
+} from "../../../durable-objects/controllers/deployment/scaling";
+import { calculateDeploymentStatus } from "../../../durable-objects/controllers/deployment/status";
 
 function dep(
   replicas: number,

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
-import { deploymentController, syncDeployment } from "../../../durable-objects/controllers/deployment";
-import { progressRecheckAfter } from "../../../durable-objects/controllers/deployment-status";
-import { garbageCollector } from "../../../durable-objects/controllers/garbage-collector";
-import { replicaSetController } from "../../../durable-objects/controllers/replicaset";
+import {
+  deploymentController,
+  syncDeployment,
+} from "../../../durable-objects/controllers/deployment/controller";
+import { progressRecheckAfter } from "../../../durable-objects/controllers/deployment/status";
+import { garbageCollector } from "../../../durable-objects/controllers/gc/garbage-collector";
+import { replicaSetController } from "../../../durable-objects/controllers/replicaset/controller";
 import { FakeCluster, keyOf } from "./fake";
 
 const CONTROLLERS = [replicaSetController, deploymentController, garbageCollector];
@@ -331,7 +334,7 @@ describe("Deployment controller", () => {
   });
   it("bumps collisionCount when the hashed name is taken by another owner's set", async () => {
     const c = new FakeCluster();
-    const { computeHash } = await import("../../../durable-objects/controllers/deployment-revisions");
+    const { computeHash } = await import("../../../durable-objects/controllers/deployment/revisions");
     const d = deployment(1);
     const hash = computeHash(d.spec!.template);
     c.add("apps/replicasets", {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
-import { endpointSubsets, findPort } from "../../../durable-objects/controllers/endpoints";
+import { endpointSubsets, findPort } from "../../../durable-objects/controllers/service/endpoints";
 
 const svc = (spec: Record<string, unknown>): KubeObject => ({
   metadata: { name: "web", namespace: "d" },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { findResource } from "../../../api/strategies";
 import type { KubeObject } from "../../../api/types";
-import { desiredSlices, MAX_PER_SLICE } from "../../../durable-objects/controllers/endpointslices";
+import { desiredSlices, MAX_PER_SLICE } from "../../../durable-objects/controllers/service/endpointslices";
 
 const svc = (spec: Record<string, unknown> = {}): KubeObject => ({
   metadata: { name: "web", namespace: "d", uid: "svc-uid" },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { lookupGVR } from "../../../api/registry";
 import type { KubeObject } from "../../../api/types";
-import { garbageCollector, syncGarbage } from "../../../durable-objects/controllers/garbage-collector";
+import { garbageCollector, syncGarbage } from "../../../durable-objects/controllers/gc/garbage-collector";
 import { FakeCluster, pod } from "./fake";
 
 const RS = lookupGVR("apps", "v1", "replicasets")!;

@@ -5,11 +5,11 @@ import {
   namespaceConditions,
   namespaceController,
   syncNamespace,
-} from "../../../durable-objects/controllers/namespace";
+} from "../../../durable-objects/controllers/namespace/controller";
 import {
   serviceAccountController,
   syncServiceAccounts,
-} from "../../../durable-objects/controllers/serviceaccount";
+} from "../../../durable-objects/controllers/serviceaccount/controller";
 import { FakeCluster, pod } from "./fake";
 
 const NS = lookupGVR("", "v1", "namespaces")!;

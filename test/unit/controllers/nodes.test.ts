@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
-import { createNodeLifecycleController } from "../../../durable-objects/controllers/node-lifecycle";
-import { createPodGC, terminatedToDelete } from "../../../durable-objects/controllers/pod-gc";
+import { createPodGC, terminatedToDelete } from "../../../durable-objects/controllers/gc/pod-gc";
+import { createNodeLifecycleController } from "../../../durable-objects/controllers/node/lifecycle";
 import {
   desiredTaints,
   evictionTime,
   silentNodeConditions,
   tolerates,
-} from "../../../durable-objects/controllers/taints";
+} from "../../../durable-objects/controllers/node/taints";
 import { FakeCluster, pod } from "./fake";
 
 function node(c: FakeCluster, name = "n1", ready = "True"): KubeObject {

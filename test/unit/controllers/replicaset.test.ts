@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
-import { podsToDelete } from "../../../durable-objects/controllers/pod-ranking";
-import { replicaSetController, syncReplicaSet } from "../../../durable-objects/controllers/replicaset";
+import {
+  replicaSetController,
+  syncReplicaSet,
+} from "../../../durable-objects/controllers/replicaset/controller";
+import { podsToDelete } from "../../../durable-objects/controllers/replicaset/pod-ranking";
 import {
   calculateReplicaSetStatus,
   slowStartBatch,
-} from "../../../durable-objects/controllers/replicaset-status";
+} from "../../../durable-objects/controllers/replicaset/status";
 import { FakeCluster, pod } from "./fake";
 
 function rs(name: string, replicas: number, extra: Partial<KubeObject["spec"]> = {}): KubeObject {

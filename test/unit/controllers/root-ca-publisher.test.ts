@@ -5,7 +5,7 @@ import {
   createRootCAPublisher,
   DESCRIPTION_ANNOTATION,
   ROOT_CA_DESCRIPTION,
-} from "../../../durable-objects/controllers/root-ca-publisher";
+} from "../../../durable-objects/controllers/serviceaccount/root-ca-publisher";
 import { FakeCluster } from "./fake";
 
 const CM = lookupGVR("", "v1", "configmaps")!;

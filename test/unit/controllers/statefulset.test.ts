@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/types";
-import { statefulSetController } from "../../../durable-objects/controllers/statefulset";
+import { statefulSetController } from "../../../durable-objects/controllers/statefulset/controller";
 import { FakeCluster } from "./fake";
 
 function sts(name: string, replicas: number, spec: Record<string, unknown> = {}): KubeObject {

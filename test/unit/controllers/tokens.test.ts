@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { lookupGVR } from "../../../api/registry";
 import { SA_NAME_ANNOTATION, SA_TOKEN_SECRET_TYPE, SA_UID_ANNOTATION } from "../../../api/strategies/config";
 import type { KubeObject } from "../../../api/types";
-import { type AccountRef, createTokensController } from "../../../durable-objects/controllers/tokens";
+import {
+  type AccountRef,
+  createTokensController,
+} from "../../../durable-objects/controllers/serviceaccount/tokens";
 import { FakeCluster } from "./fake";
 
 const SECRET = lookupGVR("", "v1", "secrets")!;

@@ -1,7 +1,7 @@
 // Which volume a claim binds to (upstream's FindMatchingVolume and the PV controller's
 // access-mode index), and which class is the default when several say they are.
 import { describe, expect, it } from "vitest";
-import { findMatchingVolume } from "../../../durable-objects/controllers/volume-match";
+import { findMatchingVolume } from "../../../durable-objects/controllers/volume/match";
 import { defaultClass } from "../../../workers/admission/storage";
 
 const pv = (name: string, spec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({

@@ -1,0 +1,58 @@
+// Creating and deleting a controller's pods with the events upstream's PodControl records:
+// SuccessfulCreate / FailedCreate ("Created pod: x" / "Error creating: ..."), SuccessfulDelete /
+// FailedDelete. Shared by the ReplicaSet and Job controllers.
+import { lookupGVR } from "../../../api/registry";
+import type { KubeObject } from "../../../api/types";
+import { slowStartBatch } from "../replicaset/status";
+import type { ControllerContext } from "../runtime/controller";
+import { errorMessage, isNamespaceTerminating, isNotFound } from "./api-errors";
+
+const POD = lookupGVR("", "v1", "pods")!;
+
+/**
+ * Creates `n` pods made by `make`, in slow-start batches; a namespace being deleted ends it
+ * quietly. Returns how many were created; throws the first failure.
+ */
+export async function createPods(
+  ctx: ControllerContext,
+  owner: KubeObject,
+  n: number,
+  make: () => KubeObject,
+): Promise<number> {
+  const res = await slowStartBatch(n, 1, async () => {
+    try {
+      const pod = await ctx.api.create(POD, make());
+      void ctx.recorder.event(owner, "Normal", "SuccessfulCreate", `Created pod: ${pod.metadata.name}`);
+    } catch (e) {
+      if (isNamespaceTerminating(e)) return; // the namespace is going away: nothing to do
+      void ctx.recorder.event(owner, "Warning", "FailedCreate", `Error creating: ${errorMessage(e)}`);
+      throw e;
+    }
+  });
+  if (res.error) throw res.error;
+  return res.ok;
+}
+
+/** Deletes pods (each only if it is still the same pod); ones already gone are fine. */
+export async function deletePods(
+  ctx: ControllerContext,
+  owner: KubeObject,
+  pods: KubeObject[],
+): Promise<void> {
+  const results = await Promise.allSettled(
+    pods.map(async (p) => {
+      try {
+        await ctx.api.remove(POD, p.metadata.namespace, p.metadata.name!, {
+          preconditions: { uid: p.metadata.uid },
+        });
+        void ctx.recorder.event(owner, "Normal", "SuccessfulDelete", `Deleted pod: ${p.metadata.name}`);
+      } catch (e) {
+        if (isNotFound(e)) return;
+        void ctx.recorder.event(owner, "Warning", "FailedDelete", `Error deleting: ${errorMessage(e)}`);
+        throw e;
+      }
+    }),
+  );
+  const failed = results.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
+  if (failed) throw failed.reason;
+}
