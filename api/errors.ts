@@ -1,5 +1,5 @@
 // metav1.Status errors. Every failure the apiserver reports is a StatusError,
-// thrown anywhere and turned into a response in one place (workers/respond.ts).
+// thrown anywhere and turned into a response in one place (workers/encoding/respond.ts).
 
 export type StatusReason =
   | "BadRequest"

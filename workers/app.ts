@@ -7,10 +7,11 @@ import { RELAY_PATH } from "../durable-objects/store/relay";
 import type { AppEnv } from "./app-env";
 import { audit } from "./audit/index";
 import { exchangeBootstrapToken, NODE_CREDENTIAL_PATH } from "./authn/node-credentials";
-import { decodeObject } from "./body";
 import { bootstrap } from "./bootstrap";
 import { servedDefs } from "./custom-resources";
 import { handleDiscovery } from "./discovery/routes";
+import { decodeObject } from "./encoding/request-body";
+import { errorResponse, json } from "./encoding/respond";
 import { authentication, issuerDiscovery } from "./filters/authn";
 import { authorization } from "./filters/authz";
 import { healthCheckResponse, healthResponse } from "./handlers/health";
@@ -18,7 +19,6 @@ import { handleRelay } from "./handlers/relay";
 import { handleResource } from "./handlers/resource";
 import { handleNodeTunnel } from "./handlers/streams";
 import { requestInfo } from "./request-info";
-import { errorResponse, json } from "./respond";
 
 export const app = new Hono<AppEnv>();
 

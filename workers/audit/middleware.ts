@@ -67,7 +67,7 @@ export function setAuditRequestObject(c: AnyContext, obj: unknown): void {
   recordAuditRequestObject(c.req.raw, obj);
 }
 
-/** setAuditRequestObject for code that has the Request but not the context (workers/body.ts). */
+/** setAuditRequestObject for code that has the Request but not the context (workers/encoding/request-body.ts). */
 export function recordAuditRequestObject(req: Request, obj: unknown): void {
   const st = states.get(req);
   if (!st || obj === undefined) return;

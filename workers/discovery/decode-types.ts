@@ -8,7 +8,7 @@
 // such as v1.RestartPolicy, a named map such as v1.ResourceList, types.UID): those come from
 // generated/go-types.json (scripts/openapi/go-types.ts reads them off upstream's types.go).
 import { parseQuantity, QUANTITY_FORMAT_MESSAGE } from "../../api/quantity";
-import { NumberText } from "../json-scan";
+import { NumberText } from "../encoding/json-scan";
 import { definitionIdFor, resolveSchema, type Schema } from "./definitions";
 import namedTypes from "./generated/go-types.json";
 

@@ -7,7 +7,7 @@ import { pods, validatePodBinding } from "../../api/strategies/pods";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
-import { decodeBody } from "../body";
+import { decodeBody } from "../encoding/request-body";
 import { SUCCESS_201 } from "./eviction";
 import { checkFields, objectFound } from "./field-validation";
 import { checkDecodedTypeMeta, isConflict } from "./prepare";

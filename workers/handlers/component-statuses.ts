@@ -10,9 +10,9 @@ import { componentstatuses } from "../../api/strategies/component-statuses";
 import { TABLE_TYPE, table } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../../durable-objects/env";
-import { negotiate, type Output } from "../negotiate";
-import { json } from "../respond";
-import { warningHeaders } from "../warnings";
+import { negotiate, type Output } from "../encoding/negotiate";
+import { json } from "../encoding/respond";
+import { warningHeaders } from "../encoding/warnings";
 import { storeCheck } from "./health";
 import { respondWith, type WriteContext } from "./resource";
 

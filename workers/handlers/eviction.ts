@@ -12,7 +12,7 @@ import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
-import { decodeBody } from "../body";
+import { decodeBody } from "../encoding/request-body";
 import { checkFields, objectFound } from "./field-validation";
 import { isConflict } from "./prepare";
 import { respondWith, type WriteContext } from "./resource";

@@ -1,13 +1,13 @@
 // Server-side field validation (fieldValidation=Strict|Warn|Ignore): unknown fields, and
 // keys a body repeats in one object, are an error, warnings, or ignored. The schema walk
-// lives with the OpenAPI documents; the repeated keys are found while decoding (body.ts).
+// lives with the OpenAPI documents; the repeated keys are found while decoding (encoding/request-body.ts).
 // What is reported, and in what order, follows kube-apiserver's field validation tests.
 import { badRequest } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
-import type { Decoded } from "../body";
 import { decodeTypeError } from "../discovery/decode-types";
 import { knownFieldsCheck, pruneUnknownFields, unknownFieldMessages } from "../discovery/fields";
-import type { KeyScan } from "../json-scan";
+import type { KeyScan } from "../encoding/json-scan";
+import type { Decoded } from "../encoding/request-body";
 import type { WriteContext } from "./resource";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";

@@ -6,7 +6,7 @@ import { apiVersionOf } from "../../api/resource";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { decodeTypeError } from "../discovery/decode-types";
-import { goMarshal, goSprint } from "../go-print";
+import { goMarshal, goSprint } from "../encoding/go-print";
 import { checkTypeMeta } from "./prepare";
 import type { WriteContext } from "./resource";
 

@@ -24,12 +24,19 @@ import type { AppEnv } from "../app-env";
 import { setAuditRequestObject } from "../audit/index";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
-import { decodeBody, decodeObject, decodePatch, mediaType, PATCH_TYPES, readText } from "../body";
 import { customDef } from "../custom-resources";
-import { negotiate } from "../negotiate";
+import { negotiate } from "../encoding/negotiate";
+import {
+  decodeBody,
+  decodeObject,
+  decodePatch,
+  mediaType,
+  PATCH_TYPES,
+  readText,
+} from "../encoding/request-body";
+import { encoded, json, wantsYaml } from "../encoding/respond";
+import { warningHeaders } from "../encoding/warnings";
 import { isTrue, type RequestInfo } from "../request-info";
-import { encoded, json, wantsYaml } from "../respond";
-import { warningHeaders } from "../warnings";
 import { legacyBinding } from "./binding";
 import { componentStatuses } from "./component-statuses";
 import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFound } from "./field-validation";

@@ -8,9 +8,16 @@ import { scaleColumns, scaleOf, validateScale } from "../../api/strategies/workl
 import { TABLE_TYPE, tableOfKind } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import { tokenRequest } from "../authn/index";
-import { type Decoded, decodeBody, decodeObject, decodePatch, mediaType, readText } from "../body";
-import { negotiate } from "../negotiate";
-import { encoded, json } from "../respond";
+import { negotiate } from "../encoding/negotiate";
+import {
+  type Decoded,
+  decodeBody,
+  decodeObject,
+  decodePatch,
+  mediaType,
+  readText,
+} from "../encoding/request-body";
+import { encoded, json } from "../encoding/respond";
 import { podBinding } from "./binding";
 import { eviction } from "./eviction";
 import { checkFields, objectFound, patchFound } from "./field-validation";

@@ -1,11 +1,11 @@
-// YAML request bodies (workers/body.ts, json-scan.ts): JSON text read as the YAML reader
+// YAML request bodies (workers/encoding/request-body.ts, json-scan.ts): JSON text read as the YAML reader
 // would read it, the rest by that reader, and a key repeated in one map found either way
 // (reported by field validation; the later value wins, as upstream's decoders keep it).
 
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { decodeText } from "../../../workers/body";
-import { lineIndex, mayRepeatKeys, scanKeys } from "../../../workers/json-scan";
+import { lineIndex, mayRepeatKeys, scanKeys } from "../../../workers/encoding/json-scan";
+import { decodeText } from "../../../workers/encoding/request-body";
 
 const YAML_TYPE = "application/apply-patch+yaml";
 /** The first key JSON text repeats in one object, if any. */

@@ -1,7 +1,7 @@
 // Decoded JSON values printed as Go prints them where upstream's messages quote them:
 // fmt's %v of a map decoded with whole numbers kept int64, and encoding/json's Marshal.
 import { describe, expect, it } from "vitest";
-import { goMarshal, goSprint } from "../../../workers/go-print";
+import { goMarshal, goSprint } from "../../../workers/encoding/go-print";
 
 describe("goSprint (fmt %v)", () => {
   it("prints maps with sorted keys, lists with spaces, strings bare and null as <nil>", () => {

@@ -1,7 +1,7 @@
 // A JSON body that does not parse is refused in the words Go's encoding/json uses (the
 // reader kube-apiserver finds the kind with), and its start is quoted as upstream quotes it.
 import { describe, expect, it } from "vitest";
-import { jsonSyntaxError, quoteByte, summarizeBody } from "../../../workers/json-syntax";
+import { jsonSyntaxError, quoteByte, summarizeBody } from "../../../workers/encoding/json-syntax";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const error = (s: string) => jsonSyntaxError(bytes(s));

@@ -1,6 +1,6 @@
-// workers/warnings.ts: the Warning header, deduplicated and bounded as kube-apiserver bounds it.
+// workers/encoding/warnings.ts: the Warning header, deduplicated and bounded as kube-apiserver bounds it.
 import { describe, expect, it } from "vitest";
-import { warningHeaders } from "../../../workers/warnings";
+import { warningHeaders } from "../../../workers/encoding/warnings";
 
 const texts = (headers: string[]) => headers.map((h) => JSON.parse(h.slice("299 - ".length)) as string);
 

@@ -1,9 +1,9 @@
-// The response YAML writer (workers/yaml-out.ts): whatever it writes, a YAML reader gives
+// The response YAML writer (workers/encoding/yaml-out.ts): whatever it writes, a YAML reader gives
 // back the same JSON value, under YAML 1.2 and under YAML 1.1 (Go's yaml.v2 rules).
 
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { toYaml } from "../../../workers/yaml-out";
+import { toYaml } from "../../../workers/encoding/yaml-out";
 
 /** Strings a careless writer would let a reader turn into something else. */
 const TRICKY = [

@@ -1,10 +1,10 @@
 // Request bodies: size cap (3 MiB, as upstream), content type, JSON or YAML.
 
 import YAML from "yaml";
-import { concatBytes } from "../api/bytes";
-import { badRequest, tooLarge, unsupportedMediaType } from "../api/errors";
-import { decodeKubeProtobuf, isKubeProtobuf } from "../api/protobuf/decode";
-import { recordAuditRequestObject } from "./audit/index";
+import { concatBytes } from "../../api/bytes";
+import { badRequest, tooLarge, unsupportedMediaType } from "../../api/errors";
+import { decodeKubeProtobuf, isKubeProtobuf } from "../../api/protobuf/decode";
+import { recordAuditRequestObject } from "../audit/index";
 import {
   type KeyScan,
   lineIndex,

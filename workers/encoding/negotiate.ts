@@ -1,6 +1,6 @@
 // Content negotiation for responses: plain JSON, YAML, or a meta.k8s.io Table for kubectl get.
-import { notAcceptable } from "../api/errors";
-import type { IncludeObject } from "../api/table";
+import { notAcceptable } from "../../api/errors";
+import type { IncludeObject } from "../../api/table";
 
 export type Output = { kind: "json" } | { kind: "yaml" } | { kind: "table"; include: IncludeObject };
 

@@ -1,6 +1,6 @@
 // Responses: JSON (or YAML when asked), and every error as a metav1.Status, mapped here
 // in one place so no handler writes its own error body.
-import { internalError, type Status, StatusError } from "../api/errors";
+import { internalError, type Status, StatusError } from "../../api/errors";
 import { toYaml } from "./yaml-out";
 
 export function json(body: unknown, code = 200, headers: Record<string, string> = {}): Response {
