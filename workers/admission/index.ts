@@ -7,7 +7,7 @@
 // default: all on except SecurityContextDeny.
 import type { KubeObject } from "../../api/types";
 import { authzAdmission } from "../authz/index";
-import type { WriteContext } from "../handlers/resource";
+import type { WriteContext } from "../handlers/write-context";
 import { defaultTolerationSeconds } from "./default-toleration-seconds";
 import { initializers } from "./initializers";
 import { limitRanger } from "./limit-ranger";

@@ -11,7 +11,7 @@ import { decodeBody } from "../encoding/request-body";
 import { SUCCESS_201 } from "./eviction";
 import { checkFields, objectFound } from "./field-validation";
 import { checkDecodedTypeMeta, isConflict } from "./prepare";
-import { respondWith, type WriteContext } from "./resource";
+import { respondWith, type WriteContext } from "./write-context";
 
 const BINDING = { group: "", resource: "pods/binding" };
 

@@ -14,7 +14,7 @@ import { negotiate, type Output } from "../encoding/negotiate";
 import { json } from "../encoding/respond";
 import { warningHeaders } from "../encoding/warnings";
 import { storeCheck } from "./health";
-import { respondWith, type WriteContext } from "./resource";
+import { respondWith, type WriteContext } from "./write-context";
 
 const PROBE_MS = 5000;
 

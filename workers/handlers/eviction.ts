@@ -15,7 +15,7 @@ import { Store } from "../../durable-objects/store/client";
 import { decodeBody } from "../encoding/request-body";
 import { checkFields, objectFound } from "./field-validation";
 import { isConflict } from "./prepare";
-import { respondWith, type WriteContext } from "./resource";
+import { respondWith, type WriteContext } from "./write-context";
 
 /** upstream's answer to a binding or an eviction */
 export const SUCCESS_201 = JSON.stringify({

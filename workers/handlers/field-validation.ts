@@ -8,7 +8,7 @@ import { decodeTypeError } from "../discovery/decode-types";
 import { knownFieldsCheck, pruneUnknownFields, unknownFieldMessages } from "../discovery/fields";
 import type { KeyScan } from "../encoding/json-scan";
 import type { Decoded } from "../encoding/request-body";
-import type { WriteContext } from "./resource";
+import type { WriteContext } from "./write-context";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 

@@ -8,7 +8,7 @@ import type { KubeObject } from "../../api/types";
 import { decodeTypeError } from "../discovery/decode-types";
 import { goMarshal, goSprint } from "../encoding/go-print";
 import { checkTypeMeta } from "./prepare";
-import type { WriteContext } from "./resource";
+import type { WriteContext } from "./write-context";
 
 /** fieldManager from the query, else the user agent's program name, as upstream. */
 export function managerOf(w: WriteContext): string {

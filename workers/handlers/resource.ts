@@ -13,8 +13,6 @@ import {
 } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
-import { componentstatuses } from "../../api/strategies/component-statuses";
-import { bindings } from "../../api/strategies/pods";
 import { TABLE_TYPE } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
@@ -22,8 +20,6 @@ import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects
 import { admissionRollback, admit } from "../admission";
 import type { AppEnv } from "../app-env";
 import { setAuditRequestObject } from "../audit/index";
-import { selfSubjectReview, tokenReview } from "../authn/index";
-import { handleReview } from "../authz/index";
 import { customDef } from "../custom-resources";
 import { negotiate } from "../encoding/negotiate";
 import {
@@ -35,10 +31,7 @@ import {
   readText,
 } from "../encoding/request-body";
 import { encoded, json, wantsYaml } from "../encoding/respond";
-import { warningHeaders } from "../encoding/warnings";
 import { isTrue, type RequestInfo } from "../request-info";
-import { legacyBinding } from "./binding";
-import { componentStatuses } from "./component-statuses";
 import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {
@@ -53,7 +46,9 @@ import {
   validateObject,
 } from "./prepare";
 import { relayWatchId } from "./relay";
+import { REST_STORAGES } from "./rest-storages";
 import { subresourceHandler } from "./subresources";
+import { respondWith, type WriteContext } from "./write-context";
 
 /** The content type of a Table answer. */
 
@@ -61,16 +56,6 @@ type C = Context<AppEnv>;
 
 /** Subresources whose body is the object itself: prepareUpdate says which part each may change. */
 const OBJECT_SUBRESOURCES = new Set(["status", "ephemeralcontainers"]);
-
-export interface WriteContext {
-  c: C;
-  info: RequestInfo;
-  def: ResourceDef;
-  store: Store;
-  dryRun: boolean;
-  fieldValidation: FieldValidation;
-  warnings: string[];
-}
 
 function intParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
@@ -122,14 +107,6 @@ async function admitted<T>(
   }
 }
 
-/** A write's answer in the encoding the client accepts, with the warnings the write made. */
-export function respondWith(w: WriteContext, text: string, code: number): Response {
-  const headers: Record<string, string> = {};
-  // each text once (a patch retried on a conflict checks again), and bounded (warnings.ts)
-  if (w.warnings.length) headers.warning = warningHeaders(w.warnings).join(", ");
-  return encoded(text, code, w.c.req.header("accept") ?? null, headers);
-}
-
 export async function handleResource(c: C): Promise<Response> {
   const info = c.get("info");
   const def =
@@ -179,25 +156,9 @@ export async function handleResource(c: C): Promise<Response> {
   };
   // status and ephemeralcontainers are the object itself, read and written by the generic paths
   if (info.subresource && !OBJECT_SUBRESOURCES.has(info.subresource)) return subresourceHandler(w, namespace);
-  if (def === componentstatuses) return componentStatuses(w);
-  if (def === bindings && info.verb === "create") return legacyBinding(w, namespace);
-  if (def.group === "authentication.k8s.io" && info.verb === "create") {
-    const body = await decodeObject(c.req.raw);
-    if (def.resource === "tokenreviews")
-      return respondWith(w, JSON.stringify(await tokenReview(c.env, body)), 201);
-    if (def.resource === "selfsubjectreviews")
-      return respondWith(w, JSON.stringify(selfSubjectReview(c.get("user"))), 201);
-  }
-  if (def.group === "authorization.k8s.io" && info.verb === "create") {
-    const review = await handleReview(
-      def.resource,
-      await decodeObject(c.req.raw),
-      c.get("user"),
-      c.env,
-      namespace,
-    );
-    return respondWith(w, JSON.stringify(review), 201);
-  }
+  // a resource with a REST storage of its own (rest-storages.ts) serves the verbs it names
+  const own = REST_STORAGES.get(def)?.[info.verb];
+  if (own) return own(w, namespace);
 
   switch (info.verb) {
     case "get": {

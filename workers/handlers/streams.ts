@@ -8,7 +8,7 @@ import { noTunnelMessage, OPEN_HEADER, type OpenRequest } from "../../api/wire/n
 import type { Env } from "../../durable-objects/env";
 import type { NodeTunnel } from "../../durable-objects/node-tunnel/node-tunnel";
 import { isTrue } from "../request-info";
-import type { WriteContext } from "./resource";
+import type { WriteContext } from "./write-context";
 
 /** The binding this module needs (to be part of Env once wired). */
 export interface TunnelEnv {

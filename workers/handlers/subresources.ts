@@ -23,8 +23,8 @@ import { eviction } from "./eviction";
 import { checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody } from "./patching";
 import { checkTypeMeta, isConflict } from "./prepare";
-import { respondWith, type WriteContext } from "./resource";
 import { streamSubresource } from "./streams";
+import { respondWith, type WriteContext } from "./write-context";
 
 const CUSTOM_SCALE_PATCHES = ["application/json-patch+json", "application/merge-patch+json"];
 const SCALE_PATCHES = [...CUSTOM_SCALE_PATCHES, "application/strategic-merge-patch+json"];
