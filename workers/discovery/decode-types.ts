@@ -6,7 +6,7 @@
 // `map[string]T`; strings, int32, int64, float64, bool and base64 bytes (`[]uint8`) as
 // their formats say. The definitions do not keep the names of named types (a named string
 // such as v1.RestartPolicy, a named map such as v1.ResourceList, types.UID): those come from
-// generated/go-types.json (scripts/openapi/go-types.ts reads them off upstream's types.go).
+// generated/go-types.json (scripts/generate/go-types.ts reads them off upstream's types.go).
 import { parseQuantity, QUANTITY_FORMAT_MESSAGE } from "../../api/quantity";
 import { NumberText } from "../encoding/json-scan";
 import { definitionIdFor, resolveSchema, type Schema } from "./definitions";

@@ -1,6 +1,6 @@
 // The generated OpenAPI definitions (Swagger 2.0 shape, refs as
 // "#/definitions/<id>") and lookups over them: by GVK, reference closure.
-// Regenerate with: npx tsx scripts/openapi/generate.ts
+// Regenerate with: npm run generate (scripts/generate/openapi-definitions.ts)
 
 import generated from "./generated/definitions.json";
 

@@ -1,6 +1,8 @@
 // The documents built from the real registry: every served kind has a schema,
 // and kubectl's fieldValidation probe finds the parameter for each of them.
 import { describe, expect, it } from "vitest";
+import { messageForKind } from "../../../api/protobuf/schema/index";
+import { apiVersionOf } from "../../../api/resource";
 import { RESOURCES } from "../../../api/strategies/index";
 import { definitionIdFor } from "../../../workers/discovery/definitions";
 import { openapiV3Document, openapiV3Index } from "../../../workers/discovery/openapi-v3";
@@ -13,6 +15,24 @@ describe("documents for the served registry", () => {
       (d) => !definitionIdFor({ group: d.group, version: d.version, kind: d.kind }),
     );
     expect(missing.map((d) => d.kind)).toEqual([]);
+  });
+
+  it("has a protobuf message for every served kind, but for the groups whose tables are not generated yet", () => {
+    // A kind in a group below takes JSON and YAML bodies only: a protobuf body is refused.
+    // Adding a group's table: scripts/generate/protobuf-tables.ts (docs/extending.md).
+    const NO_TABLE = new Set([
+      "node.k8s.io/v1",
+      "admissionregistration.k8s.io/v1",
+      "apiextensions.k8s.io/v1",
+    ]);
+    const missing = RESOURCES.filter(
+      (d) => !NO_TABLE.has(apiVersionOf(d)) && !messageForKind(apiVersionOf(d), d.kind),
+    ).map((d) => `${apiVersionOf(d)} ${d.kind}`);
+    expect(missing).toEqual([]);
+    const tabled = RESOURCES.filter(
+      (d) => NO_TABLE.has(apiVersionOf(d)) && messageForKind(apiVersionOf(d), d.kind),
+    );
+    expect(tabled.map((d) => d.kind)).toEqual([]); // a table came: drop its group from NO_TABLE
   });
 
   it("lets kubectl find fieldValidation on the PATCH of every patchable kind", () => {

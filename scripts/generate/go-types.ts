@@ -3,7 +3,7 @@
 // map such as v1.ResourceList, types.UID), so that a value of the wrong JSON type is reported
 // with the type upstream's decoder names (workers/discovery/decode-types.ts).
 //
-//   npx tsx scripts/openapi/go-types.ts <kubernetes/api checkout> <kubernetes/apimachinery checkout>
+//   npx tsx scripts/generate/go-types.ts <kubernetes/api checkout> <kubernetes/apimachinery checkout>
 //
 // Only the field declarations of the API packages' types.go are read (the facts: field,
 // JSON name, Go type); fields whose type the definitions already give are left out.

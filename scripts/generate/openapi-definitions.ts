@@ -7,7 +7,7 @@
 // its compiled validators (probed to tell integers and their formats apart),
 // plus the hand-kept patch metadata in ./patch-metadata.ts.
 //
-// Run: npx tsx scripts/openapi/generate.ts
+// Run: npm run generate
 
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
+import { RESOURCES } from "../../api/strategies";
 import { ATOMIC_STRUCTS, FIELD_META } from "./patch-metadata";
 
 type Schema = Record<string, unknown>;
@@ -26,97 +27,35 @@ const modelsDir = dirname(require.resolve("kubernetes-models/package.json"));
 const machineryDir = dirname(require.resolve("@kubernetes-models/apimachinery/package.json"));
 const OUT = join(root, "workers/discovery/generated/definitions.json");
 
-/** Root kinds: everything served, its lists, and subresource bodies. */
+/**
+ * The OpenAPI definition id of a built-in kind, as upstream names its Go package:
+ * io.k8s.api.<first label of the group, "core" for the legacy group>.<version>.<Kind>.
+ */
+function definitionId(group: string, version: string, kind: string): string {
+  if (group === "apiextensions.k8s.io")
+    return `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.${version}.${kind}`;
+  return `io.k8s.api.${group === "" ? "core" : group.split(".")[0]}.${version}.${kind}`;
+}
+
+/**
+ * Root kinds: every kind RESOURCES serves (api/strategies/index.ts), its list when it can be
+ * listed, the bodies its subresources take, and the meta kinds every API uses.
+ */
 const ROOTS = [
-  ...[
-    "Namespace",
-    "Pod",
-    "Node",
-    "ConfigMap",
-    "Secret",
-    "ServiceAccount",
-    "Event",
-    "LimitRange",
-    "ResourceQuota",
-    "Service",
-    "Endpoints",
-    "PodTemplate",
-    "ReplicationController",
-    "ComponentStatus",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-  ].flatMap((k) => [`io.k8s.api.core.v1.${k}`, `io.k8s.api.core.v1.${k}List`]),
-  "io.k8s.api.core.v1.Binding",
-  "io.k8s.api.apps.v1.Deployment",
-  "io.k8s.api.apps.v1.DeploymentList",
-  "io.k8s.api.apps.v1.ReplicaSet",
-  "io.k8s.api.apps.v1.ReplicaSetList",
-  "io.k8s.api.apps.v1.DaemonSet",
-  "io.k8s.api.apps.v1.DaemonSetList",
-  "io.k8s.api.apps.v1.StatefulSet",
-  "io.k8s.api.apps.v1.StatefulSetList",
-  "io.k8s.api.apps.v1.ControllerRevision",
-  "io.k8s.api.apps.v1.ControllerRevisionList",
-  "io.k8s.api.batch.v1.CronJob",
-  "io.k8s.api.batch.v1.CronJobList",
-  "io.k8s.api.batch.v1.Job",
-  "io.k8s.api.batch.v1.JobList",
-  "io.k8s.api.autoscaling.v1.Scale",
-  "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler",
-  "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList",
-  "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler",
-  "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList",
-  "io.k8s.api.policy.v1.Eviction",
-  "io.k8s.api.policy.v1.PodDisruptionBudget",
-  "io.k8s.api.policy.v1.PodDisruptionBudgetList",
-  "io.k8s.api.storage.v1.StorageClass",
-  "io.k8s.api.storage.v1.StorageClassList",
-  ...["CSIDriver", "CSINode", "CSIStorageCapacity", "VolumeAttachment"].flatMap((k) => [
-    `io.k8s.api.storage.v1.${k}`,
-    `io.k8s.api.storage.v1.${k}List`,
+  ...new Set([
+    ...RESOURCES.flatMap((def) => [
+      definitionId(def.group, def.version, def.kind),
+      ...(def.verbs.includes("list") ? [definitionId(def.group, def.version, def.listKind)] : []),
+      // connect subresources' *Options kinds are query parameters, not bodies (as upstream)
+      ...Object.values(def.subresources ?? {})
+        .filter((sub) => !sub.kind.endsWith("Options"))
+        .map((sub) => definitionId(sub.group ?? def.group, sub.version ?? def.version, sub.kind)),
+    ]),
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
   ]),
-  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
-  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList",
-  "io.k8s.api.scheduling.v1.PriorityClass",
-  "io.k8s.api.scheduling.v1.PriorityClassList",
-  "io.k8s.api.node.v1.RuntimeClass",
-  "io.k8s.api.node.v1.RuntimeClassList",
-  "io.k8s.api.networking.v1.Ingress",
-  "io.k8s.api.networking.v1.IngressList",
-  "io.k8s.api.networking.v1.IngressClass",
-  "io.k8s.api.networking.v1.IngressClassList",
-  "io.k8s.api.networking.v1.NetworkPolicy",
-  "io.k8s.api.networking.v1.NetworkPolicyList",
-  "io.k8s.api.coordination.v1.Lease",
-  "io.k8s.api.coordination.v1.LeaseList",
-  "io.k8s.api.events.v1.Event",
-  "io.k8s.api.events.v1.EventList",
-  "io.k8s.api.discovery.v1.EndpointSlice",
-  "io.k8s.api.discovery.v1.EndpointSliceList",
-  ...["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"].flatMap((k) => [
-    `io.k8s.api.rbac.v1.${k}`,
-    `io.k8s.api.rbac.v1.${k}List`,
-  ]),
-  ...[
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-  ].flatMap((k) => [
-    `io.k8s.api.admissionregistration.v1.${k}`,
-    `io.k8s.api.admissionregistration.v1.${k}List`,
-  ]),
-  "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
-  "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
-  "io.k8s.api.authorization.v1.SubjectAccessReview",
-  "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
-  "io.k8s.api.authentication.v1.TokenReview",
-  "io.k8s.api.authentication.v1.SelfSubjectReview",
-  "io.k8s.api.authentication.v1.TokenRequest",
-  "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
-  "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
-  "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent",
-  "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
 ];
 
 const MACHINERY_PREFIXES: [string, string][] = [
