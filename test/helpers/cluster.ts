@@ -2,7 +2,7 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { promisify } from "node:util";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 
 const run = promisify(execFile);
 export const KUBECTL = process.env.KUBECTL ?? "/usr/bin/kubectl";
@@ -124,4 +124,10 @@ export async function rootCAIn(t: Target, ns: string): Promise<void> {
     const r = await api(t, "GET", `/api/v1/namespaces/${ns}/configmaps/${ROOT_CA_MAP}`);
     return r.status === 200;
   });
+}
+
+/** The causes of a 422 Invalid answer as "field: message" lines (fails the test on any other status). */
+export function causes(r: { status: number; text: string; json: any }): string[] {
+  expect(r.status, r.text).toBe(422);
+  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
 }

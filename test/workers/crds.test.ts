@@ -5,7 +5,7 @@
 // deleting a namespace or the CRD removes the objects. On a server of its own: a CRD changes
 // discovery for everything else.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, until } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl, until } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
 
 let t: OwnServer;
@@ -82,11 +82,6 @@ const cronTab = (name: string, spec: Record<string, unknown>, apiVersion = "stab
   spec,
 });
 
-function causesOf(r: { status: number; text: string; json: any }): string[] {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
-
 describe("apiextensions.k8s.io/v1 customresourcedefinitions", () => {
   it("refuses a CRD that breaks upstream's rules, with one cause per rule", async () => {
     const r = await api(t, "POST", CRDS, {
@@ -107,24 +102,22 @@ describe("apiextensions.k8s.io/v1 customresourcedefinitions", () => {
         ],
       },
     });
-    const causes = causesOf(r);
-    expect(causes).toContain(
+    const found = causes(r);
+    expect(found).toContain(
       'metadata.name: Invalid value: "widgets.example": must be spec.names.plural+"."+spec.group',
     );
-    expect(causes).toContain(
-      'spec.group: Invalid value: "example": should be a domain with at least one dot',
-    );
-    expect(causes).toContain(
+    expect(found).toContain('spec.group: Invalid value: "example": should be a domain with at least one dot');
+    expect(found).toContain(
       'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"',
     );
-    expect(causes.find((c) => c.startsWith("spec.names.plural: "))).toMatch(
+    expect(found.find((c) => c.startsWith("spec.names.plural: "))).toMatch(
       /^spec\.names\.plural: Invalid value: "Widgets": a DNS-1035 label/,
     );
     // one version: its schema is reported at the top-level path upstream converts it to
-    expect(causes).toContain(
+    expect(found).toContain(
       "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields",
     );
-    expect(causes.find((c) => c.endsWith("must have exactly one version marked as storage version"))).toMatch(
+    expect(found.find((c) => c.endsWith("must have exactly one version marked as storage version"))).toMatch(
       /^spec\.versions: Invalid value: \[\]apiextensions\.CustomResourceDefinitionVersion\{apiextensions\.CustomResourceDefinitionVersion\{Name:"v1", Served:true, Storage:false,/,
     );
     const badScale = crontabCrd();
@@ -134,11 +127,11 @@ describe("apiextensions.k8s.io/v1 customresourcedefinitions", () => {
         subresources: { scale: { specReplicasPath: ".replicas", statusReplicasPath: ".status.replicas" } },
       },
     ];
-    expect(causesOf(await api(t, "POST", CRDS, badScale))).toEqual([
+    expect(causes(await api(t, "POST", CRDS, badScale))).toEqual([
       'spec.subresources.scale.specReplicasPath: Invalid value: ".replicas": should be a json path under .spec',
     ]);
     const noSchema = crontabCrd({ versions: [{ name: "v1", served: true, storage: true }] });
-    expect(causesOf(await api(t, "POST", CRDS, noSchema))).toEqual([
+    expect(causes(await api(t, "POST", CRDS, noSchema))).toEqual([
       "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required",
     ]);
   });
@@ -249,7 +242,7 @@ describe("custom resources", () => {
       cronTab("bad", { cronSpec: "nope", replicas: "three", image: "x".repeat(21), color: "blue" }),
     );
     expect(r.json.message).toMatch(/^CronTab\.stable\.example\.com "bad" is invalid: /);
-    expect(causesOf(r).sort()).toEqual(
+    expect(causes(r).sort()).toEqual(
       [
         "spec.cronSpec: Invalid value: \"nope\": spec.cronSpec in body should match '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'",
         'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
@@ -265,9 +258,9 @@ describe("custom resources", () => {
       "FieldValueTypeInvalid",
     ]);
     expect(
-      causesOf(await api(t, "POST", path(), cronTab("big", { cronSpec: "* * * * *", replicas: 11 }))),
+      causes(await api(t, "POST", path(), cronTab("big", { cronSpec: "* * * * *", replicas: 11 }))),
     ).toEqual(["spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"]);
-    expect(causesOf(await api(t, "POST", path(), cronTab("none", { image: "i" })))).toEqual([
+    expect(causes(await api(t, "POST", path(), cronTab("none", { image: "i" })))).toEqual([
       "spec.cronSpec: Required value",
     ]);
   });
@@ -510,15 +503,15 @@ describe("validation rules (x-kubernetes-validations)", () => {
       CRDS,
       limitsCrd([{ rule: "self.min <=" }, { rule: "true", reason: "FieldValueOdd" }]),
     );
-    const causes = causesOf(r);
-    expect(causes.find((c) => c.includes("[0].rule"))).toMatch(
+    const found = causes(r);
+    expect(found.find((c) => c.includes("[0].rule"))).toMatch(
       /^spec\.validation\.openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: Invalid value: apiextensions\.ValidationRule\{Rule:"self\.min <=", Message:"", MessageExpression:"", Reason:\(\*apiextensions\.FieldValueErrorReason\)\(nil\), FieldPath:"", OptionalOldSelf:\(\*bool\)\(nil\)\}: compilation failed: /,
     );
-    expect(causes).toContain(
+    expect(found).toContain(
       'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].reason: Unsupported value: "FieldValueOdd": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"',
     );
     // a field the schema does not declare fails the CRD, not each object later
-    const unknown = causesOf(
+    const unknown = causes(
       await api(
         t,
         "POST",
@@ -543,20 +536,20 @@ describe("validation rules (x-kubernetes-validations)", () => {
       },
     ]);
     expect((await api(t, "POST", CRDS, crd)).status).toBe(201);
-    expect(causesOf(await api(t, "POST", LIMITS, limit("a", { min: 5, max: 1 })))).toEqual([
+    expect(causes(await api(t, "POST", LIMITS, limit("a", { min: 5, max: 1 })))).toEqual([
       'spec: Invalid value: "object": min must not exceed max',
     ]);
-    expect(causesOf(await api(t, "POST", LIMITS, limit("b", { min: 1, max: 2, "x-name": "y" })))).toEqual([
+    expect(causes(await api(t, "POST", LIMITS, limit("b", { min: 1, max: 2, "x-name": "y" })))).toEqual([
       "spec.x-name: Forbidden: failed rule: !has(self.x__dash__name) || self.x__dash__name.startsWith('x')",
     ]);
-    expect(causesOf(await api(t, "POST", LIMITS, limit("much-too-long", { min: 1, max: 2 })))).toEqual([
+    expect(causes(await api(t, "POST", LIMITS, limit("much-too-long", { min: 1, max: 2 })))).toEqual([
       '<nil>: Invalid value: "object": name much-too-long is too long',
     ]);
-    expect(causesOf(await api(t, "POST", LIMITS, limit("c", { min: 1 })))).toEqual([
+    expect(causes(await api(t, "POST", LIMITS, limit("c", { min: 1 })))).toEqual([
       'spec: Invalid value: "object": no such key: max evaluating rule: min must not exceed max',
     ]);
     // a schema error of a blocking kind keeps the rules from running
-    expect(causesOf(await api(t, "POST", LIMITS, limit("d", { min: "one", max: 2 })))).toEqual([
+    expect(causes(await api(t, "POST", LIMITS, limit("d", { min: "one", max: 2 })))).toEqual([
       'spec.min: Invalid value: "string": spec.min in body must be of type integer: "string"',
       '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
@@ -572,7 +565,7 @@ describe("validation rules (x-kubernetes-validations)", () => {
         "content-type": "application/merge-patch+json",
       },
     );
-    expect(causesOf(changed)).toEqual(['spec: Invalid value: "object": mode is immutable']);
+    expect(causes(changed)).toEqual(['spec: Invalid value: "object": mode is immutable']);
     const same = await api(
       t,
       "PATCH",
@@ -597,7 +590,7 @@ describe("validation rules (x-kubernetes-validations)", () => {
     expect(labelled.headers.get("warning")).toBe(
       '299 - "spec: Invalid value: \\"object\\": failed rule: self.max > 5"',
     );
-    expect(causesOf(await api(t, "PATCH", `${LIMITS}/ok`, { spec: { max: 4 } }, merge))).toEqual([
+    expect(causes(await api(t, "PATCH", `${LIMITS}/ok`, { spec: { max: 4 } }, merge))).toEqual([
       'spec: Invalid value: "object": failed rule: self.max > 5',
     ]);
 
@@ -607,7 +600,7 @@ describe("validation rules (x-kubernetes-validations)", () => {
     expect((await api(t, "PUT", `${CRDS}/limits.rules.example.com`, again)).status).toBe(200);
     const relabelled = await api(t, "PATCH", `${LIMITS}/ok`, { metadata: { labels: { c: "d" } } }, merge);
     expect(relabelled.status, relabelled.text).toBe(200);
-    expect(causesOf(await api(t, "PATCH", `${LIMITS}/ok`, { spec: { max: 4 } }, merge))).toEqual([
+    expect(causes(await api(t, "PATCH", `${LIMITS}/ok`, { spec: { max: 4 } }, merge))).toEqual([
       "spec.max: Invalid value: 4: spec.max in body should be less than or equal to 2",
       'spec: Invalid value: "object": failed rule: self.max > 5',
     ]);

@@ -2,16 +2,11 @@
 // VolumeAttachment and CSIStorageCapacity stored with upstream's defaults, validation (its
 // path quirks included) and tables. (A node's own CSINode is in test/e2e/edgelet.)
 import { describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
 
 const t = shared();
 const S = "/apis/storage.k8s.io/v1";
 const uniq = () => Math.random().toString(36).slice(2, 7);
-
-async function causes(r: { status: number; text: string; json: any }): Promise<string[]> {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
 
 const obj = (kind: string, name: string, body: Record<string, unknown>) => ({
   apiVersion: "storage.k8s.io/v1",

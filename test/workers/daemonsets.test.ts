@@ -2,7 +2,7 @@
 // validation messages, the template generation the server keeps, and the table kubectl
 // prints. The controller's work on nodes is in test/e2e/daemonsets.test.ts.
 import { describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
 
 const t = shared();
 const GENERATION = "deprecated.daemonset.template.generation";
@@ -27,11 +27,6 @@ const dsPath = (ns: string, name = "") =>
   `/apis/apps/v1/namespaces/${ns}/daemonsets${name ? `/${name}` : ""}`;
 const crPath = (ns: string, name = "") =>
   `/apis/apps/v1/namespaces/${ns}/controllerrevisions${name ? `/${name}` : ""}`;
-
-async function causes(r: { status: number; text: string; json: any }): Promise<string[]> {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
 
 describe("apps/v1 daemonsets", () => {
   it("defaults a DaemonSet as upstream and starts its template generation at 1", async () => {

@@ -4,16 +4,11 @@
 // events and conditions, and reporting, as upstream does without a metrics API, that it
 // cannot compute a replica count from metrics.
 import { describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
 
 const t = shared();
 const hpas = (ns: string, name = "", version = "v2") =>
   `/apis/autoscaling/${version}/namespaces/${ns}/horizontalpodautoscalers${name ? `/${name}` : ""}`;
-
-async function causes(r: { status: number; text: string; json: any }): Promise<string[]> {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
 
 async function events(ns: string, name: string): Promise<string[]> {
   const r = await api(

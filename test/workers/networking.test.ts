@@ -2,15 +2,10 @@
 // NetworkPolicies are stored with upstream's defaults and validation, and printed with its
 // columns. (No ingress controller or network plugin acts on them here.)
 import { describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
 
 const t = shared();
 const NET = "/apis/networking.k8s.io/v1";
-
-async function causes(r: { status: number; text: string; json: any }): Promise<string[]> {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
 
 const ingress = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>) => ({
   apiVersion: "networking.k8s.io/v1",

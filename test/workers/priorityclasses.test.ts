@@ -4,7 +4,7 @@
 // default's), and the refusals in upstream's words. On a server of its own: a global default
 // class would change every other suite's pods.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
 
 let t: OwnServer;
@@ -32,11 +32,6 @@ const pod = (name: string, spec: Record<string, unknown> = {}) => ({
   metadata: { name },
   spec: { containers: [{ name: "c", image: "busybox" }], ...spec },
 });
-
-async function causes(r: { status: number; text: string; json: any }): Promise<string[]> {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
 
 describe("scheduling.k8s.io/v1 priorityclasses", () => {
   it.skipIf(!hasKubectl)("has the system classes, which cannot be deleted", async () => {

@@ -3,16 +3,11 @@
 // node selector and tolerations, or refused in upstream's words. The node side (the handler
 // given to CRI) is in test/e2e/edgelet/controllers.test.ts.
 import { describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
 
 const t = shared();
 const RC = "/apis/node.k8s.io/v1/runtimeclasses";
 const uniq = () => Math.random().toString(36).slice(2, 7);
-
-async function causes(r: { status: number; text: string; json: any }): Promise<string[]> {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
 
 const rc = (name: string, more: Record<string, unknown>) => ({
   apiVersion: "node.k8s.io/v1",

@@ -3,7 +3,7 @@
 // claims are, their names usable as the pods' volumes. The controller is in
 // test/e2e/statefulsets.test.ts.
 import { describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
 
 const t = shared();
 
@@ -27,11 +27,6 @@ function sts(name: string, spec: Record<string, unknown> = {}, podSpec: Record<s
 const path = (ns: string, name = "") =>
   `/apis/apps/v1/namespaces/${ns}/statefulsets${name ? `/${name}` : ""}`;
 const merge = { "content-type": "application/merge-patch+json" };
-
-async function causes(r: { status: number; text: string; json: any }): Promise<string[]> {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
 
 describe("apps/v1 statefulsets", () => {
   it("defaults a StatefulSet as upstream", async () => {

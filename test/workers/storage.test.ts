@@ -5,7 +5,7 @@
 // releasing and reclaiming volumes; and the protection controllers holding a claim a scheduled
 // pod uses and a volume that is bound. Scheduling with claims is in test/e2e/storage.test.ts.
 import { describe, expect, it } from "vitest";
-import { api, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
+import { api, causes, freshNamespace, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
 
 const t = shared();
 const SC = "/apis/storage.k8s.io/v1/storageclasses";
@@ -14,11 +14,6 @@ const pvcs = (ns: string, name = "") =>
   `/api/v1/namespaces/${ns}/persistentvolumeclaims${name ? `/${name}` : ""}`;
 const merge = { "content-type": "application/merge-patch+json" };
 const uniq = () => Math.random().toString(36).slice(2, 7);
-
-async function causes(r: { status: number; text: string; json: any }): Promise<string[]> {
-  expect(r.status, r.text).toBe(422);
-  return (r.json.details.causes as any[]).map((c) => `${c.field}: ${c.message}`);
-}
 
 function volume(name: string, spec: Record<string, unknown>, labels?: Record<string, string>) {
   return {
