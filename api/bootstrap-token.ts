@@ -9,7 +9,6 @@ export const BOOTSTRAP_SECRET_PREFIX = "bootstrap-token-";
 export const BOOTSTRAP_SECRET_TYPE = "bootstrap.kubernetes.io/token";
 export const BOOTSTRAP_USER_PREFIX = "system:bootstrap:";
 export const BOOTSTRAP_GROUP = "system:bootstrappers";
-export const DEFAULT_NODE_GROUP = "system:bootstrappers:kubeadm:default-node-token";
 
 const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 const GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;

@@ -201,9 +201,6 @@ export const unsupportedMediaType = (contentType: string) =>
     `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "${contentType}")`,
   );
 
-export const tooManyRequests = (message: string, retryAfterSeconds = 1) =>
-  new StatusError(429, "TooManyRequests", message, { retryAfterSeconds });
-
 export const internalError = (message: string) => new StatusError(500, "InternalError", message);
 
 /** Field error helpers, in upstream's words (field.Required, field.Invalid, ...). */

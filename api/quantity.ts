@@ -55,10 +55,6 @@ export function parseQuantity(q: unknown): number | undefined {
   return parseText(q);
 }
 
-export function quantityIsZero(q: unknown): boolean {
-  return parseQuantity(q) === 0;
-}
-
 const cache = new Map<string, number>();
 
 /** Parses a quantity into base units (missing or "" is 0). Throws on a malformed quantity. */

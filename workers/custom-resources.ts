@@ -58,11 +58,6 @@ export async function servedDefs(env: Env): Promise<ResourceDef[]> {
   return (await current(env)).all;
 }
 
-/** The custom resources served now (for controllers: namespace cleanup). */
-export async function customDefs(env: Env): Promise<ResourceDef[]> {
-  return (await current(env)).custom;
-}
-
 const findIn = (defs: ResourceDef[], group: string, version: string, resource: string) =>
   defs.find((d) => d.group === group && d.version === version && d.resource === resource);
 

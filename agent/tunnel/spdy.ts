@@ -14,11 +14,9 @@ const VERSION = 3;
 export const SYN_STREAM = 1;
 export const SYN_REPLY = 2;
 export const RST_STREAM = 3;
-export const SETTINGS = 4;
 export const PING = 6;
 export const GOAWAY = 7;
 export const HEADERS = 8;
-export const WINDOW_UPDATE = 9;
 export const FLAG_FIN = 0x01;
 
 export function controlFrame(type: number, flags: number, body: Buffer): Buffer {

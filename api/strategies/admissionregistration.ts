@@ -412,10 +412,3 @@ export const validatingadmissionpolicybindings: ResourceDef = {
     generation: true,
   },
 };
-
-export const ADMISSION_REGISTRATION = [
-  mutatingwebhookconfigurations,
-  validatingadmissionpolicies,
-  validatingadmissionpolicybindings,
-  validatingwebhookconfigurations,
-];

@@ -141,8 +141,3 @@ export function resolveShortName(name: string): ResourceDef[] {
         (r.shortNames ?? []).includes(base)),
   );
 }
-
-/** All resources in one group/version. */
-export function resourcesIn(group: string, version: string): ResourceDef[] {
-  return RESOURCES.filter((r) => r.group === group && r.version === version);
-}

@@ -20,13 +20,6 @@ export const notFoundCause = (path: string, value: unknown): StatusCause => ({
   message: `Not found: ${JSON.stringify(value)}`,
 });
 
-/** field.TooMany */
-export const tooManyCause = (path: string, actual: number, max: number): StatusCause => ({
-  type: "FieldValueTooMany",
-  field: path,
-  message: `Too many: ${actual}: must have at most ${max} items`,
-});
-
 /** upstream's ValidateImmutableField */
 export function immutable(newValue: unknown, oldValue: unknown, path: string): StatusCause[] {
   return deepEqual(newValue, oldValue) ? [] : [field.invalid(path, newValue, "field is immutable")];

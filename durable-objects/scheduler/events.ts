@@ -49,18 +49,6 @@ export function unschedulableCondition(
   };
 }
 
-/** What upstream sets while spec.schedulingGates is not empty. */
-export function schedulingGatedCondition(now: number): PodCondition {
-  return {
-    type: "PodScheduled",
-    status: "False",
-    reason: "SchedulingGated",
-    message: "Scheduling is blocked due to non-empty scheduling gates",
-    lastProbeTime: null,
-    lastTransitionTime: rfc3339(now),
-  };
-}
-
 /**
  * The pod status after a failed attempt: the PodScheduled condition replaced
  * (its transition time kept if status did not change) and, after preemption,

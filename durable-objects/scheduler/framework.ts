@@ -41,7 +41,6 @@ export const unresolvable = (...reasons: string[]) => new Status("UnschedulableA
 export const errorStatus = (msg: string) => new Status("Error", [msg]);
 
 export const MAX_NODE_SCORE = 100;
-export const MIN_NODE_SCORE = 0;
 
 /** Per-cycle scratch space shared by the plugins of one scheduling attempt. */
 export class CycleState {

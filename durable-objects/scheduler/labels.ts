@@ -43,7 +43,6 @@ function compileReq(r: LabelSelectorRequirement): CompiledReq | null {
   };
 }
 
-export const EVERYTHING: Selector = { reqs: [], nothing: false };
 export const NOTHING: Selector = { reqs: [], nothing: true };
 
 /** metav1.LabelSelector: null selects nothing, {} selects everything. */

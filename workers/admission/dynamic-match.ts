@@ -169,12 +169,6 @@ export function ruleMatches(rule: Rule, t: RuleTarget): boolean {
 export const anyRuleMatches = (rules: unknown, t: RuleTarget): boolean =>
   Array.isArray(rules) && rules.some((r) => ruleMatches(r as Rule, t));
 
-/** A LabelSelector as admission uses it: absent or {} selects everything. */
-export function labelSelectorMatches(sel: any, labels: Record<string, string> | undefined): boolean {
-  if (!sel || (!sel.matchLabels && !sel.matchExpressions)) return true;
-  return selectorMatches(sel, labels);
-}
-
 /** objectSelector: the new or the old object's labels match. */
 export function objectSelectorMatches(sel: any, a: AdmissionAttributes): boolean {
   if (!sel || (!sel.matchLabels && !sel.matchExpressions)) return true;

@@ -35,10 +35,6 @@ export function parseBasicHeader(header: string): { user: string; password: stri
   return { user: text.slice(0, i), password: text.slice(i + 1) };
 }
 
-export function basicAuthEnabled(env: AuthnEnv): boolean {
-  return !!env.EDGEPLANE_BASIC_AUTH_FILE;
-}
-
 /**
  * The user for a Basic Authorization header; undefined when basic auth is off or the header
  * is not Basic; AuthnFailure when the user is unknown or the password is wrong.

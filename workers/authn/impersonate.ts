@@ -131,17 +131,6 @@ export function impersonationForbidden(a: ImpersonationAttributes, reason = ""):
   return forbidden(full, { name: a.name || undefined, group: a.apiGroup || undefined, kind: a.resource });
 }
 
-/** Header names a request carries that belong to impersonation (to strip before proxying on). */
-export function isImpersonationHeader(name: string): boolean {
-  const l = name.toLowerCase();
-  return (
-    l === IMPERSONATE_USER ||
-    l === IMPERSONATE_GROUP ||
-    l === IMPERSONATE_UID ||
-    l.startsWith(IMPERSONATE_EXTRA_PREFIX)
-  );
-}
-
 /**
  * The user the request acts as: `user` itself without impersonation headers, else the
  * impersonated user once every item is authorized; 403 (upstream's message) when one is not.

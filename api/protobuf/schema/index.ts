@@ -105,6 +105,3 @@ export function messageForKind(apiVersion: string, kind: string): MessageSpec | 
 /** Qualified names of every message in the tables (for consistency checks). */
 export const allMessageNames = (): string[] =>
   PACKAGES.flatMap((p) => Object.keys(p.table).map((name) => `${p.pkg}.${name}`));
-
-/** apiVersions whose kinds can be decoded. */
-export const supportedApiVersions = (): string[] => PACKAGES.map((p) => p.apiVersion);

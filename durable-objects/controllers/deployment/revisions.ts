@@ -9,7 +9,6 @@ export const REVISION = "deployment.kubernetes.io/revision";
 export const REVISION_HISTORY = "deployment.kubernetes.io/revision-history";
 export const DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas";
 export const MAX_REPLICAS = "deployment.kubernetes.io/max-replicas";
-export const CHANGE_CAUSE = "kubernetes.io/change-cause";
 export const HASH_LABEL = "pod-template-hash";
 export const NOT_COPIED = new Set([
   "kubectl.kubernetes.io/last-applied-configuration",

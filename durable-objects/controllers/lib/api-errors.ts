@@ -26,16 +26,6 @@ export function isGone(e: unknown, resource: string, name: string): boolean {
   );
 }
 
-/** Runs a write; a NotFound (already gone) is no error for a controller. */
-export async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
-
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }

@@ -5,10 +5,6 @@ export function controllerRefOf(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller === true);
 }
 
-export function isControlledBy(obj: KubeObject, owner: KubeObject): boolean {
-  return controllerRefOf(obj)?.uid === owner.metadata.uid;
-}
-
 export function newControllerRef(owner: KubeObject, apiVersion: string, kind: string): OwnerReference {
   return {
     apiVersion,
