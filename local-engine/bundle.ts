@@ -20,6 +20,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { ModuleDefinition, ModuleRule, WorkerOptions } from "miniflare";
 
 /** What the bundle is built from: the Worker's source folders and the build's settings. */
 const SOURCE_DIRS = ["api", "workers", "durable-objects", "migrations"];
@@ -27,14 +28,14 @@ const SOURCE_FILES = ["wrangler.toml", "package-lock.json", "tsconfig.json"];
 /** bundles kept besides the one in use (a few source states back, for servers still running) */
 const KEEP = 3;
 
-function sourceHash(root) {
+function sourceHash(root: string): string {
   const h = createHash("sha256");
-  const add = (rel) => {
+  const add = (rel: string) => {
     h.update(`${rel}\0`);
     h.update(readFileSync(join(root, rel)));
     h.update("\0");
   };
-  const walk = (rel) => {
+  const walk = (rel: string) => {
     const entries = readdirSync(join(root, rel), { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
@@ -48,7 +49,7 @@ function sourceHash(root) {
 }
 
 /** Runs wrangler's deploy build into `outDir`. */
-export function buildBundle(root, outDir) {
+export function buildBundle(root: string, outDir: string): void {
   execFileSync(
     process.execPath,
     [
@@ -71,12 +72,24 @@ export function buildBundle(root, outDir) {
 export const MANIFEST = "manifest.json";
 const MAIN = "index.js";
 
+/** What MANIFEST holds: Miniflare's options from wrangler.toml, and the bundle's modules. */
+export interface BundleManifest {
+  workerOptions: WorkerOptions;
+  /** paths relative to the bundle's directory */
+  modules: ModuleDefinition[];
+}
+
+/** What the engine is told of a bundle (engine-host.ts's config). */
+export interface Bundle {
+  bundleDir: string;
+}
+
 /**
  * The modules of a built bundle, typed by wrangler's module rules (by extension: the
  * migrations are "**\/*.sql" Text modules); source maps and the README are not modules.
  */
-function modulesOf(dir, rules) {
-  const typeOf = (name) => {
+function modulesOf(dir: string, rules: ModuleRule[]): ModuleDefinition[] {
+  const typeOf = (name: string) => {
     for (const r of rules)
       for (const glob of r.include) {
         const ext = /^\*\*\/\*(\.[a-z0-9]+)$/.exec(glob)?.[1];
@@ -84,7 +97,7 @@ function modulesOf(dir, rules) {
       }
     return undefined;
   };
-  const modules = [{ type: "ESModule", path: MAIN }];
+  const modules: ModuleDefinition[] = [{ type: "ESModule", path: MAIN }];
   for (const name of readdirSync(dir).sort()) {
     const type = name === MAIN ? undefined : typeOf(name);
     if (type) modules.push({ type, path: name });
@@ -92,18 +105,23 @@ function modulesOf(dir, rules) {
   return modules;
 }
 
-async function writeManifest(root, dir) {
-  const { unstable_getMiniflareWorkerOptions } = await import(
+/** The part of wrangler's API used here. */
+interface WranglerApi {
+  unstable_getMiniflareWorkerOptions(configPath: string): { workerOptions: WorkerOptions };
+}
+
+async function writeManifest(root: string, dir: string) {
+  const { unstable_getMiniflareWorkerOptions }: WranglerApi = await import(
     pathToFileURL(join(root, "node_modules/wrangler/wrangler-dist/cli.js")).href
   );
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"));
   const { modulesRules, ...options } = workerOptions;
-  const manifest = { workerOptions: options, modules: modulesOf(dir, modulesRules ?? []) };
+  const manifest: BundleManifest = { workerOptions: options, modules: modulesOf(dir, modulesRules ?? []) };
   writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 1));
 }
 
 /** The bundle for the sources as they are now: { bundleDir }, built if not kept yet. */
-export async function workerBundle(root) {
+export async function workerBundle(root: string): Promise<Bundle> {
   const dir = join(root, ".edgeplane", "bundles");
   const hash = sourceHash(root);
   const out = join(dir, hash);
@@ -129,7 +147,7 @@ export async function workerBundle(root) {
 }
 
 /** Drops all but the KEEP most recently used other bundles, and builds abandoned 10 min ago. */
-function prune(dir, current) {
+function prune(dir: string, current: string) {
   const others = readdirSync(dir)
     .filter((n) => n !== current)
     .map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs }))

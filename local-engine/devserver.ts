@@ -1,22 +1,74 @@
 // Starting the control plane locally: workerd (through Miniflare) with state on disk, an admin
 // token, and a kubeconfig. Used by `npm start`, the tests and the benchmarks alike.
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, type StdioOptions, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { workerBundle } from "./bundle";
+import type { EngineConfig } from "./engine-host";
 import { startFront } from "./front-door";
 import { ensurePki } from "./pki";
+
+export interface DevServerOptions {
+  /** where its state lives (created if missing) */
+  stateDir: string;
+  /** the front door's port (a free one when not given) */
+  port?: number;
+  /** the Worker's vars, over wrangler.toml's: { NAME: value } */
+  vars?: Record<string, string>;
+  /** extra lines of the token file ("token,user,uid,group1,...") besides the admin's */
+  tokens?: string[];
+  /** the engine's output kept (output()) instead of printed */
+  quiet?: boolean;
+  /** "wrangler" runs `wrangler dev` instead of the engine host (EDGEPLANE_DEV_ENGINE); "miniflare" */
+  engine?: string;
+  /** DevTools, for profiling; off by default */
+  inspectorPort?: number;
+  /** workerd's log level (warn) */
+  logLevel?: string;
+  /** the period of the every-minute cron trigger, for tests that cannot wait a minute */
+  cronSeconds?: number;
+  /** SIGUSR2 writes a Node diagnostic report of the engine into the state dir */
+  diagnosable?: boolean;
+  /** how long to wait for /readyz (60 s) */
+  timeoutMs?: number;
+}
+
+/** A local control plane started by startDevServer. */
+export interface DevServer {
+  /** the front door over plain HTTP, and over HTTPS (kubectl's) */
+  url: string;
+  httpsUrl: string;
+  port: number;
+  /** workerd's own port, behind the front door */
+  internalPort: number;
+  /** the admin's bearer token */
+  token: string;
+  kubeconfigPath: string;
+  /** the local CA (PEM) */
+  caCert: string;
+  stateDir: string;
+  /** the engine process (detached: its own process group) */
+  child: ChildProcess;
+  stop(): Promise<void>;
+  /** kill -9 of the engine and workerd at once: a crash, no clean shutdown */
+  kill(): Promise<void>;
+  /** the engine's last output (with `quiet`) */
+  output(): string;
+}
+
+/** The front door the engine serves: its port, and its serving certificate and key. */
+type FrontTls = NonNullable<EngineConfig["front"]>;
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
 const WRANGLER_TOML = join(ROOT, "wrangler.toml");
 
 /** Every process below `pid` (wrangler starts workerd, which must not outlive it). */
-export function descendants(pid) {
-  let out = [];
+export function descendants(pid: number): number[] {
+  let out: number[] = [];
   try {
     const kids = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
       .split("\n")
@@ -29,7 +81,7 @@ export function descendants(pid) {
   return out;
 }
 
-function killAll(pids, signal) {
+function killAll(pids: number[], signal: NodeJS.Signals) {
   for (const p of pids) {
     try {
       process.kill(p, signal);
@@ -40,13 +92,13 @@ function killAll(pids, signal) {
 }
 
 /** A free TCP port on 127.0.0.1. */
-export function freePort() {
+export function freePort(): Promise<number> {
   return new Promise((res, rej) => {
     const s = createServer();
     s.unref();
     s.on("error", rej);
     s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
+      const { port } = s.address() as AddressInfo;
       s.close(() => res(port));
     });
   });
@@ -57,19 +109,21 @@ export function freePort() {
  * fails because an address was in use: a port probed free can be taken before the server binds
  * it, by another process or by an outgoing connection's ephemeral port.
  */
-export async function onFreePorts(start, attempts = 3) {
+export async function onFreePorts<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await start();
     } catch (e) {
-      const inUse = /EADDRINUSE|ERR_ADDRESS_IN_USE|address already in use/i.test(String(e?.message ?? e));
+      const inUse = /EADDRINUSE|ERR_ADDRESS_IN_USE|address already in use/i.test(
+        String((e as Error | undefined)?.message ?? e),
+      );
       if (!inUse || attempt >= attempts) throw e;
     }
   }
 }
 
 /** The admin token of a state dir, made on first use and kept (mode 0600). */
-export function adminToken(stateDir) {
+export function adminToken(stateDir: string): string {
   const file = join(stateDir, "admin-token");
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
   mkdirSync(stateDir, { recursive: true });
@@ -79,7 +133,7 @@ export function adminToken(stateDir) {
   return token;
 }
 
-export function kubeconfig(server, token, caCert, name = "edgeplane") {
+export function kubeconfig(server: string, token: string, caCert: string, name = "edgeplane"): string {
   return `apiVersion: v1
 kind: Config
 clusters:
@@ -102,7 +156,7 @@ users:
 }
 
 /** The `crons` of wrangler.toml's [triggers]. */
-function wranglerCrons() {
+function wranglerCrons(): string[] {
   const toml = readFileSync(WRANGLER_TOML, "utf8");
   const m = /^\[triggers\][^[]*?^crons\s*=\s*(\[[^\]]*\])/ms.exec(toml);
   return m ? JSON.parse(m[1]) : [];
@@ -113,9 +167,17 @@ function wranglerCrons() {
  * (local-engine/engine-host.ts); EDGEPLANE_DEV_ENGINE=wrangler (or opts.engine) runs
  * `wrangler dev` instead, with its proxy and inspector, for comparison.
  */
-async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
+async function spawnEngine(
+  opts: DevServerOptions,
+  {
+    stateDir,
+    internalPort,
+    vars,
+    front,
+  }: { stateDir: string; internalPort: number; vars: Record<string, string>; front: FrontTls | undefined },
+): Promise<ChildProcess> {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "", NO_COLOR: "1" };
-  const stdio = opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"];
+  const stdio: StdioOptions = opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"];
   if (opts.engine === "wrangler") {
     const envFile = join(stateDir, "dev.vars");
     writeFileSync(
@@ -166,7 +228,7 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
       cronSeconds: opts.cronSeconds,
       // the front door runs beside workerd, in the engine's process, not in the caller's
       front,
-    }),
+    } satisfies EngineConfig),
     { mode: 0o600 },
   );
   // opts.diagnosable: SIGUSR2 writes a Node diagnostic report (its JavaScript stack) into the
@@ -184,17 +246,12 @@ async function spawnEngine(opts, { stateDir, internalPort, vars, front }) {
   );
 }
 
-/**
- * Starts the local control plane: the engine on an internal port behind the front door.
- * Returns { url, port, token, kubeconfigPath, child, stop(), kill() }.
- * opts: { stateDir, port, vars: {NAME: value}, tokens: extra token-file lines, quiet, engine,
- *   inspectorPort (DevTools for profiling; off by default) }
- */
-export function startDevServer(opts) {
+/** Starts the local control plane: the engine on an internal port behind the front door. */
+export function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   return onFreePorts(() => startDevServerOnce(opts));
 }
 
-async function startDevServerOnce(opts) {
+async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const stateDir = resolve(opts.stateDir);
   mkdirSync(stateDir, { recursive: true });
   const port = opts.port ?? (await freePort());
@@ -209,15 +266,16 @@ async function startDevServerOnce(opts) {
   const kubeconfigPath = join(stateDir, "kubeconfig");
   writeFileSync(kubeconfigPath, kubeconfig(httpsUrl, token, pki.caCert), { mode: 0o600 });
   const engine = opts.engine ?? process.env.EDGEPLANE_DEV_ENGINE ?? "miniflare";
-  const frontOpts = { port, cert: pki.cert, key: pki.key };
+  const frontOpts: FrontTls = { port, cert: pki.cert, key: pki.key };
   const child = await spawnEngine(
     { ...opts, engine },
     { stateDir, internalPort, vars, front: engine === "wrangler" ? undefined : frontOpts },
   );
   let output = "";
   if (opts.quiet) {
-    child.stdout.on("data", (d) => (output = (output + d).slice(-20000)));
-    child.stderr.on("data", (d) => (output = (output + d).slice(-20000)));
+    // (piped when quiet)
+    child.stdout!.on("data", (d: Buffer) => (output = (output + d).slice(-20000)));
+    child.stderr!.on("data", (d: Buffer) => (output = (output + d).slice(-20000)));
   }
   let exited = false;
   child.on("exit", () => (exited = true));
@@ -235,7 +293,7 @@ async function startDevServerOnce(opts) {
       if (r.ok) break;
     } catch {}
     if (Date.now() > deadline) {
-      killAll([child.pid, ...descendants(child.pid)], "SIGKILL");
+      killAll([child.pid!, ...descendants(child.pid!)], "SIGKILL");
       await front?.close();
       throw new Error(`the engine did not become ready on ${url}:\n${output}`);
     }
@@ -244,7 +302,7 @@ async function startDevServerOnce(opts) {
   const stop = async () => {
     await front?.close();
     if (exited) return;
-    const tree = [child.pid, ...descendants(child.pid)];
+    const tree = [child.pid!, ...descendants(child.pid!)];
     const done = new Promise((r) => child.on("exit", r));
     killAll(tree, "SIGTERM");
     const t = setTimeout(() => killAll(tree, "SIGKILL"), 5000);
@@ -258,7 +316,7 @@ async function startDevServerOnce(opts) {
   const kill = async () => {
     await front?.close();
     if (exited) return;
-    const tree = [child.pid, ...descendants(child.pid)];
+    const tree = [child.pid!, ...descendants(child.pid!)];
     const done = new Promise((r) => child.on("exit", r));
     killAll(tree, "SIGKILL");
     await done;

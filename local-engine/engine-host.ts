@@ -17,13 +17,36 @@ import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Log, LogLevel, Miniflare } from "miniflare";
-import { MANIFEST } from "./bundle";
-import { startFront } from "./front-door";
+import { type Bundle, type BundleManifest, MANIFEST } from "./bundle";
+import { type FrontDoor, startFront } from "./front-door";
 
-const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
+/** CONFIG.json, as devserver.ts writes it. */
+export interface EngineConfig extends Bundle {
+  /** the Worker's name (edgeplane) */
+  name?: string;
+  /** where the Durable Objects keep their SQLite files */
+  persistDir: string;
+  /** where workerd serves the Worker directly (the front door's upstream over TCP) */
+  host: string;
+  port: number;
+  /** the Worker's vars and secrets, over wrangler.toml's */
+  bindings?: Record<string, string>;
+  /** error, warn, info or debug (another: warn) */
+  logLevel: string;
+  /** DevTools, for profiling; off when not given */
+  inspectorPort?: number;
+  /** the front door to serve, and its serving certificate and key (PEM) */
+  front?: { port: number; cert: string; key: string };
+  /** wrangler.toml's cron triggers */
+  crons?: string[];
+  /** the period of "* * * * *" in seconds (60), for tests */
+  cronSeconds?: number;
+}
+
+const config: EngineConfig = JSON.parse(readFileSync(process.argv[2], "utf8"));
 
 /** A Unix socket path for workerd: beside the state when that is short enough (108 bytes). */
-function unixSocketPath({ persistDir }) {
+function unixSocketPath({ persistDir }: EngineConfig): { base: string; path: string } {
   const inState = join(persistDir, "..", "engine.sock");
   const base =
     inState.length < 96 ? inState : join(tmpdir(), `edgeplane-${randomBytes(6).toString("hex")}.sock`);
@@ -32,7 +55,9 @@ function unixSocketPath({ persistDir }) {
   return { base, path };
 }
 // wrangler.toml's options and the module list, written beside the bundle when it was built
-const { workerOptions, modules } = JSON.parse(readFileSync(join(config.bundleDir, MANIFEST), "utf8"));
+const { workerOptions, modules }: BundleManifest = JSON.parse(
+  readFileSync(join(config.bundleDir, MANIFEST), "utf8"),
+);
 
 // The front door reaches workerd over a Unix socket: each request and each watch event
 // crosses it, and a Unix socket costs both sides less system time per write than TCP over
@@ -49,7 +74,12 @@ const relaySecret =
     ? (config.bindings?.EDGEPLANE_RELAY_SECRET ?? randomBytes(32).toString("hex"))
     : undefined;
 
-const levels = { error: LogLevel.ERROR, warn: LogLevel.WARN, info: LogLevel.INFO, debug: LogLevel.DEBUG };
+const levels: Record<string, LogLevel> = {
+  error: LogLevel.ERROR,
+  warn: LogLevel.WARN,
+  info: LogLevel.INFO,
+  debug: LogLevel.DEBUG,
+};
 const mf = new Miniflare({
   ...workerOptions,
   name: config.name ?? "edgeplane",
@@ -83,8 +113,8 @@ const mf = new Miniflare({
 });
 
 let closing = false;
-let front;
-let cronTimer;
+let front: FrontDoor | undefined;
+let cronTimer: NodeJS.Timeout | undefined;
 async function close() {
   if (closing) return;
   closing = true;

@@ -11,8 +11,20 @@
 // and a request that holds its place longer than `holdMs` gives it up, so a slow request
 // (or one waiting on another through this door, as a webhook may) never stalls the rest.
 
+/**
+ * A request's first line, and its headers as one lowercased string (a line each): enough to
+ * tell a watch, a long-running request and a client's credential apart without parsing more.
+ */
+export interface RequestHead {
+  method: string;
+  target: string;
+  /** "1.0" or "1.1" (HTTP/2 requests are given as "1.1") */
+  version: string;
+  headers: string;
+}
+
 /** A request's first line and headers, when `chunk` starts one. */
-export function requestHead(chunk) {
+export function requestHead(chunk: Buffer): RequestHead | undefined {
   const end = chunk.indexOf("\r\n\r\n");
   const head = chunk.toString("latin1", 0, end < 0 ? Math.min(chunk.length, 4096) : end);
   const line = /^([A-Z]+) (\S+) HTTP\/1\.([01])\r?(?:\n|$)/.exec(head);
@@ -28,7 +40,7 @@ export function requestHead(chunk) {
 const STREAMING = new Set(["exec", "attach", "portforward", "proxy"]);
 
 /** Whether a request may run indefinitely: it must not hold a place in the queue. */
-export function longRunning({ target, headers }) {
+export function longRunning({ target, headers }: Pick<RequestHead, "target" | "headers">): boolean {
   if (/(^|\n)upgrade:/.test(headers)) return true;
   const [path, query = ""] = target.split("?", 2);
   if (/(^|&)(watch|follow)=(1|true)(&|$)/i.test(query)) return true;
@@ -42,12 +54,18 @@ export function longRunning({ target, headers }) {
 }
 
 /** The Authorization header of a request head (requestHead: lowercased), if any. */
-export function credentialOf(head) {
+export function credentialOf(head: RequestHead): string | undefined {
   return /(?:^|\n)authorization: *([^\r\n]*)/.exec(head.headers)?.[1];
 }
 
+/**
+ * A client of the queue: a credential ("credential <Authorization>"), or the connection (a
+ * socket or an HTTP/2 session) of a request that sends none; undefined is one client for all.
+ */
+export type Flow = string | object | undefined;
+
 /** The client a request comes from, for the queue: its credential, else its connection. */
-export function flowOf(authorization, connection) {
+export function flowOf(authorization: string | undefined, connection: object | undefined): Flow {
   return authorization ? `credential ${authorization}` : connection;
 }
 
@@ -61,24 +79,48 @@ export function flowOf(authorization, connection) {
  */
 export const ADMIT_LIMIT = admitLimit(process.env.EDGEPLANE_ADMIT_LIMIT);
 
-export function admitLimit(setting) {
+export function admitLimit(setting: string | undefined): number {
   const n = Number(setting);
   return setting !== undefined && setting !== "" && Number.isInteger(n) && n >= 1 ? n : 24;
 }
 
-export function admissionQueue({ limit = ADMIT_LIMIT, holdMs = 2000 } = {}) {
+export interface AdmissionOptions {
+  /** ordinary requests let into workerd at once (ADMIT_LIMIT) */
+  limit?: number;
+  /** how long an admitted request may hold its place before it gives it up */
+  holdMs?: number;
+}
+
+/** Gives a request's place back (or stops its wait); idempotent. */
+export type Leave = () => void;
+
+export interface AdmissionQueue {
+  /**
+   * Calls `admit(release)` once the request from client `flow` (flowOf; one client for
+   * all when undefined) may go in; `release` (idempotent) gives its place back and is due
+   * when its answer completes. Returns a cancel for a request whose client went away while
+   * waiting.
+   */
+  enter(admit: (release: () => void) => void, flow?: Flow): Leave;
+  stats(): { running: number; waiting: number };
+}
+
+export function admissionQueue({
+  limit = ADMIT_LIMIT,
+  holdMs = 2000,
+}: AdmissionOptions = {}): AdmissionQueue {
   let running = 0;
   let waiting = 0;
   /** admit callbacks of each client's requests waiting, oldest first */
-  const flows = new Map();
+  const flows = new Map<Flow, (() => void)[]>();
   /** the clients with requests waiting, the next one to be admitted first */
-  const turns = [];
+  const turns: Flow[] = [];
 
   const next = () => {
     while (running < limit && turns.length) {
       const flow = turns.shift();
-      const queue = flows.get(flow);
-      const go = queue.shift();
+      const queue = flows.get(flow)!;
+      const go = queue.shift()!;
       if (queue.length) turns.push(flow);
       else flows.delete(flow);
       waiting--;
@@ -88,15 +130,9 @@ export function admissionQueue({ limit = ADMIT_LIMIT, holdMs = 2000 } = {}) {
   };
 
   return {
-    /**
-     * Calls `admit(release)` once the request from client `flow` (flowOf; one client for
-     * all when undefined) may go in; `release` (idempotent) gives its place back and is due
-     * when its answer completes. Returns a cancel for a request whose client went away while
-     * waiting.
-     */
     enter(admit, flow) {
-      let state = "waiting";
-      let timer;
+      let state: "waiting" | "running" | "done" = "waiting";
+      let timer: NodeJS.Timeout | undefined;
       const release = () => {
         if (state !== "running") return;
         state = "done";
@@ -121,7 +157,7 @@ export function admissionQueue({ limit = ADMIT_LIMIT, holdMs = 2000 } = {}) {
       return () => {
         if (state !== "waiting") return release();
         state = "done";
-        const q = flows.get(flow);
+        const q = flows.get(flow)!;
         q.splice(q.indexOf(go), 1);
         waiting--;
         if (q.length) return;

@@ -8,8 +8,16 @@
 // relay (watch-relay.ts), so a thousand watches on one connection cost one socket write per event.
 import http from "node:http";
 import http2 from "node:http2";
-import { flowOf, longRunning } from "./fair-queue";
-import { HOP_BY_HOP, responseHeaders, watchedResource } from "./watch-relay";
+import type net from "node:net";
+import { type AdmissionQueue, flowOf, longRunning, type RequestHead } from "./fair-queue";
+import {
+  HOP_BY_HOP,
+  type RelayWatch,
+  type RequestTarget,
+  responseHeaders,
+  type WatchRelay,
+  watchedResource,
+} from "./watch-relay";
 
 /** the streams one client may have open at once, as kube-apiserver allows */
 const MAX_STREAMS = 1000;
@@ -25,8 +33,8 @@ const NOT_FORWARDED = new Set([...HOP_BY_HOP, "te", "host"]);
  * headers, so a header sent twice, as impersonate-group may be, stays two), with the
  * :authority as Host (or a Host header, which HTTP/2 allows in its place).
  */
-function forwardedHeaders(headers, raw) {
-  const out = [];
+function forwardedHeaders(headers: http2.IncomingHttpHeaders, raw: string[]): string[] {
+  const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2)
     if (raw[i][0] !== ":" && !NOT_FORWARDED.has(raw[i].toLowerCase())) out.push(raw[i], raw[i + 1]);
   out.push("host", headers[":authority"] ?? headers.host ?? "localhost");
@@ -34,11 +42,11 @@ function forwardedHeaders(headers, raw) {
 }
 
 /** What an HTTP/2 request's headers say, in the shape fair-queue.ts's requestHead gives. */
-function headOf(headers, forwarded) {
-  const lines = [];
+function headOf(headers: http2.IncomingHttpHeaders, forwarded: string[]): RequestHead {
+  const lines: string[] = [];
   for (let i = 0; i < forwarded.length; i += 2) lines.push(`${forwarded[i]}: ${forwarded[i + 1]}`);
   return {
-    method: headers[":method"],
+    method: headers[":method"]!, // nghttp2 resets a request stream without one
     target: headers[":path"] ?? "/",
     version: "1.1",
     headers: lines.join("\n").toLowerCase(),
@@ -46,7 +54,7 @@ function headOf(headers, forwarded) {
 }
 
 /** A metav1.Status answer from the front door itself, when workerd could not be reached. */
-function unavailable(stream) {
+function unavailable(stream: http2.ServerHttp2Stream) {
   if (stream.destroyed || stream.closed) return;
   if (stream.headersSent) return void stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
   stream.respond({ ":status": 503, "content-type": "application/json" });
@@ -63,13 +71,29 @@ function unavailable(stream) {
   );
 }
 
+export interface H2DoorOptions {
+  target: RequestTarget;
+  queue: AdmissionQueue;
+  relay: WatchRelay | undefined;
+  idleCloseMs: number;
+}
+
+/** An HTTP/2 watch: a relay's watch written to an HTTP/2 stream. */
+type H2Watch = RelayWatch<http2.ServerHttp2Stream>;
+
+export interface H2Door {
+  /** Serves an HTTP/2 connection on `socket`. */
+  accept(socket: net.Socket): void;
+  close(): void;
+}
+
 /**
  * The HTTP/2 side of one front door: accept(socket) serves a connection (a TLS socket that
  * chose "h2", or a plain one that began with the HTTP/2 preface). `target` (where workerd
  * listens, as node:http request options), `queue`, `relay` and `idleCloseMs` are the front
  * door's (front-door.ts).
  */
-export function h2Door({ target, queue, relay, idleCloseMs }) {
+export function h2Door({ target, queue, relay, idleCloseMs }: H2DoorOptions): H2Door {
   // free connections are dropped before workerd's own idle close could meet a request
   const agent = new http.Agent({ keepAlive: true, timeout: idleCloseMs, scheduling: "lifo" });
   const server = http2.createServer({
@@ -78,7 +102,7 @@ export function h2Door({ target, queue, relay, idleCloseMs }) {
     // (a watch's own backlog is bounded by the relay, 64 MiB); Node's default is 10 MB
     maxSessionMemory: SESSION_MEMORY_MB,
   });
-  const sessions = new Set();
+  const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s) => {
     // what a client may send before it waits for a window update, as Go's HTTP/2 server
     // (kube-apiserver's) allows (Node's default for a connection is 64 KiB)
@@ -87,9 +111,14 @@ export function h2Door({ target, queue, relay, idleCloseMs }) {
     s.on("close", () => sessions.delete(s));
     s.on("error", () => s.destroy());
   });
-  server.on("stream", (stream, headers, _flags, raw) => serve(stream, headers, raw));
+  // (Node passes the raw headers fourth; @types/node 20 does not declare them)
+  server.on(
+    "stream",
+    (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, raw: string[]) =>
+      serve(stream, headers, raw),
+  );
 
-  function serve(stream, headers, raw) {
+  function serve(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, raw: string[]) {
     stream.on("error", () => stream.destroy());
     const method = headers[":method"];
     if (method === "CONNECT") {
@@ -108,10 +137,10 @@ export function h2Door({ target, queue, relay, idleCloseMs }) {
   }
 
   /** A watch a relay may carry: offered to it, sent once its resource's first watch settled. */
-  function watch(stream, head, forwarded, resource) {
-    const { watch: w, name, value } = relay.begin(stream, () => {}, resource, true);
-    stream.on("close", () => relay.left(w));
-    relay.whenReady(w, () => {
+  function watch(stream: http2.ServerHttp2Stream, head: RequestHead, forwarded: string[], resource: string) {
+    const { watch: w, name, value } = relay!.begin(stream, () => {}, resource, true);
+    stream.on("close", () => relay!.left(w));
+    relay!.whenReady(w, () => {
       if (!stream.closed) send(stream, head, [...forwarded, name, value], () => {}, w);
     });
   }
@@ -120,11 +149,18 @@ export function h2Door({ target, queue, relay, idleCloseMs }) {
    * Sends the request on `stream` to workerd and its answer back; `done` when it is over.
    * A request that meets a kept-alive connection just closed by workerd is sent again once.
    */
-  function send(stream, head, headers, done, w) {
-    const body = [];
+  function send(
+    stream: http2.ServerHttp2Stream,
+    head: RequestHead,
+    headers: string[],
+    done: () => void,
+    w?: H2Watch,
+  ) {
+    const body: Buffer[] = [];
     let bodyBytes = 0;
     let ended = false;
-    let req;
+    /** (node:http sets `res` once the answer came; @types/node does not declare it) */
+    let req: http.ClientRequest & { res?: http.IncomingMessage | null };
     let retried = false;
     const finish = () => {
       done();
@@ -133,7 +169,7 @@ export function h2Door({ target, queue, relay, idleCloseMs }) {
     const go = () => {
       req = http.request({ ...target, agent, method: head.method, path: head.target, headers });
       req.on("response", (res) => answer(stream, res, finish, w));
-      req.on("error", (err) => {
+      req.on("error", (err: NodeJS.ErrnoException) => {
         // once answered (a 413 before the whole body was read), the answer goes on as it is
         if (req.res) return;
         const resend = !retried && req.reusedSocket && err.code === "ECONNRESET" && bodyBytes <= RESEND_LIMIT;
@@ -149,7 +185,7 @@ export function h2Door({ target, queue, relay, idleCloseMs }) {
       });
     };
     go();
-    stream.on("data", (c) => {
+    stream.on("data", (c: Buffer) => {
       bodyBytes += c.length;
       if (bodyBytes <= RESEND_LIMIT) body.push(c);
       else body.length = 0;
@@ -169,9 +205,14 @@ export function h2Door({ target, queue, relay, idleCloseMs }) {
   }
 
   /** workerd's answer on `stream`; a watch's answer may say that the relay carries it. */
-  function answer(stream, res, finish, w) {
+  function answer(
+    stream: http2.ServerHttp2Stream,
+    res: http.IncomingMessage,
+    finish: () => void,
+    w?: H2Watch,
+  ) {
     if (stream.closed) return void res.destroy();
-    if (w && relay.answerHeaders(w, res)) {
+    if (w && relay!.answerHeaders(w, res)) {
       res.resume(); // an empty body: the events come on the relay
       return finish();
     }

@@ -7,15 +7,58 @@
 import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
-import { admissionQueue, credentialOf, flowOf, longRunning, requestHead } from "./fair-queue";
+import {
+  type AdmissionOptions,
+  type AdmissionQueue,
+  admissionQueue,
+  credentialOf,
+  flowOf,
+  type Leave,
+  longRunning,
+  requestHead,
+} from "./fair-queue";
 import { h2Door, RESEND_LIMIT } from "./front-door-h2";
-import { watchedResource, watchRelay } from "./watch-relay";
+import { type RelayWatch, type WatchRelay, watchedResource, watchRelay } from "./watch-relay";
+
+export interface FrontDoorOptions {
+  port: number;
+  /** the address it listens on (127.0.0.1) */
+  host?: string;
+  /** workerd's TCP port on 127.0.0.1, used when there is no upstreamPath */
+  upstreamPort: number;
+  /** workerd's Unix socket */
+  upstreamPath?: string;
+  /** the serving certificate and key (PEM) of the TLS side */
+  cert?: string;
+  key?: string;
+  /** workerd's idle close of a kept-alive connection, less a margin (IDLE_CLOSE_MS); for tests */
+  idleCloseMs?: number;
+  admission?: AdmissionOptions;
+  /** the Worker's EDGEPLANE_RELAY_SECRET: watches are relayed (watch-relay.ts) when given */
+  relaySecret?: string;
+}
+
+export interface FrontDoor {
+  /** Stops listening and cuts every connection. */
+  close(): Promise<void>;
+}
+
+/** Where carry connects to workerd: a Unix socket, or a TCP port. */
+type Upstream = { path: string; port?: undefined } | { port: number; host: string };
+
+/** What carry shares with the rest of its front door. */
+interface CarryOptions {
+  upstream: Upstream;
+  idleCloseMs: number;
+  queue: AdmissionQueue;
+  relay: WatchRelay | undefined;
+}
 
 /**
  * The client's byte stream again from its first chunk: TLS cannot wrap a socket that was
  * already read from, but it can wrap a JS stream that replays what was read.
  */
-function replaying(client, first) {
+function replaying(client: net.Socket, first: Buffer): Duplex {
   const d = new Duplex({
     read() {
       client.resume();
@@ -49,7 +92,7 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
 const IDLE_CLOSE_MS = 4000;
 
 /** A chunk that ends with a chunked body's last chunk ("0\r\n\r\n"). */
-const endsChunked = (c) =>
+const endsChunked = (c: Buffer) =>
   c.length >= 5 &&
   c[c.length - 5] === 48 &&
   c[c.length - 4] === 13 &&
@@ -74,11 +117,11 @@ function responseFraming() {
     isComplete: () => complete,
     isTunnel: () => upgraded,
     /** the method of the request the next response answers, when known */
-    request(method) {
+    request(method: string) {
       headOnly = method === "HEAD";
     },
     /** a chunk from workerd; `starts` when it is the first one after a request */
-    see(chunk, starts) {
+    see(chunk: Buffer, starts: boolean) {
       if (upgraded) return;
       if (!starts) {
         if (remaining >= 0) complete = (remaining -= chunk.length) <= 0;
@@ -112,21 +155,25 @@ function responseFraming() {
  * client as it is. Bytes are forwarded as they come, pausing the reader while the writer is
  * full (leaner per chunk than stream.pipe: one watch event goes out to a thousand watchers).
  */
-function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
-  let upstream;
+function carry(
+  down: net.Socket,
+  { upstream: target, idleCloseMs, queue, relay }: CarryOptions,
+  sockets: Set<net.Socket>,
+) {
+  let upstream: net.Socket | undefined;
   /** a watch sent with the relay's offer (watch-relay.ts), until its answer comes */
-  let offered;
+  let offered: RelayWatch<net.Socket> | undefined;
   /** a watch the relay writes to the client; the client's next bytes wait for its end */
-  let relayed;
-  let afterWatch;
+  let relayed: RelayWatch<net.Socket> | undefined;
+  let afterWatch: Buffer[] | undefined;
   /** no request in progress: the client's next bytes start one */
   let between = true;
   /** the request's place in the admission queue: give it back, or stop waiting for one */
-  let leave;
+  let leave: Leave | undefined;
   /** client chunks held while the request waits for its turn */
-  let held;
+  let held: Buffer[] | undefined;
   /** client chunks forwarded since workerd's last byte: unanswered */
-  let unanswered = [];
+  let unanswered: Buffer[] = [];
   let unansweredBytes = 0;
   let resends = 0;
   let lastUpstreamAt = Date.now();
@@ -140,7 +187,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
     sockets.add(up);
     lastUpstreamAt = Date.now();
     const resumeUp = () => up.resume();
-    up.on("data", (chunk) => {
+    up.on("data", (chunk: Buffer) => {
       lastUpstreamAt = Date.now();
       const starts = unansweredBytes > 0;
       framing.see(chunk, starts);
@@ -158,8 +205,9 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
         const w = offered;
         offered = undefined;
         relayed = w; // the relay may end it at once (an ERROR event): watchEnded clears this
-        chunk = relay.answer(w, chunk);
-        if (!chunk) return;
+        const rest = relay!.answer(w, chunk);
+        if (!rest) return;
+        chunk = rest;
         relayed = undefined;
       }
       if (relayed) return; // the rest of an answer the relay took over (an empty body)
@@ -169,7 +217,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
       }
     });
     let gone = false;
-    const lost = (err) => {
+    const lost = (err?: Error | boolean) => {
       if (gone) return;
       gone = true;
       sockets.delete(up);
@@ -194,7 +242,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
     return up;
   };
 
-  const send = (chunk) => {
+  const send = (chunk: Buffer) => {
     if (!framing.isTunnel()) {
       unansweredBytes += chunk.length;
       if (unansweredBytes <= RESEND_LIMIT) unanswered.push(chunk);
@@ -212,7 +260,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
   /** Sends the request held for its turn, and what the client sent after it meanwhile. */
   const release = () => {
     if (down.destroyed) return;
-    const chunks = held;
+    const chunks = held!;
     held = undefined;
     let flowing = true;
     for (const c of chunks) flowing = send(c);
@@ -230,7 +278,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
     }
   };
 
-  const onData = (chunk) => {
+  const onData = (chunk: Buffer) => {
     if (held) return void held.push(chunk);
     if (relayed) {
       // HTTP/1.1 lets a client send its next request before this answer ends
@@ -245,7 +293,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
         const resource = relay && watchedResource(head);
         // a request head alone in its chunk (a client's next request waits, see onData)
         if (resource && chunk.indexOf("\r\n\r\n") === chunk.length - 4) {
-          const { watch, header } = relay.begin(down, watchEnded, resource);
+          const { watch, header } = relay!.begin(down, watchEnded, resource);
           offered = watch;
           const line = chunk.indexOf("\r\n") + 2;
           // it may wait for the first watch of its resource to open a relay
@@ -253,7 +301,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
             Buffer.concat([chunk.subarray(0, line), Buffer.from(header, "latin1"), chunk.subarray(line)]),
           ];
           down.pause();
-          relay.whenReady(watch, release);
+          relay!.whenReady(watch, release);
           return;
         }
         if (!longRunning(head)) {
@@ -277,7 +325,7 @@ function carry(down, { upstream: target, idleCloseMs, queue, relay }, sockets) {
   down.on("close", () => {
     leave?.();
     upstream?.destroy();
-    for (const w of [offered, relayed]) if (w) relay.left(w);
+    for (const w of [offered, relayed]) if (w) relay!.left(w);
   });
   upstream = connect();
 }
@@ -296,15 +344,17 @@ export function startFront({
   idleCloseMs = IDLE_CLOSE_MS,
   admission = {},
   relaySecret,
-}) {
+}: FrontDoorOptions): Promise<FrontDoor> {
   const queue = admissionQueue(admission);
-  const upstream = upstreamPath ? { path: upstreamPath } : { port: upstreamPort, host: "127.0.0.1" };
+  const upstream: Upstream = upstreamPath
+    ? { path: upstreamPath }
+    : { port: upstreamPort, host: "127.0.0.1" };
   // the same, as node:http's request options (the relay's and HTTP/2's requests to workerd)
   const requestTarget = upstreamPath ? { socketPath: upstreamPath } : upstream;
   const relay = relaySecret ? watchRelay({ target: requestTarget, secret: relaySecret }) : undefined;
   const h2 = h2Door({ target: requestTarget, queue, relay, idleCloseMs });
-  const sockets = new Set();
-  const serve = (down, alpn) => {
+  const sockets = new Set<net.Socket>();
+  const serve = (down: net.Socket, alpn?: string | false | null) => {
     if (alpn === "h2") return h2.accept(down);
     down.setNoDelay?.(true);
     carry(down, { upstream, idleCloseMs, queue, relay }, sockets);
@@ -320,7 +370,7 @@ export function startFront({
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
-    client.once("data", (first) => {
+    client.once("data", (first: Buffer) => {
       client.pause();
       if (first[0] === TLS_HANDSHAKE) {
         tlsServer.emit("connection", replaying(client, first));
@@ -342,7 +392,7 @@ export function startFront({
     server.once("listening", () =>
       resolve({
         close: () =>
-          new Promise((r) => {
+          new Promise<void>((r) => {
             relay?.close();
             h2.close();
             for (const s of sockets) s.destroy();

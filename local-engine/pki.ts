@@ -5,12 +5,12 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-function openssl(args, cwd) {
+function openssl(args: string[], cwd: string) {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
 }
 
 /** Returns { caCert, cert, key } as PEM strings, creating them under <stateDir>/pki. */
-export function ensurePki(stateDir) {
+export function ensurePki(stateDir: string): { caCert: string; cert: string; key: string } {
   const dir = join(stateDir, "pki");
   const files = { caCert: join(dir, "ca.crt"), cert: join(dir, "server.crt"), key: join(dir, "server.key") };
   if (!Object.values(files).every((f) => existsSync(f))) {

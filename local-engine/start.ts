@@ -2,7 +2,7 @@
 // .edgeplane/, an admin kubeconfig at .edgeplane/kubeconfig. Ctrl-C stops everything.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, startDevServer } from "./devserver";
+import { type DevServer, ROOT, startDevServer } from "./devserver";
 
 const port = Number(process.env.EDGEPLANE_PORT ?? 8787);
 // EDGEPLANE_STATE_DIR moves it (tests use their own)
@@ -10,9 +10,9 @@ const stateDir = process.env.EDGEPLANE_STATE_DIR ?? join(ROOT, ".edgeplane");
 
 // A signal at any point stops what was started so far: the engine runs detached, so it
 // would outlive this process otherwise.
-let server;
+let server: DevServer | undefined;
 let stopping = false;
-const stops = [];
+const stops: (() => Promise<void>)[] = [];
 async function shutdown() {
   if (stopping) return;
   stopping = true;

@@ -13,6 +13,7 @@
 // or, having no relay yet, with an ordinary stream marked `x-edgeplane-relay-offer: <shard>`
 // (forwarded without the mark; a relay to that shard is opened for the watches after it).
 import http from "node:http";
+import type http2 from "node:http2";
 import {
   DATA,
   END,
@@ -23,6 +24,108 @@ import {
   RELAY_SHARD_HEADER as SHARD_HEADER,
   RELAY_WATCH_HEADER as WATCH_HEADER,
 } from "../api/wire/watch-relay";
+import type { RequestHead } from "./fair-queue";
+
+/** Where workerd listens, as node:http request options ({socketPath} or {host, port}). */
+export type RequestTarget = Pick<http.RequestOptions, "socketPath" | "host" | "port">;
+
+/**
+ * The client a relayed watch's events are written to: an HTTP/1.1 connection (net.Socket) or
+ * an HTTP/2 stream (http2.ServerHttp2Stream).
+ */
+export interface WatchClient {
+  readonly writableLength: number;
+  write(chunk: Buffer | string): boolean;
+  end(): unknown;
+  destroy(): unknown;
+}
+
+/** A watch sent upstream with the relay's offer, until it is over (or its client left). */
+export interface RelayWatch<D extends WatchClient = WatchClient> {
+  /** the front door's id for it, sent to the shard */
+  id: number;
+  down: D;
+  /** written to as an HTTP/2 stream (each event as it is) rather than as chunks */
+  h2: boolean;
+  /** called when a relayed watch is over */
+  ended: () => void;
+  /** "<group>/<resource>" (watchedResource) */
+  resource: string;
+  /** its answer's head went to the client: events are written as they come */
+  headSent: boolean;
+  /** events (null: the end) that came before its head went out */
+  pending: (RelayEvent | null)[];
+  /** the relay carrying it, once the shard said so */
+  no: string | undefined;
+  done: boolean;
+}
+
+/** One relayed event, made once for all its watches (each form on first use). */
+interface RelayEvent {
+  /** the event's bytes, as an HTTP/2 stream takes them */
+  readonly bytes: Buffer;
+  /** the same as an HTTP/1.1 chunk */
+  readonly chunk: Buffer;
+}
+
+/** One relay: a stream from a shard carrying the events of its watches. */
+interface Relay {
+  /** the shard's key */
+  key: string;
+  /** the front door's number for it */
+  no: string;
+  open: boolean;
+  /** when it failed to open (0: it did not) */
+  failedAt: number;
+  /** ids of watches given up on this relay (their clients left before their answers) */
+  cancelled: Set<number>;
+  /** watches waiting for its answer */
+  onAnswer: (() => void)[];
+  /** its answer came (200) */
+  answered?: boolean;
+}
+
+/** A resource's first watch, and the watches after it waiting for it to settle. */
+interface FirstWatch {
+  watch: RelayWatch;
+  waiting: (() => void)[];
+  timer: NodeJS.Timeout;
+}
+
+/** The relay's offer for a watch: the watch, and the request header that offers it. */
+export interface RelayOffer<D extends WatchClient> {
+  watch: RelayWatch<D>;
+  /** the header as an HTTP/1.1 line ("name: value\r\n") */
+  header: string;
+  name: string;
+  value: string;
+}
+
+/** The relay side of one front door (watchRelay). */
+export interface WatchRelay {
+  /**
+   * A watch about to go upstream from client `down` (an HTTP/1.1 connection, or with `h2`
+   * an HTTP/2 stream): the header that offers it to the shard's relay, as a line and as a
+   * name and value, and the watch. `ended` is called when a relayed stream is over.
+   */
+  begin<D extends WatchClient>(down: D, ended: () => void, resource: string, h2?: boolean): RelayOffer<D>;
+  /** Calls `go` when watch `w` may go upstream: now, or once its resource's first watch settled. */
+  whenReady(w: RelayWatch, go: () => void): void;
+  /**
+   * The first chunk of the answer to watch `w`. Returns undefined when the relay carries
+   * the watch (its head is written here), else the chunk to forward, without the relay's marks.
+   */
+  answer(w: RelayWatch, chunk: Buffer): Buffer | undefined;
+  /**
+   * The answer to HTTP/2 watch `w`, as `res` has it: true when the relay carries the watch
+   * (its head is then sent here, and `res` has no body). The relay's marks are taken out of
+   * res.headers either way.
+   */
+  answerHeaders(w: RelayWatch<http2.ServerHttp2Stream>, res: http.IncomingMessage): boolean;
+  /** Watch `w`'s client went away. */
+  left(w: RelayWatch): void;
+  close(): void;
+}
 
 /** a client whose unread bytes pass this is cut off, as a shard cuts off a slow watcher */
 const MAX_BACKLOG = 64 << 20;
@@ -42,8 +145,8 @@ export const HOP_BY_HOP = new Set([
 ]);
 
 /** An HTTP/1.1 answer's headers (as node:http has them) as an HTTP/2 response's. */
-export function responseHeaders(headers) {
-  const out = {};
+export function responseHeaders(headers: http.IncomingHttpHeaders): http2.OutgoingHttpHeaders {
+  const out: http2.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
   return out;
 }
@@ -52,7 +155,7 @@ export function responseHeaders(headers) {
  * The resource ("<group>/<resource>") that `head` (fair-queue.ts: requestHead) watches, when
  * it is an HTTP watch that a relay may carry.
  */
-export function watchedResource({ method, target, version, headers }) {
+export function watchedResource({ method, target, version, headers }: RequestHead): string | undefined {
   // HTTP/1.0 has no chunked answers: its watches stay streams of their own
   if (method !== "GET" || version !== "1.1" || /(^|\n)upgrade:/.test(headers)) return undefined;
   const [path, query = ""] = target.split("?", 2);
@@ -72,28 +175,28 @@ export function watchedResource({ method, target, version, headers }) {
  * The relay side of one front door. `target` is where workerd listens, as node:http request
  * options ({socketPath} or {host, port}); `secret` is the Worker's EDGEPLANE_RELAY_SECRET.
  */
-export function watchRelay({ target, secret }) {
+export function watchRelay({ target, secret }: { target: RequestTarget; secret: string }): WatchRelay {
   let lastId = 0;
   let lastNo = 0;
   /** watches sent upstream with an id and not yet over, by id */
-  const watches = new Map();
+  const watches = new Map<number, RelayWatch>();
   /** relays by shard key, and by number */
-  const relays = new Map();
-  const byNo = new Map();
+  const relays = new Map<string, Relay>();
+  const byNo = new Map<string, Relay>();
   /** ids to give up, by relay number, sent together */
-  let cancels;
+  let cancels: Map<string, number[]> | undefined;
   /**
    * Resources whose first watch is out: the watches after it wait for its answer and, when
    * that offers a relay, for the relay (so that a crowd of watches opened at once, as at a
    * start, is carried on it rather than each given a stream of its own).
    */
-  const firsts = new Map();
+  const firsts = new Map<string, FirstWatch>();
   /** resources whose first watch was answered (while their relays stay open) */
-  const known = new Set();
+  const known = new Set<string>();
   /** requests to workerd in flight (relays stay in flight while open) */
-  const requests = new Set();
+  const requests = new Set<http.ClientRequest>();
 
-  const request = (method, headers) => {
+  const request = (method: string, headers: http.OutgoingHttpHeaders) => {
     const req = http.request({
       ...target,
       method,
@@ -106,11 +209,11 @@ export function watchRelay({ target, secret }) {
     return req;
   };
 
-  function cancel(no, id) {
+  function cancel(no: string, id: number) {
     if (!cancels) {
       cancels = new Map();
       setImmediate(() => {
-        const all = cancels;
+        const all = cancels!;
         cancels = undefined;
         for (const [no, ids] of all) {
           const r = byNo.get(no);
@@ -131,13 +234,13 @@ export function watchRelay({ target, secret }) {
   }
 
   /** Writes an event to watch `w`'s client: as a chunk over HTTP/1.1, as it is over HTTP/2. */
-  function write(w, event) {
+  function write(w: RelayWatch, event: RelayEvent) {
     if (w.done) return;
     if (w.down.writableLength > MAX_BACKLOG) return void w.down.destroy();
     w.down.write(w.h2 ? event.bytes : event.chunk);
   }
 
-  function end(w) {
+  function end(w: RelayWatch) {
     if (w.done) return;
     if (!w.headSent) return void w.pending.push(null);
     if (w.h2) w.down.end();
@@ -148,14 +251,14 @@ export function watchRelay({ target, secret }) {
   }
 
   /** One message of relay `r` (see durable-objects/store/relay.ts). */
-  function message(r, buf, start, stop) {
+  function message(r: Relay, buf: Buffer, start: number, stop: number) {
     const kind = buf[start];
     const n = buf.readUInt32LE(start + 1);
     const dataAt = start + 5 + 4 * n;
     // made once for all the watches it is for: the bytes, and those as an HTTP/1.1 chunk
-    let bytes;
-    let chunk;
-    const event = {
+    let bytes: Buffer | undefined;
+    let chunk: Buffer | undefined;
+    const event: RelayEvent = {
       get bytes() {
         bytes ??= Buffer.from(buf.subarray(dataAt, stop));
         return bytes;
@@ -186,19 +289,19 @@ export function watchRelay({ target, secret }) {
     }
   }
 
-  function open(key) {
+  function open(key: string): Relay {
     const no = String(++lastNo);
-    const r = { key, no, open: true, failedAt: 0, cancelled: new Set(), onAnswer: [] };
+    const r: Relay = { key, no, open: true, failedAt: 0, cancelled: new Set(), onAnswer: [] };
     /** the relay's answer came (or its request failed): the watches waiting on it go on */
     const wakeWaiting = () => {
       for (const f of r.onAnswer.splice(0)) f();
     };
     relays.set(key, r);
     byNo.set(no, r);
-    let parts = [];
+    let parts: Buffer[] = [];
     let have = 0;
     let need = 4;
-    const receive = (chunk) => {
+    const receive = (chunk: Buffer) => {
       parts.push(chunk);
       have += chunk.length;
       if (have < need) return;
@@ -221,7 +324,7 @@ export function watchRelay({ target, secret }) {
         have = buf.length - at;
       }
     };
-    const lost = (failed) => {
+    const lost = (failed: boolean) => {
       wakeWaiting();
       if (!r.open) return;
       r.open = false;
@@ -252,7 +355,7 @@ export function watchRelay({ target, secret }) {
    * Settles watch `w` with its answer's marks: whether the shard relays it (on relay
    * `relayedOn`), else whether it offered a relay (to open for the watches after it).
    */
-  function answered(w, relayedOn, offer) {
+  function answered(w: RelayWatch, relayedOn: string | undefined, offer: string | undefined): boolean {
     if (relayedOn === undefined) {
       watches.delete(w.id);
       w.done = true;
@@ -269,24 +372,25 @@ export function watchRelay({ target, secret }) {
   }
 
   /** Watch `w`'s head was sent: what came for it meanwhile goes out. */
-  function flush(w) {
+  function flush(w: RelayWatch) {
     w.headSent = true;
     for (const event of w.pending.splice(0)) {
       if (event === null) end(w);
       else write(w, event);
     }
-    if (!byNo.get(w.no)?.open) end(w); // its relay closed before this answer came
+    // (w.no is set: flushed once the shard said which relay carries it)
+    if (!byNo.get(w.no!)?.open) end(w); // its relay closed before this answer came
   }
 
   /** Opens a relay to shard `key` unless one is open (or failed to open a moment ago). */
-  function offered(key) {
+  function offered(key: string): Relay {
     const r = relays.get(key);
     if (r && (r.open || Date.now() - r.failedAt < RETRY_MS)) return r;
     return open(key);
   }
 
   /** The first watch of `resource` was answered (and its relay, if offered, is open or failed). */
-  function settle(resource, w) {
+  function settle(resource: string, w: RelayWatch) {
     const first = firsts.get(resource);
     if (first?.watch !== w) return;
     firsts.delete(resource);
@@ -296,14 +400,9 @@ export function watchRelay({ target, secret }) {
   }
 
   return {
-    /**
-     * A watch about to go upstream from client `down` (an HTTP/1.1 connection, or with `h2`
-     * an HTTP/2 stream): the header that offers it to the shard's relay, as a line and as a
-     * name and value, and the watch. `ended` is called when a relayed stream is over.
-     */
     begin(down, ended, resource, h2 = false) {
       lastId = (lastId % 0xffffffff) + 1;
-      const w = {
+      const w: RelayWatch<typeof down> = {
         id: lastId,
         down,
         h2,
@@ -324,22 +423,17 @@ export function watchRelay({ target, secret }) {
       return { watch: w, header: `${WATCH_HEADER}: ${value}\r\n`, name: WATCH_HEADER, value };
     },
 
-    /** Calls `go` when watch `w` may go upstream: now, or once its resource's first watch settled. */
     whenReady(w, go) {
       const first = firsts.get(w.resource);
       if (!first || first.watch === w) return go();
       first.waiting.push(go);
     },
 
-    /**
-     * The first chunk of the answer to watch `w`. Returns undefined when the relay carries
-     * the watch (its head is written here), else the chunk to forward, without the relay's marks.
-     */
     answer(w, chunk) {
       const headEnd = chunk.indexOf("\r\n\r\n");
       const head = chunk.toString("latin1", 0, Math.max(headEnd, 0)).split("\r\n");
-      let relayedOn;
-      let offer;
+      let relayedOn: string | undefined;
+      let offer: string | undefined;
       const kept = head.filter((line) => {
         const colon = line.indexOf(":");
         const name = line.slice(0, colon).toLowerCase();
@@ -359,14 +453,10 @@ export function watchRelay({ target, secret }) {
       return undefined;
     },
 
-    /**
-     * The answer to HTTP/2 watch `w`, as `res` (an http.IncomingMessage) has it: true when
-     * the relay carries the watch (its head is then sent here, and `res` has no body).
-     * The relay's marks are taken out of res.headers either way.
-     */
     answerHeaders(w, res) {
-      const relayedOn = res.headers[RELAYED_HEADER];
-      const offer = res.headers[OFFER_HEADER];
+      // node:http joins a repeated header other than set-cookie into one string
+      const relayedOn = res.headers[RELAYED_HEADER] as string | undefined;
+      const offer = res.headers[OFFER_HEADER] as string | undefined;
       delete res.headers[RELAYED_HEADER];
       delete res.headers[OFFER_HEADER];
       if (!answered(w, relayedOn?.trim(), offer?.trim())) return false;
@@ -376,7 +466,6 @@ export function watchRelay({ target, secret }) {
       return true;
     },
 
-    /** Watch `w`'s client went away. */
     left(w) {
       settle(w.resource, w);
       if (w.done) return;

@@ -38,7 +38,7 @@ describe("which requests wait their turn", () => {
 
   it("lets watches, follows, upgrades and proxies by; holds everything else", () => {
     const long = (line: string, headers = "") =>
-      longRunning(head(`${line} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`));
+      longRunning(head(`${line} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`)!);
     expect(long("GET /api/v1/namespaces/a/pods?watch=true&resourceVersion=5")).toBe(true);
     expect(long("GET /api/v1/pods?resourceVersion=5&watch=1")).toBe(true);
     expect(long("GET /api/v1/watch/namespaces/a/pods")).toBe(true);
