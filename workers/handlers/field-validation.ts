@@ -10,8 +10,6 @@ import type { KeyScan } from "../encoding/json-scan";
 import type { Decoded } from "../encoding/request-body";
 import type { WriteContext } from "./write-context";
 
-export type FieldValidation = "Strict" | "Warn" | "Ignore";
-
 /** What decoding found that is reported beside the unknown fields. */
 export interface Found {
   /** reported before the unknown fields: as warnings, and as pieces of the Strict error */

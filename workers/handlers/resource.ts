@@ -32,7 +32,7 @@ import {
 } from "../encoding/request-body";
 import { encoded, json, wantsYaml } from "../encoding/respond";
 import { isTrue, type RequestInfo } from "../request-info";
-import { applyRepeats, checkFields, type FieldValidation, objectFound, patchFound } from "./field-validation";
+import { applyRepeats, checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {
   checkDecodedTypeMeta,
@@ -48,7 +48,7 @@ import {
 import { relayWatchId } from "./relay";
 import { REST_STORAGES } from "./rest-storages";
 import { subresourceHandler } from "./subresources";
-import { respondWith, type WriteContext } from "./write-context";
+import { type FieldValidation, respondWith, type WriteContext } from "./write-context";
 
 /** The content type of a Table answer. */
 

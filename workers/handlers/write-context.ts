@@ -8,7 +8,9 @@ import type { AppEnv } from "../app-env";
 import { encoded } from "../encoding/respond";
 import { warningHeaders } from "../encoding/warnings";
 import type { RequestInfo } from "../request-info";
-import type { FieldValidation } from "./field-validation";
+
+/** The fieldValidation query parameter: what to do with unknown or repeated fields. */
+export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
 export interface WriteContext {
   c: Context<AppEnv>;
