@@ -4,6 +4,7 @@
 
 import type { StatusCause } from "./errors";
 import type { KubeObject } from "./types";
+import type { UserInfo } from "./user";
 
 export interface TableColumn {
   name: string;
@@ -52,8 +53,12 @@ export interface ResourceStrategy {
    * finalizer that holds it until its objects are gone, and its Terminating condition).
    */
   markForDeletion?(obj: KubeObject): void;
-  /** Prepare a new object before it is stored (e.g. a pod's status.phase = Pending). */
-  prepareForCreate?(obj: KubeObject): void;
+  /**
+   * Prepare a new object before it is stored (e.g. a pod's status.phase = Pending). `user` is
+   * who asked, as upstream's strategies read it from the request's context (a
+   * CertificateSigningRequest records its requester); absent for objects the server makes itself.
+   */
+  prepareForCreate?(obj: KubeObject, user?: UserInfo): void;
   /** Prepare an update of the main resource from the stored object, before defaulting. */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** Values no two objects of the resource may hold, handed out by the store shard. */

@@ -184,6 +184,11 @@ export const TYPES: Record<string, TypeDef> = {
   PodDisruptionBudgetSpec: { selector: { strategy: "replace", atomic: true } },
   PodDisruptionBudgetStatus: { conditions },
 
+  // certificates.k8s.io/v1: conditions are keyed by type for server-side apply only (no
+  // patchStrategy upstream: a strategic merge patch replaces them)
+  CertificateSigningRequestSpec: { usages: atomicList, groups: atomicList },
+  CertificateSigningRequestStatus: { conditions: { list: "map", keys: ["type"] } },
+
   // admissionregistration.k8s.io/v1
   Webhook: {
     rules: atomicList,
@@ -251,6 +256,7 @@ export const KINDS: Record<string, TypeDef> = {
   VolumeAttachment: root("VolumeAttachmentSpec", "VolumeAttachmentStatus"),
   PriorityClass: root(),
   RuntimeClass: root(),
+  CertificateSigningRequest: root("CertificateSigningRequestSpec", "CertificateSigningRequestStatus"),
   HorizontalPodAutoscaler: root("HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerStatus"),
   Role: root(undefined, undefined, { rules: atomicList }),
   ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),

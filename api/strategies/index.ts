@@ -8,6 +8,7 @@ import {
   validatingadmissionpolicybindings,
   validatingwebhookconfigurations,
 } from "./admissionregistration";
+import { certificatesigningrequests } from "./certificatesigningrequests";
 import { componentstatuses } from "./component-statuses";
 import { configmaps, secrets } from "./config";
 import { controllerrevisions } from "./controllerrevisions";
@@ -80,6 +81,7 @@ export const RESOURCES: ResourceDef[] = [
   horizontalpodautoscalersV1,
   cronjobs,
   jobs,
+  certificatesigningrequests,
   ingressclasses,
   ingresses,
   networkpolicies,

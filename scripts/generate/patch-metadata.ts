@@ -208,6 +208,14 @@ export const FIELD_META: Record<string, FieldMeta> = {
   },
   ["io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus.conditions"]: byType,
 
+  // certificates
+  ["io.k8s.api.certificates.v1.CertificateSigningRequestSpec.usages"]: atomic,
+  ["io.k8s.api.certificates.v1.CertificateSigningRequestSpec.groups"]: atomic,
+  ["io.k8s.api.certificates.v1.CertificateSigningRequestStatus.conditions"]: {
+    listType: "map",
+    mapKeys: ["type"],
+  },
+
   // rbac
   ["io.k8s.api.rbac.v1.ClusterRole.rules"]: atomic,
   ["io.k8s.api.rbac.v1.Role.rules"]: atomic,

@@ -5,6 +5,7 @@ import { clone } from "../../api/patch/util";
 import { apiVersionOf, type ResourceDef } from "../../api/resource";
 import { countKeys, isObject } from "../../api/strategies/common";
 import type { KubeObject } from "../../api/types";
+import type { UserInfo } from "../../api/user";
 import { schemaCauses } from "../../api/validation/schema";
 import { decodeTypeError } from "../discovery/decode-types";
 import type { RequestInfo } from "../request-info";
@@ -124,7 +125,8 @@ function dropEmptyMeta(meta: KubeObject["metadata"]): void {
     if (isObject(meta[k]) && countKeys(meta[k]) === 0) delete meta[k];
 }
 
-export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestInfo): void {
+/** `user` is the requester, handed to the strategy's prepareForCreate. */
+export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestInfo, user?: UserInfo): void {
   checkNamespace(def, obj, info);
   // the name is generated before validation, as upstream's BeforeCreate does
   if (!obj.metadata.name && typeof obj.metadata.generateName === "string" && obj.metadata.generateName)
@@ -132,7 +134,7 @@ export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestIn
   for (const k of SERVER_OWNED) delete obj.metadata[k];
   dropEmptyMeta(obj.metadata);
   def.strategy.defaults?.(obj);
-  def.strategy.prepareForCreate?.(obj);
+  def.strategy.prepareForCreate?.(obj, user);
   if (def.subresources?.status && !def.strategy.prepareForCreate && "status" in obj) {
     // status is written through the status subresource, never on create (upstream resets it)
     delete obj.status;

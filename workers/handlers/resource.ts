@@ -266,7 +266,7 @@ async function create(w: WriteContext): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw, w.def.kind);
   const obj = checkDecodedTypeMeta(w.def, decoded.value);
   checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
-  prepareCreate(w.def, obj, w.info);
+  prepareCreate(w.def, obj, w.info, w.c.get("user"));
   validateObject(w.def, obj);
   if (w.def.strategy.warningsOnCreate) w.warnings.push(...w.def.strategy.warningsOnCreate(obj));
   await admit(w, "CREATE", obj, undefined);
@@ -374,7 +374,7 @@ async function createByApply(w: WriteContext, body: unknown, force: boolean): Pr
   checkNamespace(w.def, applied, w.info);
   checkName(applied, w.info.name, w.def.namespaced ? w.info.namespace : undefined);
   checkFields(w, applied);
-  prepareCreate(w.def, applied, w.info);
+  prepareCreate(w.def, applied, w.info, w.c.get("user"));
   validateObject(w.def, applied);
   await admit(w, "CREATE", applied, undefined);
   const r = await admitted(w, "CREATE", applied, undefined, () =>
