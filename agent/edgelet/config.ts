@@ -1,5 +1,6 @@
 // edgelet's configuration: command-line flags with their defaults.
 
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 
@@ -117,9 +118,19 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     resyncSeconds: num(values["resync-seconds"], DEFAULTS.resyncSeconds),
     relistMs: DEFAULTS.relistMs,
     labels,
-    ca: values.ca,
+    ca: values.ca === undefined ? undefined : caBundle(values.ca),
     insecure: values.insecure ?? false,
     cpuManagerPolicy: cpuPolicy,
     verbose: values.verbose ?? false,
   };
+}
+
+/** --ca names a PEM file, as its usage says; PEM text given inline is taken as it is. */
+function caBundle(value: string): string {
+  if (value.includes("-----BEGIN")) return value;
+  try {
+    return readFileSync(value, "utf8");
+  } catch (e) {
+    throw new Error(`--ca ${value}: ${(e as Error).message}`);
+  }
 }
