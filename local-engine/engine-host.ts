@@ -74,6 +74,12 @@ const relaySecret =
     ? (config.bindings?.EDGEPLANE_RELAY_SECRET ?? randomBytes(32).toString("hex"))
     : undefined;
 
+// The front door asks the Worker to name the priority level of each credential it has not
+// seen answered (api/wire/priority.ts), with a secret of their own, made as the relay's is.
+const frontSecret = config.front
+  ? (config.bindings?.EDGEPLANE_FRONT_SECRET ?? randomBytes(32).toString("hex"))
+  : undefined;
+
 const levels: Record<string, LogLevel> = {
   error: LogLevel.ERROR,
   warn: LogLevel.WARN,
@@ -89,6 +95,7 @@ const mf = new Miniflare({
     ...workerOptions.bindings,
     ...config.bindings,
     ...(relaySecret ? { EDGEPLANE_RELAY_SECRET: relaySecret } : {}),
+    ...(frontSecret ? { EDGEPLANE_FRONT_SECRET: frontSecret } : {}),
   },
   defaultPersistRoot: config.persistDir,
   // Clients reach our Worker on a direct workerd socket, not through Miniflare's entry
@@ -140,6 +147,7 @@ if (config.front)
     cert: config.front.cert,
     key: config.front.key,
     relaySecret,
+    frontSecret,
   });
 console.log(`ready ${url.href}`);
 
