@@ -171,17 +171,18 @@ export function h2Door({
     if (!available.up) return statusOnStream(stream, 503, "ServiceUnavailable", available.message, 1);
     const forwarded = forwardedHeaders(headers, raw);
     const head = headOf(headers, forwarded);
+    const authorization = headers.authorization;
+    // a known credential: the connection is no longer bounded as an anonymous one
+    if (authorization !== undefined && levels.get(authorization)) guarded?.guard.trust();
     const resource = relay && watchedResource(head);
     if (resource) return watch(stream, head, forwarded, resource);
     if (longRunning(head)) return send(stream, head, forwarded, () => {});
-    const authorization = headers.authorization;
     const source = guarded?.guard.source ?? "unknown";
     const { level, flow, ask } = classify(head.target, authorization, source, levels);
     let credential: Credential | undefined;
     if (authorization !== undefined) {
       credential = { value: authorization, asked: ask && frontSecret !== undefined };
       if (credential.asked) forwarded.push(PRIORITY_ASK_HEADER, frontSecret!);
-      else if (!ask) guarded?.guard.trust();
     }
     const leave = queue.enter(
       (release) => send(stream, head, forwarded, release, undefined, credential),

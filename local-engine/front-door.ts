@@ -381,6 +381,9 @@ function carry(
     between = false;
     guard.busy(true);
     framing.request(head.method);
+    const authorization = credentialOf(head);
+    // a known credential: the connection is no longer bounded as an anonymous one
+    if (authorization !== undefined && levels.get(authorization)) guard.trust();
     const resource = relay && watchedResource(head);
     // a request head alone in its chunk (a client's next request waits, see onData)
     if (resource && end === chunk.length) {
@@ -393,7 +396,6 @@ function carry(
       return;
     }
     if (longRunning(head)) return void send(chunk);
-    const authorization = credentialOf(head);
     const { level, flow, ask } = classify(head.target, authorization, guard.source, levels);
     if (ask) {
       credential = authorization;
@@ -402,7 +404,6 @@ function carry(
     } else if (authorization !== undefined) {
       credential = authorization;
       asked = false;
-      guard.trust();
     }
     // wait for a turn; bytes that still arrive meanwhile wait with it
     held = [chunk];

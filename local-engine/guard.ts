@@ -3,9 +3,9 @@
 // the connection is answered 408 and closed, and a head longer than MAX_HEAD_BYTES is answered
 // 431 before anything else reads it. Connections that have not shown a verified credential
 // (anonymous ones, or ones still sending their first head) are bounded per source address and
-// in all: past the bound, the oldest of them that has no request in progress is closed, so a
-// crowd of slow connections ages itself out while a client that sends its request at once is
-// never the oldest. The front door's queue (fair-queue.ts) sees a request only once its head
+// in all: past the bound, the oldest of them that has no request in progress (and is over a
+// second old) is closed, so a crowd of slow connections ages itself out while a client that
+// sends its request at once is never the oldest. The front door's queue (fair-queue.ts) sees a request only once its head
 // is complete, so a connection here costs a socket and a timer, never a place in the queue.
 import type { ServerHttp2Stream } from "node:http2";
 
@@ -19,6 +19,12 @@ export const HEADER_TIMEOUT_MS = 10_000;
 export const MAX_HEAD_BYTES = 64 * 1024;
 /** connections without a verified credential, per source address */
 export const UNTRUSTED_PER_SOURCE = 64;
+/**
+ * A connection younger than this is never closed to make room: a burst of new connections
+ * from one client (a benchmark opening a thousand watches) sends its heads within
+ * milliseconds, while a crowd that never finishes grows old.
+ */
+export const EVICTABLE_AFTER_MS = 1000;
 /** ... and in all */
 export const UNTRUSTED_TOTAL = 1024;
 
@@ -26,6 +32,7 @@ export interface GuardOptions {
   headerTimeoutMs?: number;
   untrustedPerSource?: number;
   untrustedTotal?: number;
+  evictableAfterMs?: number;
 }
 
 /** One client connection's standing with the guards. */
@@ -60,10 +67,12 @@ export function connectionGuards({
   headerTimeoutMs = HEADER_TIMEOUT_MS,
   untrustedPerSource = UNTRUSTED_PER_SOURCE,
   untrustedTotal = UNTRUSTED_TOTAL,
+  evictableAfterMs = EVICTABLE_AFTER_MS,
 }: GuardOptions = {}): Guards {
   interface Entry extends Guard {
     inProgress: boolean;
     evict: () => void;
+    since: number;
   }
   /** untrusted connections, oldest first: per source, and in all */
   const bySource = new Map<string, Set<Entry>>();
@@ -75,14 +84,20 @@ export function connectionGuards({
     set.delete(e);
     if (set.size === 0) bySource.delete(e.source);
   };
-  /** Closes the oldest connection of `set` with no request in progress (other than `keep`). */
-  const evictOldest = (set: Set<Entry>, keep: Entry) => {
-    for (const e of set)
-      if (e !== keep && !e.inProgress) {
+  /**
+   * Closes the oldest connection of `set` with no request in progress, if it is old enough
+   * (the set is in the order they came: once one is too young, so are the rest).
+   */
+  const evictOldest = (set: Set<Entry>) => {
+    const oldEnough = Date.now() - evictableAfterMs;
+    for (const e of set) {
+      if (e.since > oldEnough) return;
+      if (!e.inProgress) {
         drop(e);
         e.evict();
         return;
       }
+    }
   };
 
   return {
@@ -94,6 +109,7 @@ export function connectionGuards({
         source,
         inProgress: false,
         evict,
+        since: Date.now(),
         expired: evict,
         startHead() {
           timer ??= setTimeout(() => {
@@ -120,8 +136,8 @@ export function connectionGuards({
       if (!set) bySource.set(source, (set = new Set()));
       set.add(entry);
       all.add(entry);
-      if (set.size > untrustedPerSource) evictOldest(set, entry);
-      if (all.size > untrustedTotal) evictOldest(all, entry);
+      if (set.size > untrustedPerSource) evictOldest(set);
+      if (all.size > untrustedTotal) evictOldest(all);
       entry.startHead();
       return entry;
     },

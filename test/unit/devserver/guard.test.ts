@@ -152,7 +152,7 @@ describe("connections without a verified credential", () => {
       stops,
       up.port,
       { limit: 4, holdMs: 60_000 },
-      { untrustedPerSource: 3, headerTimeoutMs: 60_000 },
+      { untrustedPerSource: 3, headerTimeoutMs: 60_000, evictableAfterMs: 0 },
     );
     await learn(up, port, ["v"]);
     // a verified client's kept-alive connection
@@ -180,6 +180,25 @@ describe("connections without a verified credential", () => {
     more.socket.write("GET");
     await until(() => crowd[3].closed);
     expect([busy.closed, crowd[4].closed, more.closed]).toEqual([false, false, false]);
+  });
+
+  it("a burst of new connections is not closed to make room: only ones over a second old are", async () => {
+    const up = await heldUpstream(stops);
+    const { port, front } = await frontDoor(
+      stops,
+      up.port,
+      { limit: 20, holdMs: 60_000 },
+      { untrustedPerSource: 3 },
+    );
+    const burst = await Promise.all(Array.from({ length: 8 }, () => raw(port)));
+    await sleep(200);
+    expect(burst.map((c) => c.closed)).toEqual(Array(8).fill(false));
+    expect(front.stats().untrusted).toBe(8);
+    // once they are old, the next new connection makes room
+    await sleep(1000);
+    await raw(port);
+    await until(() => burst[0].closed);
+    expect(burst.map((c) => c.closed)).toEqual([true, ...Array(7).fill(false)]);
   });
 
   it("a source's anonymous connections are one client: a verified client goes in between", async () => {
