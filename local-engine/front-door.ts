@@ -275,7 +275,8 @@ function carry(
       if (starts && credential !== undefined) learn(chunk);
       if (framing.isComplete() && !framing.isTunnel()) {
         between = true;
-        guard.busy(false);
+        // a relayed watch is in progress until the relay ends it (watchEnded)
+        if (!(offered && starts)) guard.busy(false);
         leave?.();
         leave = undefined;
       }
@@ -357,6 +358,7 @@ function carry(
 
   const watchEnded = () => {
     relayed = undefined;
+    guard.busy(false);
     const chunks = afterWatch;
     afterWatch = undefined;
     if (chunks) {

@@ -145,6 +145,38 @@ describe("request heads at the front door", () => {
   });
 });
 
+describe("the head deadline and HTTP/2", () => {
+  it("runs until a session's first request: one that asked in time is not closed later", async () => {
+    const up = await heldUpstream(stops);
+    const { port } = await frontDoor(stops, up.port, { limit: 4, holdMs: 60_000 }, { headerTimeoutMs: 300 });
+    const s = http2.connect(`http://127.0.0.1:${port}`);
+    s.on("error", () => {});
+    stops.push(() => s.destroy());
+    const ask = (id: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = s.request({ ":path": `/x?id=${id}` });
+        req.on("response", (h) => resolve(Number(h[":status"])));
+        req.on("error", reject);
+        req.resume();
+      });
+    const first = ask("h1");
+    await until(() => up.arrived.includes("h1"));
+    up.answer("h1");
+    expect(await first).toBe(200);
+    await sleep(600);
+    expect(s.closed || s.destroyed).toBe(false);
+    const second = ask("h2");
+    await until(() => up.arrived.includes("h2"));
+    up.answer("h2");
+    expect(await second).toBe(200);
+    // a session that never asks is closed at the deadline
+    const idle = http2.connect(`http://127.0.0.1:${port}`);
+    idle.on("error", () => {});
+    stops.push(() => idle.destroy());
+    await until(() => idle.closed || idle.destroyed, 2000);
+  });
+});
+
 describe("connections without a verified credential", () => {
   it("are bounded per source address: the oldest idle one is closed, a verified one is not", async () => {
     const up = await heldUpstream(stops);
