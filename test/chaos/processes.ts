@@ -310,9 +310,33 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     await this.proc?.exited;
     await this.start();
   }
-  /** Containers' shims of this containerd (they outlive it by design). */
-  shims(): number[] {
-    return processesWith(`${this.socket}`).filter((p) => p !== this.proc?.child.pid);
+  /** Shims of this containerd (they outlive it by design): pid and the sandbox id each serves. */
+  shims(): { pid: number; id: string }[] {
+    const out: { pid: number; id: string }[] = [];
+    for (const pid of processesWith(this.socket)) {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        if (!args[0].includes("containerd-shim")) continue;
+        out.push({ pid, id: args[args.indexOf("-id") + 1] ?? "" });
+      } catch {}
+    }
+    return out;
+  }
+
+  /**
+   * Shims serving a sandbox containerd no longer knows: containerd 1.6, killed while it runs a
+   * sandbox, can start its shim and lose the sandbox's record; after its restart it drops the
+   * bundle and leaves the shim running. Nothing above containerd can see them (CRI lists no
+   * such sandbox); the machine's supervisor of containerd has to end them.
+   */
+  async orphanShims(): Promise<{ pid: number; id: string }[]> {
+    const cri = new CriClient({ endpoint: `unix://${this.socket}` });
+    try {
+      const known = new Set((await cri.listPodSandbox()).map((s) => s.id));
+      return this.shims().filter((s) => !known.has(s.id));
+    } finally {
+      cri.close();
+    }
   }
   async stop() {
     const c = this.proc?.child;
@@ -405,8 +429,13 @@ export function leftovers(dir: string, bridge: string | undefined, cgroupRoot: s
   if (cgroupRoot)
     for (const ctl of readdirSync("/sys/fs/cgroup"))
       if (existsSync(`/sys/fs/cgroup/${ctl}${cgroupRoot}`)) left.push(`cgroup ${ctl}${cgroupRoot}`);
-  const procs = processesWith(dir);
-  if (procs.length) left.push(`processes: ${procs.join(", ")}`);
+  for (const pid of processesWith(dir)) {
+    let cmd = "";
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+    } catch {}
+    left.push(`process ${pid}: ${cmd.length > 160 ? `${cmd.slice(0, 157)}...` : cmd}`);
+  }
   return left;
 }
 

@@ -1,5 +1,6 @@
 // `npm run chaos`: the chaos suite's full form (test/chaos/harness.ts). Bounded in time.
-//   npm run chaos [-- --faults 55 --watches 100 --deadline-minutes 40 --no-real-node]
+//   npm run chaos [-- --faults 55 --watches 100 --deadline-minutes 40 --no-real-node
+//                    --kinds workerd,engine-host,npm-start,edgelet,containerd,tunnel]
 // A real node (edgelet over a private containerd) joins when containerd is set up here
 // (npm run setup:containerd); without it, edgelet faults hit the simulated nodes' process and
 // the containerd and tunnel faults are left out (said so in the output).
@@ -8,7 +9,7 @@
 // and nothing left behind.
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { type ChaosResult, runChaos } from "./harness";
+import { ALL_FAULTS, type ChaosResult, type FaultKind, runChaos } from "./harness";
 
 const { values } = parseArgs({
   options: {
@@ -16,6 +17,7 @@ const { values } = parseArgs({
     watches: { type: "string", default: "100" },
     "deadline-minutes": { type: "string", default: "40" },
     "no-real-node": { type: "boolean", default: false },
+    kinds: { type: "string" },
   },
 });
 
@@ -30,6 +32,9 @@ const result = await runChaos({
   faults: Number(values.faults),
   watches: Number(values.watches),
   realNode,
+  kinds: values.kinds
+    ? (values.kinds.split(",").filter((k) => ALL_FAULTS.includes(k as FaultKind)) as FaultKind[])
+    : undefined,
   deadlineMs: Number(values["deadline-minutes"]) * 60_000,
   log: (line) => console.log(`[${((Date.now() - t0) / 1000).toFixed(0)}s] ${line}`),
 });
@@ -78,6 +83,10 @@ function report(r: ChaosResult) {
     `deployments: ${r.deployments.count}, rolled ${r.deployments.rolled} times, scaled ${r.deployments.scaled}; converged: ${r.deployments.count - r.deployments.unconverged.length}/${r.deployments.count}`,
   );
   console.log(`left behind: ${r.leftBehind.length ? r.leftBehind.join("; ") : "nothing"}`);
+  if (r.containerdOrphans.length)
+    console.log(
+      `containerd's own orphans (shims of sandboxes it lost when killed mid-start; ended by this run as its supervisor): ${r.containerdOrphans.join("; ")}`,
+    );
   for (const [what, list] of [
     ["lost", r.writes.lost],
     ["watch", r.watches.violations],

@@ -253,6 +253,17 @@ describe("npm start", () => {
     expect(alive(third.workerd)).toBe(false);
   }, 240_000);
 
+  it("Ctrl-C (SIGINT to npm's whole process group, as a terminal sends it) stops everything, exit 0", async () => {
+    const s = await launch("npm");
+    await up(s);
+    const { workerd } = s.engine()!;
+    process.kill(-s.child.pid!, "SIGINT");
+    expect(await s.exited).toBe(0);
+    expect(await gone(s.stateDir), s.out()).toEqual([]);
+    await until(() => !alive(workerd), 5000, "workerd to go");
+    expect(s.out().match(/stopping edgeplane/g)).toHaveLength(1);
+  }, 120_000);
+
   it("a kill -9 of start.ts takes the engine down; so does a kill -9 of npm", async () => {
     for (const victim of ["start.ts", "npm"] as const) {
       const s = await launch("npm");
