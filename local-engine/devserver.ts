@@ -50,8 +50,10 @@ export interface DevServer {
   /** the local CA (PEM) */
   caCert: string;
   stateDir: string;
-  /** the engine process (detached: its own process group) */
-  child: ChildProcess;
+  /** the engine process (detached: its own process group); another one after respawn() */
+  readonly child: ChildProcess;
+  /** Starts the engine again over the same state and ports, once it has exited; resolves when ready. */
+  respawn(): Promise<void>;
   stop(): Promise<void>;
   /** kill -9 of the engine and workerd at once: a crash, no clean shutdown */
   kill(): Promise<void>;
@@ -165,7 +167,8 @@ function wranglerCrons(): string[] {
 /**
  * The engine process: by default workerd through Miniflare serving the deploy bundle
  * (local-engine/engine-host.ts); EDGEPLANE_DEV_ENGINE=wrangler (or opts.engine) runs
- * `wrangler dev` instead, with its proxy and inspector, for comparison.
+ * `wrangler dev` instead, with its proxy and inspector, for comparison. Returns what spawns it
+ * (again, after a crash: over the same config and state).
  */
 async function spawnEngine(
   opts: DevServerOptions,
@@ -175,9 +178,11 @@ async function spawnEngine(
     vars,
     front,
   }: { stateDir: string; internalPort: number; vars: Record<string, string>; front: FrontTls | undefined },
-): Promise<ChildProcess> {
+): Promise<() => ChildProcess> {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "", NO_COLOR: "1" };
   const stdio: StdioOptions = opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"];
+  // the engine host watches this process through a pipe on its fd 3: its end is our death
+  const watched: StdioOptions = [...(stdio as string[]), "pipe"] as StdioOptions;
   if (opts.engine === "wrangler") {
     const envFile = join(stateDir, "dev.vars");
     writeFileSync(
@@ -207,7 +212,7 @@ async function spawnEngine(
       "--log-level",
       opts.logLevel ?? "warn",
     ];
-    return spawn(process.execPath, args, { cwd: ROOT, stdio, env, detached: true });
+    return () => spawn(process.execPath, args, { cwd: ROOT, stdio, env, detached: true });
   }
   const bundle = await workerBundle(ROOT);
   const configFile = join(stateDir, "engine.json");
@@ -228,22 +233,24 @@ async function spawnEngine(
       cronSeconds: opts.cronSeconds,
       // the front door runs beside workerd, in the engine's process, not in the caller's
       front,
+      launcherFd: 3,
     } satisfies EngineConfig),
     { mode: 0o600 },
   );
   // opts.diagnosable: SIGUSR2 writes a Node diagnostic report (its JavaScript stack) into the
   // state dir, for the test suite's report on a server that stopped answering
   const report = opts.diagnosable ? ["--report-on-signal", `--report-directory=${stateDir}`] : [];
-  return spawn(
-    process.execPath,
-    [...report, "--import", "tsx", join(ROOT, "local-engine/engine-host.ts"), configFile],
-    {
-      cwd: ROOT,
-      stdio,
-      env,
-      detached: true,
-    },
-  );
+  return () =>
+    spawn(
+      process.execPath,
+      [...report, "--import", "tsx", join(ROOT, "local-engine/engine-host.ts"), configFile],
+      {
+        cwd: ROOT,
+        stdio: watched,
+        env,
+        detached: true,
+      },
+    );
 }
 
 /** Starts the local control plane: the engine on an internal port behind the front door. */
@@ -267,37 +274,50 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   writeFileSync(kubeconfigPath, kubeconfig(httpsUrl, token, pki.caCert), { mode: 0o600 });
   const engine = opts.engine ?? process.env.EDGEPLANE_DEV_ENGINE ?? "miniflare";
   const frontOpts: FrontTls = { port, cert: pki.cert, key: pki.key };
-  const child = await spawnEngine(
+  const spawnChild = await spawnEngine(
     { ...opts, engine },
     { stateDir, internalPort, vars, front: engine === "wrangler" ? undefined : frontOpts },
   );
   let output = "";
-  if (opts.quiet) {
-    // (piped when quiet)
-    child.stdout!.on("data", (d: Buffer) => (output = (output + d).slice(-20000)));
-    child.stderr!.on("data", (d: Buffer) => (output = (output + d).slice(-20000)));
-  }
+  let child: ChildProcess;
   let exited = false;
-  child.on("exit", () => (exited = true));
+  /** Spawns the engine and waits until it answers /readyz (or fails, or times out). */
+  const launch = async () => {
+    child = spawnChild();
+    exited = false;
+    const mine = child;
+    if (opts.quiet) {
+      // (piped when quiet)
+      mine.stdout!.on("data", (d: Buffer) => (output = (output + d).slice(-20000)));
+      mine.stderr!.on("data", (d: Buffer) => (output = (output + d).slice(-20000)));
+    }
+    mine.on("exit", () => {
+      if (child === mine) exited = true;
+      // whatever of its process group is left (workerd, were it not tied to it) goes with it
+      killAll([-mine.pid!], "SIGKILL");
+    });
+    const deadline = Date.now() + (opts.timeoutMs ?? 60000);
+    for (;;) {
+      if (exited) throw new Error(`the engine exited early:\n${output}`);
+      try {
+        const r = await fetch(`${url}/readyz`);
+        if (r.ok) return;
+      } catch {}
+      if (Date.now() > deadline) {
+        killAll([mine.pid!, ...descendants(mine.pid!)], "SIGKILL");
+        throw new Error(`the engine did not become ready on ${url}:\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  };
   // wrangler dev has no front door of its own: the caller serves it
   const front =
     engine === "wrangler" ? await startFront({ ...frontOpts, upstreamPort: internalPort }) : undefined;
-  const deadline = Date.now() + (opts.timeoutMs ?? 60000);
-  for (;;) {
-    if (exited) {
-      await front?.close();
-      throw new Error(`the engine exited early:\n${output}`);
-    }
-    try {
-      const r = await fetch(`${url}/readyz`);
-      if (r.ok) break;
-    } catch {}
-    if (Date.now() > deadline) {
-      killAll([child.pid!, ...descendants(child.pid!)], "SIGKILL");
-      await front?.close();
-      throw new Error(`the engine did not become ready on ${url}:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 150));
+  try {
+    await launch();
+  } catch (e) {
+    await front?.close();
+    throw e;
   }
   const stop = async () => {
     await front?.close();
@@ -330,7 +350,13 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     kubeconfigPath,
     caCert: pki.caCert,
     stateDir,
-    child,
+    get child() {
+      return child;
+    },
+    respawn: async () => {
+      if (!exited) throw new Error("the engine is still running");
+      await launch();
+    },
     stop,
     kill,
     output: () => output,

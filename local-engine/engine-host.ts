@@ -12,13 +12,27 @@
 // forwarding to workerd over a Unix socket (EDGEPLANE_FRONT_UPSTREAM=tcp: over workerd's TCP
 // port instead, for comparison) and relaying watches (watch-relay.ts). Prints "ready <url>" once
 // workerd answers; SIGTERM/SIGINT dispose of workerd and exit.
+//
+// It keeps workerd alive: when workerd dies (a crash, kill -9), it is started again over the
+// same state, after a backoff that grows with each crash in a row, and meanwhile the front
+// door answers 503 (workerd's SQLite is durable: an acknowledged write survives). Nothing it
+// starts outlives it: workerd gets SIGKILL when this process dies, however it dies
+// (PR_SET_PDEATHSIG, through setpriv), and with `launcherFd` this process exits when its
+// launcher does (the launcher holds the other end of that pipe: its close, at any death of the
+// launcher, is an end of file here).
 import { randomBytes } from "node:crypto";
-import { readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Log, LogLevel, Miniflare } from "miniflare";
+import readline from "node:readline";
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { Log, LogLevel, Miniflare, type MiniflareOptions } from "miniflare";
 import { type Bundle, type BundleManifest, MANIFEST } from "./bundle";
 import { type FrontDoor, startFront } from "./front-door";
+import { portInUse } from "./port-owner";
 
 /** CONFIG.json, as devserver.ts writes it. */
 export interface EngineConfig extends Bundle {
@@ -41,6 +55,8 @@ export interface EngineConfig extends Bundle {
   crons?: string[];
   /** the period of "* * * * *" in seconds (60), for tests */
   cronSeconds?: number;
+  /** a pipe from the launcher on this fd: its end means the launcher is gone, and so this goes */
+  launcherFd?: number;
 }
 
 const config: EngineConfig = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -74,13 +90,84 @@ const relaySecret =
     ? (config.bindings?.EDGEPLANE_RELAY_SECRET ?? randomBytes(32).toString("hex"))
     : undefined;
 
+// The front door asks the Worker to name the priority level of each credential it has not
+// seen answered (api/wire/priority.ts), with a secret of their own, made as the relay's is.
+const frontSecret = config.front
+  ? (config.bindings?.EDGEPLANE_FRONT_SECRET ?? randomBytes(32).toString("hex"))
+  : undefined;
+
 const levels: Record<string, LogLevel> = {
   error: LogLevel.ERROR,
   warn: LogLevel.WARN,
   info: LogLevel.INFO,
   debug: LogLevel.DEBUG,
 };
-const mf = new Miniflare({
+
+const log = (message: string) => console.error(`engine: ${message}`);
+
+let closing = false;
+let front: FrontDoor | undefined;
+let cronTimer: NodeJS.Timeout | undefined;
+async function close(code = 0) {
+  if (closing) return;
+  closing = true;
+  try {
+    clearTimeout(cronTimer);
+    await front?.close();
+    await mf.dispose();
+    if (frontSocket) rmSync(frontSocket.path, { force: true });
+  } finally {
+    process.exit(code);
+  }
+}
+process.on("SIGTERM", () => close());
+process.on("SIGINT", () => close());
+
+// the launcher's pipe: readable until the launcher dies (however it dies)
+if (config.launcherFd !== undefined) {
+  const launcher = new net.Socket({ fd: config.launcherFd, readable: true, writable: false });
+  launcher.on("data", () => {});
+  launcher.on("end", () => close());
+  launcher.on("error", () => close());
+  launcher.unref(); // it keeps nothing alive; the servers do
+}
+
+// workerd started through setpriv gets SIGKILL when this process dies (a kill -9 included)
+const WORKERD_TIED = fileURLToPath(new URL("workerd-tied.sh", import.meta.url));
+const tied = existsSync("/usr/bin/setpriv") || existsSync("/bin/setpriv");
+if (tied && !process.env.MINIFLARE_WORKERD_PATH) {
+  // the binary Miniflare would run: its own dependency's
+  const fromMiniflare = createRequire(createRequire(import.meta.url).resolve("miniflare"));
+  const bin = fromMiniflare("workerd") as { default?: string };
+  process.env.EDGEPLANE_WORKERD = bin.default ?? String(bin);
+  process.env.MINIFLARE_WORKERD_PATH = WORKERD_TIED;
+}
+
+/** The pid of the workerd this process runs (its one workerd child), if it can be found. */
+function workerdPid(): number | undefined {
+  try {
+    for (const task of readdirSync(`/proc/${process.pid}/task`))
+      for (const child of readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").split(" ")) {
+        const pid = Number(child);
+        if (pid > 0 && readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd") return pid;
+      }
+  } catch {
+    // /proc not there, or the child gone meanwhile
+  }
+  return undefined;
+}
+
+/**
+ * workerd's output, line by line as Miniflare prints it; its end (workerd's stdout closes only
+ * when it exits: Miniflare's own disposal destroys the stream instead) calls for a restart.
+ */
+function runtimeOutput(stdout: Readable, stderr: Readable) {
+  readline.createInterface(stdout).on("line", (line) => console.log(line));
+  readline.createInterface(stderr).on("line", (line) => console.error(line));
+  stdout.once("end", () => void crashed());
+}
+
+const options: MiniflareOptions = {
   ...workerOptions,
   name: config.name ?? "edgeplane",
   modules: modules.map((m) => ({ type: m.type, path: join(config.bundleDir, m.path) })),
@@ -89,6 +176,7 @@ const mf = new Miniflare({
     ...workerOptions.bindings,
     ...config.bindings,
     ...(relaySecret ? { EDGEPLANE_RELAY_SECRET: relaySecret } : {}),
+    ...(frontSecret ? { EDGEPLANE_FRONT_SECRET: frontSecret } : {}),
   },
   defaultPersistRoot: config.persistDir,
   // Clients reach our Worker on a direct workerd socket, not through Miniflare's entry
@@ -110,37 +198,79 @@ const mf = new Miniflare({
   // only when asked (bench/profile.ts): DevTools tracing costs CPU on every request
   inspectorPort: config.inspectorPort,
   log: new Log(levels[config.logLevel] ?? LogLevel.WARN),
-});
+  handleRuntimeStdio: runtimeOutput,
+} as MiniflareOptions;
 
-let closing = false;
-let front: FrontDoor | undefined;
-let cronTimer: NodeJS.Timeout | undefined;
-async function close() {
-  if (closing) return;
-  closing = true;
-  try {
-    clearTimeout(cronTimer);
-    await front?.close();
-    await mf.dispose();
-    if (frontSocket) rmSync(frontSocket.path, { force: true });
-  } finally {
-    process.exit(0);
+let mf = new Miniflare(options);
+let pid: number | undefined;
+/** workerd is being started again: the front door answers 503 meanwhile */
+let restarting = false;
+
+/** Restarts of workerd in a row (a run of RESTART_RESET_MS without a crash starts over). */
+let crashes = 0;
+let upSince = Date.now();
+const RESTART_RESET_MS = 60_000;
+/** the wait before the nth restart in a row: 0.25 s, doubling, at most 8 s */
+const backoff = (n: number) => Math.min(250 * 2 ** (n - 1), 8000);
+/** restarts in a row that fail to start workerd before this process gives up (exit 1) */
+const MAX_FAILED_STARTS = 10;
+
+/** workerd died under us: 503 at the front door until it is back, then as before. */
+async function crashed() {
+  if (closing || restarting) return;
+  restarting = true;
+  const lost = pid;
+  front?.setAvailable(false, "the control plane's engine (workerd) is restarting");
+  if (Date.now() - upSince > RESTART_RESET_MS) crashes = 0;
+  for (let failed = 0; ; ) {
+    const wait = backoff(++crashes);
+    log(
+      `workerd${lost ? ` (pid ${lost})` : ""} exited; starting it again in ${wait} ms (restart ${crashes} in a row)`,
+    );
+    await new Promise((r) => setTimeout(r, wait));
+    if (closing) return;
+    const t0 = Date.now();
+    try {
+      await mf.dispose().catch(() => {});
+      if (frontSocket) rmSync(frontSocket.path, { force: true });
+      mf = new Miniflare(options);
+      await mf.ready;
+      pid = workerdPid();
+      upSince = Date.now();
+      restarting = false;
+      front?.setAvailable(true);
+      log(`workerd started again${pid ? ` (pid ${pid})` : ""} in ${Date.now() - t0} ms`);
+      return;
+    } catch (e) {
+      log(`starting workerd again failed: ${(e as Error).message}`);
+      if (++failed >= MAX_FAILED_STARTS) {
+        log(`giving up after ${failed} failed starts`);
+        return void close(1);
+      }
+    }
   }
 }
-process.on("SIGTERM", close);
-process.on("SIGINT", close);
 
 await mf.ready;
+pid = workerdPid();
 const url = await mf.unsafeGetDirectURL();
-if (config.front)
-  front = await startFront({
-    port: config.front.port,
-    upstreamPort: config.port,
-    upstreamPath: frontSocket?.path,
-    cert: config.front.cert,
-    key: config.front.key,
-    relaySecret,
-  });
+if (config.front) {
+  try {
+    front = await startFront({
+      port: config.front.port,
+      upstreamPort: config.port,
+      upstreamPath: frontSocket?.path,
+      cert: config.front.cert,
+      key: config.front.key,
+      relaySecret,
+      frontSecret,
+    });
+  } catch (e) {
+    const inUse = (e as NodeJS.ErrnoException).code === "EADDRINUSE";
+    console.error(inUse ? portInUse(config.front.port) : `the front door failed: ${(e as Error).message}`);
+    await close(1);
+  }
+}
 console.log(`ready ${url.href}`);
 
 const EVERY_MINUTE = "* * * * *";
@@ -148,15 +278,16 @@ for (const cron of config.crons ?? [])
   if (cron !== EVERY_MINUTE) console.warn(`cron "${cron}" is not run locally (only "${EVERY_MINUTE}" is)`);
 if ((config.crons ?? []).includes(EVERY_MINUTE)) {
   const period = (config.cronSeconds ?? 60) * 1000;
-  const worker = await mf.getWorker();
   const tick = () => {
     cronTimer = setTimeout(
       async () => {
         if (closing) return;
         try {
-          await worker.scheduled({ cron: EVERY_MINUTE, scheduledTime: new Date() });
+          // the current workerd's (it may have been started again since the last tick)
+          if (!restarting)
+            await (await mf.getWorker()).scheduled({ cron: EVERY_MINUTE, scheduledTime: new Date() });
         } catch (e) {
-          if (!closing) console.error("scheduled handler failed:", e);
+          if (!closing && !restarting) console.error("scheduled handler failed:", e);
         }
         tick();
       },

@@ -2,11 +2,12 @@
 // Durable Object, and it does not serve its connections in turn when saturated: measured, a
 // request could wait seconds while requests on other connections were served again and
 // again. The front door therefore lets at most `limit` ordinary requests into workerd at a
-// time and admits the others as answers complete: clients in turn (a client is its
-// credential, or its connection when it sends none; as upstream's priority and fairness
-// queues flows by user), each client's requests in arrival order, so that one client with
-// many requests at once (an HTTP/2 connection carries up to 1,000) does not hold up the
-// rest. Long-running requests
+// time and admits the others as answers complete, by priority level (Level), and within a
+// level clients in turn (a client is its verified credential, else its source address; as
+// upstream's priority and fairness queues flows by user), each client's requests in arrival
+// order, so that one client with many requests at once (an HTTP/2 connection carries up to
+// 1,000) does not hold up the rest. A request waits only once its head is complete (the
+// front door reads heads under a deadline first). Long-running requests
 // (watches, upgrades to WebSocket or SPDY, log follows, proxies) are never held or counted,
 // and a request that holds its place longer than `holdMs` gives it up, so a slow request
 // (or one waiting on another through this door, as a webhook may) never stalls the rest.
@@ -21,19 +22,33 @@ export interface RequestHead {
   /** "1.0" or "1.1" (HTTP/2 requests are given as "1.1") */
   version: string;
   headers: string;
+  /** the same headers as sent (a credential's case matters) */
+  rawHeaders: string;
 }
 
-/** A request's first line and headers, when `chunk` starts one. */
-export function requestHead(chunk: Buffer): RequestHead | undefined {
-  const end = chunk.indexOf("\r\n\r\n");
-  const head = chunk.toString("latin1", 0, end < 0 ? Math.min(chunk.length, 4096) : end);
+/**
+ * Where a request's head ends in `buf` (just after its blank line), or -1 when it has not
+ * ended yet. A line may end with CRLF, or with LF alone (RFC 9112 2.2).
+ */
+export function headEnd(buf: Buffer): number {
+  const crlf = buf.indexOf("\r\n\r\n");
+  if (crlf >= 0) return crlf + 4;
+  const lf = buf.indexOf("\n\n");
+  return lf < 0 ? -1 : lf + 2;
+}
+
+/** A request's first line and headers, when `chunk` starts one (`end`: headEnd(chunk)). */
+export function requestHead(chunk: Buffer, end = headEnd(chunk)): RequestHead | undefined {
+  const head = chunk.toString("latin1", 0, end < 0 ? Math.min(chunk.length, 4096) : end).trimEnd();
   const line = /^([A-Z]+) (\S+) HTTP\/1\.([01])\r?(?:\n|$)/.exec(head);
   if (!line) return undefined;
+  const rawHeaders = head.slice(line[0].length);
   return {
     method: line[1],
     target: line[2],
     version: `1.${line[3]}`,
-    headers: head.slice(line[0].length).toLowerCase(),
+    headers: rawHeaders.toLowerCase(),
+    rawHeaders,
   };
 }
 
@@ -53,20 +68,88 @@ export function longRunning({ target, headers }: Pick<RequestHead, "target" | "h
   return STREAMING.has(rest[2]);
 }
 
-/** The Authorization header of a request head (requestHead: lowercased), if any. */
+const AUTHORIZATION = /(?:^|\n)authorization: *([^\r\n]*)/;
+
+/** The Authorization header of a request head, as sent, if any. */
 export function credentialOf(head: RequestHead): string | undefined {
-  return /(?:^|\n)authorization: *([^\r\n]*)/.exec(head.headers)?.[1];
+  const m = AUTHORIZATION.exec(head.headers);
+  if (!m) return undefined;
+  // lowercasing Latin-1 keeps every offset: the value as sent is at the same place
+  const at = m.index + m[0].length - m[1].length;
+  return head.rawHeaders.slice(at, at + m[1].length);
 }
 
 /**
- * A client of the queue: a credential ("credential <Authorization>"), or the connection (a
- * socket or an HTTP/2 session) of a request that sends none; undefined is one client for all.
+ * A client of the queue: a credential ("credential <Authorization>"), or a source address
+ * ("source <address>") for requests whose credential is missing or not yet verified;
+ * undefined is one client for all.
  */
 export type Flow = string | object | undefined;
 
-/** The client a request comes from, for the queue: its credential, else its connection. */
-export function flowOf(authorization: string | undefined, connection: object | undefined): Flow {
-  return authorization ? `credential ${authorization}` : connection;
+/**
+ * Priority levels, after upstream's API Priority and Fairness: each has its seats in workerd,
+ * and its clients take turns within it.
+ * - system: node agents and the control plane's own users (a credential the Worker named so,
+ *   see api/wire/priority.ts): seats of its own, beyond `limit`, so that leases and status
+ *   updates go in however many clients wait (upstream's system-node-high and system);
+ * - probes: /healthz, /livez, /readyz: seats of their own (upstream exempts them);
+ * - workload: every other verified credential: `limit` seats, shared with catch-all;
+ * - catch-all: requests without a credential, or with one not yet verified: at most a few of
+ *   the shared seats, and one client per source address, so that a crowd of connections
+ *   counts as one client and never holds more than its few seats (upstream's catch-all).
+ */
+export type Level = "system" | "probes" | "workload" | "catch-all";
+
+/** system's own seats (beyond the limit): a node's lease renewal never waits for a crowd */
+export const SYSTEM_SEATS = 8;
+export const PROBE_SEATS = 2;
+/** how many of the shared seats requests without a verified credential may hold at once */
+export const CATCH_ALL_SEATS = 4;
+
+const PROBE = /^(?:\/clusters\/[^/?]+)?\/(?:healthz|livez|readyz)(?:[/?]|$)/;
+
+/**
+ * A request's level and client, from its target, its credential and where it came from; `ask`
+ * when its credential is not yet known (the Worker is asked to name its level).
+ */
+export function classify(
+  target: string,
+  authorization: string | undefined,
+  source: string,
+  known: CredentialLevels,
+): { level: Level; flow: Flow; ask: boolean } {
+  const level = authorization ? known.get(authorization) : undefined;
+  const ask = authorization !== undefined && level === undefined;
+  if (PROBE.test(target)) return { level: "probes", flow: level ? authorization : `source ${source}`, ask };
+  if (level) return { level, flow: `credential ${authorization}`, ask };
+  return { level: "catch-all", flow: `source ${source}`, ask };
+}
+
+/**
+ * Credentials the Worker has answered for, with the level it named (api/wire/priority.ts).
+ * Only a credential that authenticated gets in, so its size is what real clients make it;
+ * past `max` the one learned first is forgotten (it is learned again on its next request).
+ */
+export class CredentialLevels {
+  private readonly levels = new Map<string, Level>();
+  constructor(private readonly max = 10_000) {}
+  get(credential: string): Level | undefined {
+    return this.levels.get(credential);
+  }
+  learn(credential: string, level: string) {
+    if (level !== "system" && level !== "workload") return;
+    if (this.levels.get(credential) === level) return;
+    this.levels.delete(credential);
+    this.levels.set(credential, level);
+    if (this.levels.size > this.max) this.levels.delete(this.levels.keys().next().value!);
+  }
+  /** A credential that stopped authenticating (a 401): it waits as unverified again. */
+  forget(credential: string) {
+    this.levels.delete(credential);
+  }
+  get size() {
+    return this.levels.size;
+  }
 }
 
 /**
@@ -85,10 +168,14 @@ export function admitLimit(setting: string | undefined): number {
 }
 
 export interface AdmissionOptions {
-  /** ordinary requests let into workerd at once (ADMIT_LIMIT) */
+  /** ordinary requests (workload and catch-all) let into workerd at once (ADMIT_LIMIT) */
   limit?: number;
   /** how long an admitted request may hold its place before it gives it up */
   holdMs?: number;
+  /** seats of the system level (SYSTEM_SEATS), of probes (PROBE_SEATS), of catch-all (CATCH_ALL_SEATS) */
+  systemSeats?: number;
+  probeSeats?: number;
+  catchAllSeats?: number;
 }
 
 /** Gives a request's place back (or stops its wait); idempotent. */
@@ -96,48 +183,96 @@ export type Leave = () => void;
 
 export interface AdmissionQueue {
   /**
-   * Calls `admit(release)` once the request from client `flow` (flowOf; one client for
-   * all when undefined) may go in; `release` (idempotent) gives its place back and is due
-   * when its answer completes. Returns a cancel for a request whose client went away while
-   * waiting.
+   * Calls `admit(release)` once the request from client `flow` (one client for all when
+   * undefined) at `level` (workload when not given) may go in; `release` (idempotent) gives
+   * its place back and is due when its answer completes. Returns a cancel for a request whose
+   * client went away while waiting.
    */
-  enter(admit: (release: () => void) => void, flow?: Flow): Leave;
-  stats(): { running: number; waiting: number };
+  enter(admit: (release: () => void) => void, flow?: Flow, level?: Level): Leave;
+  /** requests in workerd and waiting, at one level or at all */
+  stats(level?: Level): { running: number; waiting: number };
+}
+
+/** One level's seats and turns. */
+interface LevelQueue {
+  seats: number;
+  /** whether its requests also take seats of the shared `limit` */
+  shared: boolean;
+  running: number;
+  waiting: number;
+  /** admit callbacks of each client's requests waiting, oldest first */
+  flows: Map<Flow, (() => void)[]>;
+  /** the clients with requests waiting, the next one to be admitted first */
+  turns: Flow[];
 }
 
 export function admissionQueue({
   limit = ADMIT_LIMIT,
   holdMs = 2000,
+  systemSeats = SYSTEM_SEATS,
+  probeSeats = PROBE_SEATS,
+  catchAllSeats = CATCH_ALL_SEATS,
 }: AdmissionOptions = {}): AdmissionQueue {
-  let running = 0;
-  let waiting = 0;
-  /** admit callbacks of each client's requests waiting, oldest first */
-  const flows = new Map<Flow, (() => void)[]>();
-  /** the clients with requests waiting, the next one to be admitted first */
-  const turns: Flow[] = [];
+  const level = (seats: number, shared: boolean): LevelQueue => ({
+    seats,
+    shared,
+    running: 0,
+    waiting: 0,
+    flows: new Map(),
+    turns: [],
+  });
+  const levels: Record<Level, LevelQueue> = {
+    system: level(systemSeats, false),
+    probes: level(probeSeats, false),
+    workload: level(limit, true),
+    "catch-all": level(Math.min(catchAllSeats, limit), true),
+  };
+  const own = [levels.system, levels.probes];
+  const shared = [levels.workload, levels["catch-all"]];
+  /** requests of the shared levels in workerd */
+  let sharedRunning = 0;
+  /** the shared level whose turn is next when both wait */
+  let sharedTurn = 0;
+
+  const admitOne = (l: LevelQueue) => {
+    const flow = l.turns.shift();
+    const queue = l.flows.get(flow)!;
+    const go = queue.shift()!;
+    if (queue.length) l.turns.push(flow);
+    else l.flows.delete(flow);
+    l.waiting--;
+    l.running++;
+    if (l.shared) sharedRunning++;
+    go();
+  };
 
   const next = () => {
-    while (running < limit && turns.length) {
-      const flow = turns.shift();
-      const queue = flows.get(flow)!;
-      const go = queue.shift()!;
-      if (queue.length) turns.push(flow);
-      else flows.delete(flow);
-      waiting--;
-      running++;
-      go();
+    for (const l of own) while (l.running < l.seats && l.turns.length) admitOne(l);
+    while (sharedRunning < limit) {
+      let admitted = false;
+      for (let i = 0; i < shared.length && !admitted; i++) {
+        const l = shared[(sharedTurn + i) % shared.length];
+        if (l.turns.length && l.running < l.seats) {
+          sharedTurn = (sharedTurn + i + 1) % shared.length;
+          admitOne(l);
+          admitted = true;
+        }
+      }
+      if (!admitted) return;
     }
   };
 
   return {
-    enter(admit, flow) {
+    enter(admit, flow, at = "workload") {
+      const l = levels[at];
       let state: "waiting" | "running" | "done" = "waiting";
       let timer: NodeJS.Timeout | undefined;
       const release = () => {
         if (state !== "running") return;
         state = "done";
         clearTimeout(timer);
-        running--;
+        l.running--;
+        if (l.shared) sharedRunning--;
         next();
       };
       const go = () => {
@@ -146,25 +281,31 @@ export function admissionQueue({
         timer.unref?.();
         admit(release);
       };
-      let queue = flows.get(flow);
+      let queue = l.flows.get(flow);
       if (!queue) {
-        flows.set(flow, (queue = []));
-        turns.push(flow);
+        l.flows.set(flow, (queue = []));
+        l.turns.push(flow);
       }
       queue.push(go);
-      waiting++;
+      l.waiting++;
       next();
       return () => {
         if (state !== "waiting") return release();
         state = "done";
-        const q = flows.get(flow)!;
+        const q = l.flows.get(flow)!;
         q.splice(q.indexOf(go), 1);
-        waiting--;
+        l.waiting--;
         if (q.length) return;
-        flows.delete(flow);
-        turns.splice(turns.indexOf(flow), 1);
+        l.flows.delete(flow);
+        l.turns.splice(l.turns.indexOf(flow), 1);
       };
     },
-    stats: () => ({ running, waiting }),
+    stats(at) {
+      const of = at ? [levels[at]] : Object.values(levels);
+      return {
+        running: of.reduce((n, l) => n + l.running, 0),
+        waiting: of.reduce((n, l) => n + l.waiting, 0),
+      };
+    },
   };
 }

@@ -9,7 +9,16 @@
 import http from "node:http";
 import http2 from "node:http2";
 import type net from "node:net";
-import { type AdmissionQueue, flowOf, longRunning, type RequestHead } from "./fair-queue";
+import { PRIORITY_ASK_HEADER, PRIORITY_LEVEL_HEADER } from "../api/wire/priority";
+import {
+  type AdmissionQueue,
+  type CredentialLevels,
+  classify,
+  longRunning,
+  type RequestHead,
+} from "./fair-queue";
+import type { Availability } from "./front-door";
+import { type Guard, MAX_HEAD_BYTES, statusOnStream } from "./guard";
 import {
   HOP_BY_HOP,
   type RelayWatch,
@@ -50,25 +59,20 @@ function headOf(headers: http2.IncomingHttpHeaders, forwarded: string[]): Reques
     target: headers[":path"] ?? "/",
     version: "1.1",
     headers: lines.join("\n").toLowerCase(),
+    rawHeaders: "",
   };
 }
 
 /** A metav1.Status answer from the front door itself, when workerd could not be reached. */
 function unavailable(stream: http2.ServerHttp2Stream) {
-  if (stream.destroyed || stream.closed) return;
-  if (stream.headersSent) return void stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
-  stream.respond({ ":status": 503, "content-type": "application/json" });
-  stream.end(
-    JSON.stringify({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      message: "the control plane did not answer",
-      reason: "ServiceUnavailable",
-      code: 503,
-    }),
-  );
+  statusOnStream(stream, 503, "ServiceUnavailable", "the control plane did not answer");
+}
+
+/** The size of a request's head as HTTP/1.1 would spell it (each header "name: value\r\n"). */
+function headSize(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) n += raw[i].length + 2;
+  return n;
 }
 
 export interface H2DoorOptions {
@@ -76,16 +80,30 @@ export interface H2DoorOptions {
   queue: AdmissionQueue;
   relay: WatchRelay | undefined;
   idleCloseMs: number;
+  /** credentials the Worker named a level for, and the secret to ask it with */
+  levels: CredentialLevels;
+  frontSecret: string | undefined;
+  available: Availability;
+}
+
+/** The credential of a request whose answer may say something of it, and whether it asked for its level. */
+interface Credential {
+  value: string;
+  asked: boolean;
 }
 
 /** An HTTP/2 watch: a relay's watch written to an HTTP/2 stream. */
 type H2Watch = RelayWatch<http2.ServerHttp2Stream>;
 
 export interface H2Door {
-  /** Serves an HTTP/2 connection on `socket`. */
-  accept(socket: net.Socket): void;
+  /** Serves an HTTP/2 connection on `socket`, whose standing `guard` keeps (guard.ts). */
+  accept(socket: net.Socket, guard: Guard): void;
   close(): void;
 }
+
+/** What a session carries besides its streams: its connection's guard and its open streams. */
+const GUARD = Symbol("guard");
+type GuardedSession = http2.ServerHttp2Session & { [GUARD]?: { guard: Guard; open: number } };
 
 /**
  * The HTTP/2 side of one front door: accept(socket) serves a connection (a TLS socket that
@@ -93,7 +111,15 @@ export interface H2Door {
  * listens, as node:http request options), `queue`, `relay` and `idleCloseMs` are the front
  * door's (front-door.ts).
  */
-export function h2Door({ target, queue, relay, idleCloseMs }: H2DoorOptions): H2Door {
+export function h2Door({
+  target,
+  queue,
+  relay,
+  idleCloseMs,
+  levels,
+  frontSecret,
+  available,
+}: H2DoorOptions): H2Door {
   // free connections are dropped before workerd's own idle close could meet a request
   const agent = new http.Agent({ keepAlive: true, timeout: idleCloseMs, scheduling: "lifo" });
   const server = http2.createServer({
@@ -120,20 +146,59 @@ export function h2Door({ target, queue, relay, idleCloseMs }: H2DoorOptions): H2
 
   function serve(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, raw: string[]) {
     stream.on("error", () => stream.destroy());
+    const guarded = (stream.session as GuardedSession)[GUARD];
+    if (guarded) {
+      // a session's deadline runs until its first request; its guard keeps it while streams are open
+      guarded.guard.headDone();
+      if (guarded.open++ === 0) guarded.guard.busy(true);
+      stream.on("close", () => {
+        if (--guarded.open === 0) guarded.guard.busy(false);
+      });
+    }
     const method = headers[":method"];
     if (method === "CONNECT") {
       // no extended CONNECT (RFC 8441): exec and port-forward go over HTTP/1.1 upgrades
       stream.respond({ ":status": 405 });
       return void stream.end();
     }
+    if (headSize(raw) > MAX_HEAD_BYTES)
+      return statusOnStream(
+        stream,
+        431,
+        "RequestHeaderFieldsTooLarge",
+        `Request Header Fields Too Large: the request's headers are over ${MAX_HEAD_BYTES} bytes`,
+      );
+    if (!available.up) return statusOnStream(stream, 503, "ServiceUnavailable", available.message, 1);
     const forwarded = forwardedHeaders(headers, raw);
     const head = headOf(headers, forwarded);
+    const authorization = headers.authorization;
+    // a known credential: the connection is no longer bounded as an anonymous one
+    if (authorization !== undefined && levels.get(authorization)) guarded?.guard.trust();
     const resource = relay && watchedResource(head);
     if (resource) return watch(stream, head, forwarded, resource);
     if (longRunning(head)) return send(stream, head, forwarded, () => {});
-    const flow = flowOf(headers.authorization, stream.session);
-    const leave = queue.enter((release) => send(stream, head, forwarded, release), flow);
+    const source = guarded?.guard.source ?? "unknown";
+    const { level, flow, ask } = classify(head.target, authorization, source, levels);
+    let credential: Credential | undefined;
+    if (authorization !== undefined) {
+      credential = { value: authorization, asked: ask && frontSecret !== undefined };
+      if (credential.asked) forwarded.push(PRIORITY_ASK_HEADER, frontSecret!);
+    }
+    const leave = queue.enter(
+      (release) => send(stream, head, forwarded, release, undefined, credential),
+      flow,
+      level,
+    );
     stream.on("close", leave);
+  }
+
+  /** What an answer says of its request's credential: a 401 forgets it, a named level is learned. */
+  function learn(res: http.IncomingMessage, stream: http2.ServerHttp2Stream, credential: Credential) {
+    if (res.statusCode === 401) return levels.forget(credential.value);
+    const level = credential.asked ? res.headers[PRIORITY_LEVEL_HEADER] : undefined;
+    if (typeof level !== "string") return;
+    levels.learn(credential.value, level);
+    (stream.session as GuardedSession | undefined)?.[GUARD]?.guard.trust();
   }
 
   /** A watch a relay may carry: offered to it, sent once its resource's first watch settled. */
@@ -155,6 +220,7 @@ export function h2Door({ target, queue, relay, idleCloseMs }: H2DoorOptions): H2
     headers: string[],
     done: () => void,
     w?: H2Watch,
+    credential?: Credential,
   ) {
     const body: Buffer[] = [];
     let bodyBytes = 0;
@@ -168,7 +234,10 @@ export function h2Door({ target, queue, relay, idleCloseMs }: H2DoorOptions): H2
     };
     const go = () => {
       req = http.request({ ...target, agent, method: head.method, path: head.target, headers });
-      req.on("response", (res) => answer(stream, res, finish, w));
+      req.on("response", (res) => {
+        if (credential) learn(res, stream, credential);
+        answer(stream, res, finish, w);
+      });
       req.on("error", (err: NodeJS.ErrnoException) => {
         // once answered (a 413 before the whole body was read), the answer goes on as it is
         if (req.res) return;
@@ -223,8 +292,15 @@ export function h2Door({ target, queue, relay, idleCloseMs }: H2DoorOptions): H2
   }
 
   return {
-    accept(socket) {
+    accept(socket, guard) {
+      guard.expired = () => socket.destroy();
+      const setGuard = (s: GuardedSession) => {
+        s[GUARD] = { guard, open: 0 };
+      };
+      server.once("session", setGuard);
       server.emit("connection", socket);
+      // the session is made as the connection is taken; were it not, it has no guard
+      server.off("session", setGuard);
     },
     close() {
       for (const s of sessions) s.destroy();

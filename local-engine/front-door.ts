@@ -7,17 +7,30 @@
 import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
+import { PRIORITY_ASK_HEADER, PRIORITY_LEVEL_HEADER } from "../api/wire/priority";
 import {
   type AdmissionOptions,
   type AdmissionQueue,
   admissionQueue,
+  CredentialLevels,
+  classify,
   credentialOf,
-  flowOf,
+  headEnd,
   type Leave,
   longRunning,
   requestHead,
 } from "./fair-queue";
 import { h2Door, RESEND_LIMIT } from "./front-door-h2";
+import {
+  connectionGuards,
+  type Guard,
+  type GuardOptions,
+  type Guards,
+  headerTimeout,
+  headerTooLarge,
+  MAX_HEAD_BYTES,
+  statusAnswer,
+} from "./guard";
 import { type RelayWatch, type WatchRelay, watchedResource, watchRelay } from "./watch-relay";
 
 export interface FrontDoorOptions {
@@ -36,15 +49,36 @@ export interface FrontDoorOptions {
   admission?: AdmissionOptions;
   /** the Worker's EDGEPLANE_RELAY_SECRET: watches are relayed (watch-relay.ts) when given */
   relaySecret?: string;
+  /**
+   * the Worker's EDGEPLANE_FRONT_SECRET: with it the front door asks the Worker to name the
+   * priority level of each new credential (api/wire/priority.ts); without it every credential
+   * waits as unverified
+   */
+  frontSecret?: string;
+  /** the head deadline and the bounds on connections without a verified credential (guard.ts) */
+  guards?: GuardOptions;
 }
 
 export interface FrontDoor {
   /** Stops listening and cuts every connection. */
   close(): Promise<void>;
+  /**
+   * Whether workerd can be reached. While it cannot (it is restarting), requests are answered
+   * 503 at once, with `message`, instead of meeting a refused connection.
+   */
+  setAvailable(up: boolean, message?: string): void;
+  /** what the front door holds: connections without a verified credential, the queue, credentials known */
+  stats(): { untrusted: number; running: number; waiting: number; credentials: number };
 }
 
 /** Where carry connects to workerd: a Unix socket, or a TCP port. */
 type Upstream = { path: string; port?: undefined } | { port: number; host: string };
+
+/** Whether workerd can be reached, as the engine host last said (setAvailable). */
+export interface Availability {
+  up: boolean;
+  message: string;
+}
 
 /** What carry shares with the rest of its front door. */
 interface CarryOptions {
@@ -52,7 +86,20 @@ interface CarryOptions {
   idleCloseMs: number;
   queue: AdmissionQueue;
   relay: WatchRelay | undefined;
+  levels: CredentialLevels;
+  /** the request header line that asks the Worker for a credential's level, when there is a secret */
+  askLine: Buffer | undefined;
+  guards: Guards;
+  available: Availability;
 }
+
+/** Whether `chunk` may begin a request: a method's first letters (a body or a tunnel's bytes do not). */
+const startsRequest = (chunk: Buffer) => chunk[0] >= 65 && chunk[0] <= 90;
+
+/** The first response chunk's status is 401: the credential it answered no longer authenticates. */
+const unauthorized = (chunk: Buffer) => chunk[9] === 52 && chunk[10] === 48 && chunk[11] === 49;
+
+const LEVEL_LINE = new RegExp(`\r\n${PRIORITY_LEVEL_HEADER}: *([a-z-]+)`, "i");
 
 /**
  * The client's byte stream again from its first chunk: TLS cannot wrap a socket that was
@@ -157,10 +204,13 @@ function responseFraming() {
  */
 function carry(
   down: net.Socket,
-  { upstream: target, idleCloseMs, queue, relay }: CarryOptions,
+  { upstream: target, idleCloseMs, queue, relay, levels, askLine, guards, available }: CarryOptions,
+  guard: Guard,
   sockets: Set<net.Socket>,
 ) {
   let upstream: net.Socket | undefined;
+  /** whether the upstream connection carried a byte of a request (one never used can go quietly) */
+  let used = false;
   /** a watch sent with the relay's offer (watch-relay.ts), until its answer comes */
   let offered: RelayWatch<net.Socket> | undefined;
   /** a watch the relay writes to the client; the client's next bytes wait for its end */
@@ -168,10 +218,16 @@ function carry(
   let afterWatch: Buffer[] | undefined;
   /** no request in progress: the client's next bytes start one */
   let between = true;
+  /** the first bytes of a request whose head has not all come yet */
+  let partial: Buffer | undefined;
   /** the request's place in the admission queue: give it back, or stop waiting for one */
   let leave: Leave | undefined;
   /** client chunks held while the request waits for its turn */
   let held: Buffer[] | undefined;
+  /** the credential of the request in progress, when its answer may say something of it */
+  let credential: string | undefined;
+  /** ... and whether that answer names its level (the request asked) */
+  let asked = false;
   /** client chunks forwarded since workerd's last byte: unanswered */
   let unanswered: Buffer[] = [];
   let unansweredBytes = 0;
@@ -181,18 +237,46 @@ function carry(
   const framing = responseFraming();
   const resumeDown = () => down.resume();
 
+  /** Answers from the front door itself and closes: a head it will not read, or no workerd. */
+  const refuse = (answer: Buffer) => {
+    partial = undefined;
+    held = undefined;
+    down.pause();
+    down.end(answer);
+    setTimeout(() => down.destroy(), 1000).unref();
+  };
+  guard.expired = () => refuse(headerTimeout(guards.headerTimeoutMs));
+
+  /** What the first chunk of an answer says of the request's credential. */
+  const learn = (chunk: Buffer) => {
+    const cred = credential!;
+    credential = undefined;
+    if (unauthorized(chunk)) return levels.forget(cred);
+    if (!asked) return;
+    const end = chunk.indexOf("\r\n\r\n");
+    const level = LEVEL_LINE.exec(chunk.toString("latin1", 0, end < 0 ? chunk.length : end))?.[1];
+    if (level) {
+      levels.learn(cred, level);
+      guard.trust();
+    }
+  };
+
   const connect = () => {
     const up = net.connect(target);
     if (target.port) up.setNoDelay(true);
     sockets.add(up);
+    used = false;
     lastUpstreamAt = Date.now();
     const resumeUp = () => up.resume();
     up.on("data", (chunk: Buffer) => {
       lastUpstreamAt = Date.now();
       const starts = unansweredBytes > 0;
       framing.see(chunk, starts);
+      if (starts && credential !== undefined) learn(chunk);
       if (framing.isComplete() && !framing.isTunnel()) {
         between = true;
+        // a relayed watch is in progress until the relay ends it (watchEnded)
+        if (!(offered && starts)) guard.busy(false);
         leave?.();
         leave = undefined;
       }
@@ -226,6 +310,8 @@ function carry(
       if (upstream !== up) return;
       upstream = undefined;
       if (relayed) return; // the relay goes on writing; the client's next request connects again
+      // a connection made ahead of a request, lost before it carried one: the next one connects again
+      if (!used && !clientEnded) return;
       const idle = Date.now() - lastUpstreamAt >= idleCloseMs;
       // a close in the middle of a response (a watch cut off) reaches the client as it is
       if (framing.isTunnel() || clientEnded || !idle || !framing.isComplete())
@@ -234,6 +320,7 @@ function carry(
       if (unansweredBytes === 0) return; // the client's next request connects again
       if (unansweredBytes > RESEND_LIMIT || ++resends > 2) return down.destroy();
       upstream = connect();
+      used = true;
       for (const c of unanswered) upstream.write(c);
     };
     up.on("end", () => lost());
@@ -249,6 +336,7 @@ function carry(
       else unanswered = [];
     }
     upstream ??= connect();
+    used = true;
     if (!upstream.write(chunk)) {
       down.pause();
       upstream.once("drain", resumeDown);
@@ -259,8 +347,8 @@ function carry(
 
   /** Sends the request held for its turn, and what the client sent after it meanwhile. */
   const release = () => {
-    if (down.destroyed) return;
-    const chunks = held!;
+    if (down.destroyed || !held) return;
+    const chunks = held;
     held = undefined;
     let flowing = true;
     for (const c of chunks) flowing = send(c);
@@ -270,12 +358,59 @@ function carry(
 
   const watchEnded = () => {
     relayed = undefined;
+    guard.busy(false);
     const chunks = afterWatch;
     afterWatch = undefined;
     if (chunks) {
       for (const c of chunks) onData(c);
       if (!held) down.resume();
     }
+  };
+
+  /** A request line and header line inserted after the request line of `chunk`. */
+  const withHeader = (chunk: Buffer, line: Buffer) => {
+    const at = chunk.indexOf("\n") + 1;
+    return Buffer.concat([chunk.subarray(0, at), line, chunk.subarray(at)]);
+  };
+
+  /** A request whose head is complete in `chunk` (it ends at `end`): queued, relayed or sent. */
+  const begin = (chunk: Buffer, end: number) => {
+    guard.headDone();
+    const head = requestHead(chunk, end);
+    if (!head) return void send(chunk); // not a request: workerd answers it (400)
+    if (!available.up)
+      return refuse(statusAnswer(503, "ServiceUnavailable", available.message, { retryAfter: 1 }));
+    between = false;
+    guard.busy(true);
+    framing.request(head.method);
+    const authorization = credentialOf(head);
+    // a known credential: the connection is no longer bounded as an anonymous one
+    if (authorization !== undefined && levels.get(authorization)) guard.trust();
+    const resource = relay && watchedResource(head);
+    // a request head alone in its chunk (a client's next request waits, see onData)
+    if (resource && end === chunk.length) {
+      const { watch, header } = relay!.begin(down, watchEnded, resource);
+      offered = watch;
+      // it may wait for the first watch of its resource to open a relay
+      held = [withHeader(chunk, Buffer.from(header, "latin1"))];
+      down.pause();
+      relay!.whenReady(watch, release);
+      return;
+    }
+    if (longRunning(head)) return void send(chunk);
+    const { level, flow, ask } = classify(head.target, authorization, guard.source, levels);
+    if (ask) {
+      credential = authorization;
+      asked = askLine !== undefined;
+      if (askLine) chunk = withHeader(chunk, askLine);
+    } else if (authorization !== undefined) {
+      credential = authorization;
+      asked = false;
+    }
+    // wait for a turn; bytes that still arrive meanwhile wait with it
+    held = [chunk];
+    down.pause();
+    leave = queue.enter(release, flow, level);
   };
 
   const onData = (chunk: Buffer) => {
@@ -285,49 +420,33 @@ function carry(
       (afterWatch ??= []).push(chunk);
       return void down.pause();
     }
-    if (between && !framing.isTunnel()) {
-      const head = requestHead(chunk);
-      if (head) {
-        between = false;
-        framing.request(head.method);
-        const resource = relay && watchedResource(head);
-        // a request head alone in its chunk (a client's next request waits, see onData)
-        if (resource && chunk.indexOf("\r\n\r\n") === chunk.length - 4) {
-          const { watch, header } = relay!.begin(down, watchEnded, resource);
-          offered = watch;
-          const line = chunk.indexOf("\r\n") + 2;
-          // it may wait for the first watch of its resource to open a relay
-          held = [
-            Buffer.concat([chunk.subarray(0, line), Buffer.from(header, "latin1"), chunk.subarray(line)]),
-          ];
-          down.pause();
-          relay!.whenReady(watch, release);
-          return;
-        }
-        if (!longRunning(head)) {
-          // wait for a turn; bytes that still arrive meanwhile wait with it
-          held = [chunk];
-          down.pause();
-          leave = queue.enter(release, flowOf(credentialOf(head), down));
-          return;
-        }
-      }
-    }
-    send(chunk);
+    if (partial) {
+      chunk = Buffer.concat([partial, chunk]);
+      partial = undefined;
+    } else if (!between || framing.isTunnel() || !startsRequest(chunk)) return void send(chunk);
+    // a request begins: nothing of it goes on until its head is complete, within the deadline
+    const end = headEnd(chunk);
+    if (end < 0 ? chunk.length > MAX_HEAD_BYTES : end > MAX_HEAD_BYTES) return refuse(headerTooLarge());
+    if (end >= 0) return begin(chunk, end);
+    partial = chunk;
+    guard.startHead();
   };
   down.on("data", onData);
   down.on("end", () => {
     clientEnded = true;
     if (held) return; // the request still waiting goes in first
+    partial = undefined; // a head the client will never finish
     if (upstream) upstream.end();
     else down.end();
   });
   down.on("close", () => {
+    guard.closed();
     leave?.();
     upstream?.destroy();
     for (const w of [offered, relayed]) if (w) relay!.left(w);
   });
-  upstream = connect();
+  // connected ahead of the first request, unless workerd is down (its requests are answered here)
+  if (available.up) upstream = connect();
 }
 
 /**
@@ -344,36 +463,56 @@ export function startFront({
   idleCloseMs = IDLE_CLOSE_MS,
   admission = {},
   relaySecret,
+  frontSecret,
+  guards: guardOptions,
 }: FrontDoorOptions): Promise<FrontDoor> {
   const queue = admissionQueue(admission);
+  const levels = new CredentialLevels();
+  const guards = connectionGuards(guardOptions);
+  const available: Availability = { up: true, message: "" };
+  const askLine = frontSecret
+    ? Buffer.from(`${PRIORITY_ASK_HEADER}: ${frontSecret}\r\n`, "latin1")
+    : undefined;
   const upstream: Upstream = upstreamPath
     ? { path: upstreamPath }
     : { port: upstreamPort, host: "127.0.0.1" };
   // the same, as node:http's request options (the relay's and HTTP/2's requests to workerd)
   const requestTarget = upstreamPath ? { socketPath: upstreamPath } : upstream;
   const relay = relaySecret ? watchRelay({ target: requestTarget, secret: relaySecret }) : undefined;
-  const h2 = h2Door({ target: requestTarget, queue, relay, idleCloseMs });
+  const h2 = h2Door({ target: requestTarget, queue, relay, idleCloseMs, levels, frontSecret, available });
+  const carried: CarryOptions = { upstream, idleCloseMs, queue, relay, levels, askLine, guards, available };
   const sockets = new Set<net.Socket>();
-  const serve = (down: net.Socket, alpn?: string | false | null) => {
-    if (alpn === "h2") return h2.accept(down);
+  const serve = (down: net.Socket, guard: Guard, alpn?: string | false | null) => {
+    if (alpn === "h2") return h2.accept(down, guard);
     down.setNoDelay?.(true);
-    carry(down, { upstream, idleCloseMs, queue, relay }, sockets);
+    carry(down, carried, guard, sockets);
   };
-  // TLS over the replayed bytes, by a server that listens nowhere; it says which protocol
-  // the client chose (ALPN) once the handshake is done
-  const tlsServer = tls.createServer({ cert, key, ALPNProtocols: ["h2", "http/1.1"] }, (down) => {
-    down.on("error", () => down.destroy());
-    serve(down, down.alpnProtocol);
-  });
-  tlsServer.on("tlsClientError", (_err, down) => down.destroy());
+  // TLS over the replayed bytes; the socket says which protocol the client chose (ALPN) once
+  // the handshake is done (within the head deadline, which runs from the connection's opening)
+  const secureContext = cert && key ? tls.createSecureContext({ cert, key }) : undefined;
   const server = net.createServer((client) => {
     sockets.add(client);
-    client.on("close", () => sockets.delete(client));
+    const guard = guards.accept(client.remoteAddress, () => client.destroy());
+    client.on("close", () => {
+      sockets.delete(client);
+      guard.closed();
+    });
     client.on("error", () => client.destroy());
     client.once("data", (first: Buffer) => {
       client.pause();
       if (first[0] === TLS_HANDSHAKE) {
-        tlsServer.emit("connection", replaying(client, first));
+        if (!secureContext) return void client.destroy();
+        const down = new tls.TLSSocket(replaying(client, first), {
+          isServer: true,
+          secureContext,
+          ALPNProtocols: ["h2", "http/1.1"],
+        });
+        down.on("error", () => down.destroy());
+        down.once("secure", () => {
+          // as node:tls's own server marks a socket it hands on (an HTTP/2 session waits otherwise)
+          (down as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
+          serve(down, guard, down.alpnProtocol);
+        });
         return void client.resume();
       }
       client.unshift(first);
@@ -381,8 +520,8 @@ export function startFront({
       const preface = first.subarray(0, H2_PREFACE.length);
       // an HTTP/2 session reads the socket itself (the unshifted bytes first)
       if (preface.length >= 4 && preface.equals(H2_PREFACE.subarray(0, preface.length)))
-        return h2.accept(client);
-      serve(client);
+        return h2.accept(client, guard);
+      serve(client, guard);
       client.resume();
     });
   });
@@ -398,6 +537,11 @@ export function startFront({
             for (const s of sockets) s.destroy();
             server.close(() => r());
           }),
+        setAvailable(up, message = "the control plane is restarting") {
+          available.up = up;
+          available.message = message;
+        },
+        stats: () => ({ untrusted: guards.untrusted(), ...queue.stats(), credentials: levels.size }),
       }),
     );
   });

@@ -1,31 +1,72 @@
 // `npm start`: the local control plane on 127.0.0.1:8787 (EDGEPLANE_PORT), state under
 // .edgeplane/, an admin kubeconfig at .edgeplane/kubeconfig. Ctrl-C stops everything.
+//
+// It supervises what it starts. The engine host (workerd and the front door) is started again
+// when it dies (workerd itself is restarted by the engine host). Nothing outlives this process:
+// SIGINT or SIGTERM stop everything in order; the engine host exits when this process dies
+// however it dies (it watches a pipe from here, devserver.ts), and this process stops when its
+// launcher (npm) goes. A port already taken is one line and exit code 1.
 import { existsSync } from "node:fs";
+import net from "node:net";
 import { join } from "node:path";
 import { type DevServer, ROOT, startDevServer } from "./devserver";
+import { portInUse } from "./port-owner";
 
 const port = Number(process.env.EDGEPLANE_PORT ?? 8787);
 // EDGEPLANE_STATE_DIR moves it (tests use their own)
 const stateDir = process.env.EDGEPLANE_STATE_DIR ?? join(ROOT, ".edgeplane");
 
-// A signal at any point stops what was started so far: the engine runs detached, so it
-// would outlive this process otherwise.
+/** Exits with one line on stderr: what a user needs, not a stack trace. */
+function fail(line: string): never {
+  console.error(`edgeplane: ${line}`);
+  process.exit(1);
+}
+
+/** Whether `port` can be listened on (127.0.0.1), as the front door will. */
+function portFree(p: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen(p, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
+}
+
+// A signal at any point stops what was started so far: the engine runs detached, so it would
+// outlive this process otherwise (it watches this process too, as a last resort).
 let server: DevServer | undefined;
 let stopping = false;
 const stops: (() => Promise<void>)[] = [];
-async function shutdown() {
+async function shutdown(why?: string) {
   if (stopping) return;
   stopping = true;
-  console.log("\nstopping edgeplane...");
+  console.log(`\nstopping edgeplane${why ? ` (${why})` : ""}...`);
   for (const stop of stops.reverse()) await stop().catch(() => {});
   if (!server) return; // still starting: stopped as soon as it is up
   await server.stop();
   process.exit(0);
 }
-process.on("SIGINT", shutdown);
-process.on("SIGTERM", shutdown);
+process.on("SIGINT", () => void shutdown());
+process.on("SIGTERM", () => void shutdown());
+process.on("SIGHUP", () => void shutdown("the terminal closed"));
 
-server = await startDevServer({ stateDir, port, logLevel: process.env.EDGEPLANE_LOG_LEVEL ?? "info" });
+// `npm start` runs this in its place (exec: npm passes on SIGINT and SIGTERM to it); when npm
+// itself dies (a kill -9) this process is handed to another parent: that is our cue.
+const launcher = process.ppid;
+setInterval(() => {
+  if (process.ppid !== launcher) void shutdown(`its launcher, pid ${launcher}, is gone`);
+}, 500).unref();
+
+if (!(await portFree(port))) fail(portInUse(port));
+
+try {
+  server = await startDevServer({ stateDir, port, logLevel: process.env.EDGEPLANE_LOG_LEVEL ?? "info" });
+} catch (e) {
+  if (stopping) process.exit(0);
+  const message = String((e as Error)?.message ?? e);
+  // the engine's own one line (a port taken meanwhile), else the first line of the failure
+  const inUse = /^port \d+ is in use.*$/m.exec(message)?.[0];
+  fail(inUse ?? message.split("\n")[0]);
+}
 if (stopping) {
   await server.stop();
   process.exit(0);
@@ -35,6 +76,7 @@ edgeplane control plane is up at ${server.url}
   kubeconfig: ${server.kubeconfigPath}
   try:        export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces
 `);
+superviseEngine(server);
 
 const simulated = Number(process.env.EDGEPLANE_NODES ?? 0);
 if (simulated > 0) {
@@ -61,8 +103,7 @@ if (runtime === "containerd") {
     headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
     body: JSON.stringify(bootstrapTokenSecret(id, secret, { ttlSeconds: 3600 })),
   });
-  if (made.status !== 201)
-    throw new Error(`creating a bootstrap token failed: ${made.status} ${await made.text()}`);
+  if (made.status !== 201) fail(`creating a bootstrap token failed: ${made.status} ${await made.text()}`);
   const cfg = parseConfig(["join", "--server", server.url, "--token", token, "--runtime", "containerd"]);
   const agent = await startEdgelet(cfg);
   stops.push(() => agent.stop());
@@ -85,9 +126,37 @@ if (runtime === "containerd") {
   );
 }
 
-server.child.on("exit", (code) => {
-  if (!stopping) {
-    console.error(`the control plane engine (workerd) exited (${code})`);
-    process.exit(1);
-  }
-});
+/**
+ * Starts the engine host again whenever it exits without being asked to (a crash, a kill -9),
+ * after a backoff that grows with each exit in a row; gives up (exit 1) after a run of failed
+ * starts. The nodes stay: they reconnect as they would to any apiserver that went away.
+ */
+function superviseEngine(s: DevServer) {
+  const MAX_FAILED = 5;
+  let inRow = 0;
+  let upSince = Date.now();
+  const watch = () =>
+    s.child.once("exit", async (code, signal) => {
+      if (stopping) return;
+      if (Date.now() - upSince > 60_000) inRow = 0;
+      for (let failed = 0; ; ) {
+        const wait = Math.min(250 * 2 ** inRow++, 8000);
+        console.error(
+          `edgeplane: the engine host exited (${signal ?? `code ${code}`}); starting it again in ${wait} ms`,
+        );
+        await new Promise((r) => setTimeout(r, wait));
+        if (stopping) return;
+        try {
+          await s.respawn();
+          upSince = Date.now();
+          console.error("edgeplane: the engine host is up again");
+          return watch();
+        } catch (e) {
+          if (stopping) return;
+          const line = String((e as Error).message).split("\n")[0];
+          if (++failed >= MAX_FAILED) fail(`the engine host would not start again: ${line}`);
+        }
+      }
+    });
+  watch();
+}

@@ -14,6 +14,7 @@ import { decodeObject } from "./encoding/request-body";
 import { errorResponse, json } from "./encoding/respond";
 import { authentication, issuerDiscovery } from "./filters/authn";
 import { authorization } from "./filters/authz";
+import { priorityLevel } from "./filters/priority-level";
 import { healthCheckResponse, healthResponse } from "./handlers/health";
 import { handleRelay } from "./handlers/relay";
 import { handleResource } from "./handlers/resource";
@@ -35,6 +36,8 @@ app.use("*", async (c, next) => {
 app.all(RELAY_PATH, async (c, next) => (await handleRelay(c.req.raw, c.env)) ?? next());
 app.use("*", audit());
 app.use("*", authentication());
+// the local front door learns a credential's priority level from its first answer
+app.use("*", priorityLevel());
 // the cluster's system namespaces and bootstrap RBAC policy exist before anything is authorized
 app.use("*", async (c, next) => {
   await bootstrap(c.env, (p) => {

@@ -43,6 +43,7 @@ const SOURCES = [
   "durable-objects",
   "migrations",
   "scripts",
+  "local-engine",
   "agent",
   "wrangler.toml",
   "package.json",

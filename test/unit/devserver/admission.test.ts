@@ -1,7 +1,9 @@
 // The front door's fair queue: at most `limit` ordinary requests in workerd at a time, the
 // rest admitted clients in turn and each client's in arrival order; watches and other
 // long-running requests never wait or count; a request that holds its place too long gives
-// it up.
+// it up. Priority levels: node agents' and the control plane's credentials (as the Worker
+// names them) have seats no crowd takes; requests without a verified credential share a few
+// seats, one client per source address.
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -9,14 +11,27 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   admissionQueue,
   admitLimit,
+  CredentialLevels,
+  classify,
   credentialOf,
-  flowOf,
   longRunning,
   requestHead,
 } from "../../../local-engine/fair-queue";
-import { startFront } from "../../../local-engine/front-door";
+import {
+  answerInOrder,
+  get,
+  learn,
+  oneByOne,
+  type Stops,
+  frontDoor as startDoor,
+  heldUpstream as startUpstream,
+  until,
+} from "../../helpers/held-upstream";
 
-const stops: (() => unknown)[] = [];
+const stops: Stops = [];
+const heldUpstream = () => startUpstream(stops);
+const frontDoor = async (upstreamPort: number, admission: Parameters<typeof startDoor>[2]) =>
+  (await startDoor(stops, upstreamPort, admission)).port;
 afterEach(async () => {
   for (const s of stops.splice(0)) await s();
 });
@@ -30,6 +45,7 @@ describe("which requests wait their turn", () => {
       target: "/api/v1/pods",
       version: "1.1",
       headers: "host: x",
+      rawHeaders: "Host: x",
     });
     expect(head("GET /a HTTP/1.0\r\n\r\n")?.version).toBe("1.0");
     expect(head('{"kind":"Pod"}')).toBeUndefined(); // a body chunk
@@ -112,13 +128,85 @@ describe("the queue", () => {
     expect(q.stats()).toEqual({ running: 0, waiting: 0 });
   });
 
-  it("tells clients apart by credential, else by connection", () => {
+  it("tells clients apart by verified credential, else by source address", () => {
     const h = head("GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer abc\r\n\r\n")!;
-    expect(credentialOf(h)).toBe("bearer abc");
+    expect(credentialOf(h)).toBe("Bearer abc");
     expect(credentialOf(head("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")!)).toBeUndefined();
-    const conn = {};
-    expect(flowOf(credentialOf(h), conn)).toBe(flowOf("bearer abc", {}));
-    expect(flowOf(undefined, conn)).toBe(conn);
+    const known = new CredentialLevels();
+    // a credential not yet answered for: waits with its address's other unverified requests, and asks
+    expect(classify("/api/v1/pods", "bearer abc", "10.0.0.1", known)).toEqual({
+      level: "catch-all",
+      flow: "source 10.0.0.1",
+      ask: true,
+    });
+    expect(classify("/api/v1/pods", undefined, "10.0.0.1", known)).toEqual({
+      level: "catch-all",
+      flow: "source 10.0.0.1",
+      ask: false,
+    });
+    known.learn("bearer abc", "workload");
+    known.learn("bearer node", "system");
+    known.learn("bearer odd", "exempt"); // not a level of ours: not learned
+    expect(classify("/api/v1/pods", "bearer abc", "10.0.0.1", known)).toEqual({
+      level: "workload",
+      flow: "credential bearer abc",
+      ask: false,
+    });
+    expect(classify("/apis/coordination.k8s.io/v1/x", "bearer node", "h", known).level).toBe("system");
+    expect(classify("/api/v1/pods", "bearer odd", "h", known).ask).toBe(true);
+    for (const probe of ["/readyz", "/livez?verbose", "/healthz/etcd", "/clusters/c1/readyz"])
+      expect([probe, classify(probe, undefined, "h", known).level]).toEqual([probe, "probes"]);
+    expect(classify("/readyzz", undefined, "h", known).level).toBe("catch-all");
+    // a credential that stopped authenticating waits as unverified again
+    known.forget("bearer abc");
+    expect(classify("/api/v1/pods", "bearer abc", "10.0.0.1", known).level).toBe("catch-all");
+  });
+
+  it("remembers at most `max` credentials, forgetting the one learned first", () => {
+    const known = new CredentialLevels(2);
+    known.learn("a", "workload");
+    known.learn("b", "workload");
+    known.learn("c", "system");
+    expect([known.get("a"), known.get("b"), known.get("c"), known.size]).toEqual([
+      undefined,
+      "workload",
+      "system",
+      2,
+    ]);
+  });
+
+  it("system and probes have seats beyond the limit; catch-all holds at most its few", () => {
+    const q = admissionQueue({ limit: 4, holdMs: 60_000, systemSeats: 2, probeSeats: 1, catchAllSeats: 2 });
+    const admitted: string[] = [];
+    const leave = new Map<string, () => void>();
+    const enter = (id: string, flow: string, level: Parameters<typeof q.enter>[2]) =>
+      leave.set(
+        id,
+        q.enter(() => admitted.push(id), flow, level),
+      );
+    // a crowd without credentials: two go in, the rest wait however many seats are free
+    for (const id of ["c1", "c2", "c3", "c4"]) enter(id, "source h", "catch-all");
+    expect(admitted).toEqual(["c1", "c2"]);
+    // verified clients fill the rest of the limit
+    for (const id of ["w1", "w2", "w3"]) enter(id, `credential ${id}`, "workload");
+    expect(admitted).toEqual(["c1", "c2", "w1", "w2"]);
+    // a node's lease renewal and a probe go in at once, the limit reached or not
+    enter("n1", "credential node", "system");
+    enter("p1", "source h", "probes");
+    expect(admitted.slice(4)).toEqual(["n1", "p1"]);
+    expect(q.stats("system")).toEqual({ running: 1, waiting: 0 });
+    expect(q.stats()).toEqual({ running: 6, waiting: 3 });
+    // a seat given back: the shared levels take turns (workload went in last)
+    leave.get("c1")!();
+    expect(admitted.at(-1)).toBe("c3");
+    leave.get("w1")!();
+    expect(admitted.at(-1)).toBe("w3");
+    // system is bounded by its own seats
+    enter("n2", "credential node", "system");
+    enter("n3", "credential node2", "system");
+    expect(admitted.at(-1)).toBe("n2");
+    leave.get("n1")!();
+    expect(admitted.at(-1)).toBe("n3");
   });
 
   it("takes the place back from a request that holds it past holdMs", async () => {
@@ -131,83 +219,6 @@ describe("the queue", () => {
     expect(admitted).toEqual([0, 1]);
   });
 });
-
-/** An upstream that answers a request only when the test says so, recording arrivals. */
-async function heldUpstream() {
-  const arrived: string[] = [];
-  const pending = new Map<string, http.ServerResponse>();
-  const server = http.createServer((req, res) => {
-    const id = new URL(req.url!, "http://x").searchParams.get("id")!;
-    arrived.push(id);
-    pending.set(id, res);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  stops.push(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    arrived,
-    inFlight: () => pending.size,
-    answer(id: string) {
-      // a length even for HEAD (as workerd sends it): the answer to HEAD has no body all the same
-      pending.get(id)!.setHeader("content-length", "2").end("ok");
-      pending.delete(id);
-    },
-  };
-}
-
-async function frontDoor(upstreamPort: number, admission: { limit: number; holdMs: number }) {
-  const port = await new Promise<number>((r) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => r(p));
-    });
-  });
-  const front = await startFront({ port, upstreamPort, admission });
-  stops.push(() => front.close());
-  return port;
-}
-
-/** One request on its own connection (with `token`, as that client); resolves with the body. */
-function get(port: number, path: string, token?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const headers = token ? { authorization: `Bearer ${token}` } : {};
-    const req = http.get({ port, host: "127.0.0.1", path, agent: false, headers }, (res) => {
-      let body = "";
-      res.on("data", (d) => (body += d));
-      res.on("end", () => resolve(body));
-    });
-    req.on("error", reject);
-  });
-}
-
-const until = async (cond: () => boolean, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
-
-/** Starts each request 50 ms after the one before (a known arrival order); their answers. */
-async function oneByOne(sends: (() => Promise<string>)[]): Promise<Promise<string>[]> {
-  const answers: Promise<string>[] = [];
-  for (const send of sends) {
-    answers.push(send());
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return answers;
-}
-
-/** Answers each request once it reached the upstream, in this order. */
-async function answerInOrder(up: Awaited<ReturnType<typeof heldUpstream>>, ids: string[]) {
-  for (const id of ids) {
-    await until(() => up.arrived.includes(id));
-    up.answer(id);
-  }
-}
 
 describe("through the front door", () => {
   it("keeps one request in the upstream at a time, in arrival order; a watch goes straight in", async () => {
@@ -236,23 +247,25 @@ describe("through the front door", () => {
   it("lets another client in between one client's requests", async () => {
     const up = await heldUpstream();
     const port = await frontDoor(up.port, { limit: 1, holdMs: 60_000 });
+    await learn(up, port, ["x", "y"]);
     // x sends three at once (each on a connection of its own), then y one
     const ask = (id: string, token: string) => () => get(port, `/api/v1/pods?id=${id}`, token);
     const answers = await oneByOne([ask("x1", "x"), ask("x2", "x"), ask("x3", "x"), ask("y1", "y")]);
     await answerInOrder(up, ["x1", "x2", "y1", "x3"]);
     expect(await Promise.all(answers)).toEqual(["ok", "ok", "ok", "ok"]);
-    expect(up.arrived).toEqual(["x1", "x2", "y1", "x3"]);
+    expect(up.arrived.slice(2)).toEqual(["x1", "x2", "y1", "x3"]);
   });
 
-  it("takes an HTTP/2 connection's requests as one client's", async () => {
+  it("takes an HTTP/2 connection's requests as its credential's", async () => {
     const up = await heldUpstream();
     const port = await frontDoor(up.port, { limit: 1, holdMs: 60_000 });
-    const connect = () => {
+    await learn(up, port, ["a", "b"]);
+    const connect = (token: string) => {
       const session = http2.connect(`http://127.0.0.1:${port}`);
       stops.push(() => session.destroy());
       return (id: string) =>
         new Promise<string>((resolve, reject) => {
-          const req = session.request({ ":path": `/api/v1/pods?id=${id}` });
+          const req = session.request({ ":path": `/api/v1/pods?id=${id}`, authorization: `Bearer ${token}` });
           let body = "";
           req.setEncoding("utf8");
           req.on("data", (d) => (body += d));
@@ -260,11 +273,11 @@ describe("through the front door", () => {
           req.on("error", reject);
         });
     };
-    const [a, b] = [connect(), connect()];
+    const [a, b] = [connect("a"), connect("b")];
     const answers = await oneByOne([() => a("a1"), () => a("a2"), () => a("a3"), () => b("b1")]);
     await answerInOrder(up, ["a1", "a2", "b1", "a3"]);
     expect(await Promise.all(answers)).toEqual(["ok", "ok", "ok", "ok"]);
-    expect(up.arrived).toEqual(["a1", "a2", "b1", "a3"]);
+    expect(up.arrived.slice(2)).toEqual(["a1", "a2", "b1", "a3"]);
   });
 
   it("gives a HEAD request's place back when its answer (a length, no body) arrives", async () => {
