@@ -320,7 +320,7 @@ describe("NodeRestriction", () => {
         }),
       ),
     ).toBe(
-      '403 pods "Unknown" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself',
+      '403 pods "db" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself',
     );
     expect(
       await msg(
