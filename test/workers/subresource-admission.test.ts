@@ -251,6 +251,75 @@ describe("admission of subresource writes", () => {
     });
   });
 
+  describe("deletecollection", () => {
+    it("admits each object as its own DELETE: one refusal refuses the request and deletes nothing", async () => {
+      const dc = await freshNamespace(server, "dc");
+      const cms = `/api/v1/namespaces/${dc}/configmaps`;
+      for (const [name, labels] of [
+        ["keep-me", { protect: "yes", set: "dc" }],
+        ["a", { set: "dc" }],
+        ["b", { set: "dc" }],
+      ] as const) {
+        const r = await api(server, "POST", cms, {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name, labels },
+        });
+        expect(r.status, r.text).toBe(201);
+      }
+      const p = await api(server, "POST", `${ADMREG}/validatingadmissionpolicies`, {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicy",
+        metadata: { name: "dc-protect" },
+        spec: {
+          matchConstraints: {
+            resourceRules: [
+              { apiGroups: [""], apiVersions: ["v1"], operations: ["DELETE"], resources: ["configmaps"] },
+            ],
+          },
+          validations: [{ expression: "false", message: "this one is protected" }],
+        },
+      });
+      expect(p.status, p.text).toBe(201);
+      const b = await api(server, "POST", `${ADMREG}/validatingadmissionpolicybindings`, {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicyBinding",
+        metadata: { name: "dc-protect-binding" },
+        spec: {
+          policyName: "dc-protect",
+          validationActions: ["Deny"],
+          matchResources: { objectSelector: { matchLabels: { protect: "yes" } } },
+        },
+      });
+      expect(b.status, b.text).toBe(201);
+      // the single delete is refused once the policy is read (a cache of about a second)
+      const one = await eventually(
+        () => api(server, "DELETE", `${cms}/keep-me?dryRun=All`),
+        (r) => r.status === 422,
+      );
+      expect(one.status, one.text).toBe(422);
+      const all = await api(server, "DELETE", `${cms}?labelSelector=set%3Ddc`);
+      expect(all.status, all.text).toBe(422);
+      expect(all.json).toMatchObject({
+        kind: "Status",
+        reason: "Invalid",
+        code: 422,
+        message:
+          "configmaps \"keep-me\" is forbidden: ValidatingAdmissionPolicy 'dc-protect' with binding 'dc-protect-binding' denied request: this one is protected",
+      });
+      const left = await api(server, "GET", `${cms}?labelSelector=set%3Ddc`);
+      expect(left.json.items.map((i: any) => i.metadata.name).sort()).toEqual(["a", "b", "keep-me"]);
+      // a collection the policy does not refuse goes
+      const rest = await api(server, "DELETE", `${cms}?labelSelector=set%3Ddc,protect!%3Dyes`);
+      expect(rest.status, rest.text).toBe(200);
+      expect(rest.json.items.map((i: any) => i.metadata.name).sort()).toEqual(["a", "b"]);
+      const now = await api(server, "GET", `${cms}?labelSelector=set%3Ddc`);
+      expect(now.json.items.map((i: any) => i.metadata.name)).toEqual(["keep-me"]);
+      await api(server, "DELETE", `${ADMREG}/validatingadmissionpolicybindings/dc-protect-binding`);
+      await api(server, "DELETE", `${ADMREG}/validatingadmissionpolicies/dc-protect`);
+    });
+  });
+
   describe("a ValidatingAdmissionPolicy denying every subresource write", () => {
     interface Row {
       subresource: string;
