@@ -2,7 +2,8 @@
 # npm run setup:containerd -- sets up the real container runtime edgelet uses:
 # a private containerd (CRI) with runc and CNI, two local registries and
 # busybox-based test images. Root, Debian/Ubuntu. Idempotent: a second run
-# only checks that everything is healthy (about a second).
+# only checks that everything is healthy (about a second). Two at once are
+# safe: the second waits for the first (flock on /run/edgeplane/setup.lock).
 #
 # Paths (fixed; nothing collides with a system containerd or Docker):
 #   containerd config      /var/lib/edgeplane/containerd/config.toml
@@ -52,8 +53,22 @@ die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (containerd, CNI and runc need it)"
 
+# --- 0. one setup at a time ---------------------------------------------------
+# Everything below is the machine's (packages, registries, image layouts, containerd): two
+# setups at once would build the same layouts into the same directories and start the same
+# daemons. The lock is held on fd 9 until this script exits; the daemons it starts close fd 9
+# (9>&-) so they do not hold it for their lifetime.
+mkdir -p "$EP_RUN"
+SETUP_LOCK=$EP_RUN/setup.lock
+exec 9>>"$SETUP_LOCK"
+if ! flock -n 9; then
+  say "setup: another setup:containerd is running on this machine; waiting for it"
+  flock -w "${EDGEPLANE_SETUP_LOCK_WAIT:-900}" 9 || die "waited too long for the other setup:containerd ($SETUP_LOCK)"
+fi
+
 # --- 1. packages --------------------------------------------------------------
-bash "$HERE/containerd/install-packages.sh"
+# (fd 9 closed: a package's maintainer script may start a daemon that would keep the lock)
+bash "$HERE/containerd/install-packages.sh" 9>&-
 for bin in containerd runc skopeo docker-registry htpasswd curl; do
   command -v "$bin" >/dev/null || die "$bin not found after package install"
 done
@@ -152,7 +167,7 @@ ensure_registry() { # name addr auth expected-code force-restart
   if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/v2/" || true)" != 000 ]; then
     die "something else answers on $addr (not our registry): free the port and re-run"
   fi
-  setsid nohup docker-registry serve "$dir/config.yml" >>"$log" 2>&1 </dev/null &
+  setsid nohup docker-registry serve "$dir/config.yml" >>"$log" 2>&1 </dev/null 9>&- &
   echo $! >"$pidf"
   for _ in $(seq 1 100); do
     code=$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/v2/" || true)
@@ -313,7 +328,7 @@ if pid_alive "$CTD_PID" && [ -S "$CTD_SOCK" ]; then
 else
   stop_pidfile "$CTD_PID"
   rm -f "$CTD_SOCK" "$CTD_SOCK.ttrpc"
-  setsid nohup containerd --config "$CTD_CONF" >>"$CTD_LOG" 2>&1 </dev/null &
+  setsid nohup containerd --config "$CTD_CONF" >>"$CTD_LOG" 2>&1 </dev/null 9>&- &
   echo $! >"$CTD_PID"
   for _ in $(seq 1 100); do [ -S "$CTD_SOCK" ] && break; spawned_alive "$CTD_PID" || break; sleep 0.1; done
   if ! spawned_alive "$CTD_PID"; then tail -n 20 "$CTD_LOG" >&2; die "containerd exited; see $CTD_LOG"; fi

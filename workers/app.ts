@@ -19,7 +19,7 @@ import { healthCheckResponse, healthResponse } from "./handlers/health";
 import { handleRelay } from "./handlers/relay";
 import { handleResource } from "./handlers/resource";
 import { handleNodeTunnel } from "./handlers/streams";
-import { requestInfo } from "./request-info";
+import { checkPathEncoding, requestInfo } from "./request-info";
 
 export const app = new Hono<AppEnv>();
 
@@ -28,6 +28,9 @@ app.notFound(() => errorResponse(notFoundPath()));
 
 app.use("*", async (c, next) => {
   const url = new URL(c.req.url);
+  // a path that does not percent-decode is a 400 before anything else runs (audit, authn,
+  // routing): no later decode of the path can then throw
+  checkPathEncoding(url.pathname);
   c.set("url", url);
   c.set("info", requestInfo(c.req.method, url));
   await next();

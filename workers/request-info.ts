@@ -1,6 +1,7 @@
 // What a request is about, read from its path and method as upstream's RequestInfoFactory
 // does: /api/v1/namespaces/ns/pods/name/status -> group "", version v1, namespace ns,
 // resource pods, name, subresource status, verb from the method (get/list/watch/...).
+import { badRequest } from "../api/errors";
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -26,6 +27,39 @@ const METHOD_VERBS: Record<string, string> = {
 
 const NAMESPACE_SUBRESOURCES = new Set(["status", "finalize"]);
 
+/** The first `%` not followed by two hex digits, or undefined. */
+const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
+
+/**
+ * One path segment, percent-decoded; a 400 (metav1.Status) when it cannot be: an escape that is
+ * not `%` and two hex digits (Go's url package refuses these too: `invalid URL escape`), or
+ * escaped bytes that are not UTF-8 (`%FF`, the overlong `%C0%AF`), which no name can hold.
+ */
+export function decodeSegment(segment: string): string {
+  if (!segment.includes("%")) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    const bad = BAD_ESCAPE.exec(segment);
+    if (bad)
+      throw badRequest(`invalid URL escape ${JSON.stringify(segment.slice(bad.index, bad.index + 3))}`);
+    const run = /(?:%[0-9A-Fa-f]{2})+/g;
+    for (const m of segment.matchAll(run)) {
+      try {
+        decodeURIComponent(m[0]);
+      } catch {
+        throw badRequest(`invalid URL escape ${JSON.stringify(m[0])}: not UTF-8`);
+      }
+    }
+    throw badRequest(`invalid URL escape in ${JSON.stringify(segment)}`);
+  }
+}
+
+/** Throws the 400 of the first segment of `path` that does not percent-decode (see decodeSegment). */
+export function checkPathEncoding(path: string): void {
+  if (path.includes("%")) for (const segment of path.split("/")) decodeSegment(segment);
+}
+
 export function requestInfo(method: string, url: URL): RequestInfo {
   const path = url.pathname;
   const info: RequestInfo = {
@@ -43,7 +77,7 @@ export function requestInfo(method: string, url: URL): RequestInfo {
   const parts = path
     .split("/")
     .filter((p) => p !== "")
-    .map(decodeURIComponent);
+    .map(decodeSegment);
   if (parts[0] !== "api" && parts[0] !== "apis") return info;
   info.apiPrefix = parts[0];
   let rest = parts.slice(1);

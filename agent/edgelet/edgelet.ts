@@ -12,6 +12,7 @@ import type { NodeContext } from "./context";
 import { StaticCpuManager } from "./cpu-manager";
 import { obtainCredentials } from "./credentials";
 import { eventRecorder } from "./events";
+import { ImagePullRecords } from "./image-pulls";
 import { ImageManager } from "./images";
 import { LeaseKeeper } from "./lease";
 import { type ContainerLocation, locateContainer, locateSandbox } from "./lookup";
@@ -209,7 +210,7 @@ export async function startEdgelet(
     cri,
     api,
     cache,
-    images: new ImageManager(cri, api, events),
+    images: new ImageManager(cri, api, events, undefined, new ImagePullRecords(`${cfg.root}/image-pulls`)),
     probes,
     crashBackoff: new Backoff(),
     events,

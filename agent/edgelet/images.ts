@@ -6,6 +6,7 @@ import { CriError } from "../cri/client";
 import type { AuthConfig } from "../cri/types";
 import { type Api, enc } from "./api";
 import { Backoff } from "./backoff";
+import type { ImagePullRecords, PodCredential } from "./image-pulls";
 
 /** The registry host of an image reference ("docker.io" when none is named). */
 export function registryHost(image: string): string {
@@ -25,9 +26,21 @@ export function normalizeRegistryKey(key: string): string {
 }
 
 /** CRI AuthConfigs for `image` from docker config secrets. server_address is `http://host` as containerd 1.6 needs. */
-export function authsFromSecrets(image: string, secrets: any[]): AuthConfig[] {
+export function authsFromSecrets(image: string, secrets: PullSecret[]): AuthConfig[] {
+  return credentialsFromSecrets(image, secrets).map((c) => c.auth);
+}
+
+/** The parts of a v1 Secret a pull reads. */
+export interface PullSecret {
+  type?: string;
+  data?: Record<string, string>;
+  metadata?: { namespace?: string; name?: string; uid?: string };
+}
+
+/** authsFromSecrets, each with the secret it came from (what a pull record keeps of it). */
+export function credentialsFromSecrets(image: string, secrets: PullSecret[]): PodCredential[] {
   const host = registryHost(image);
-  const out: AuthConfig[] = [];
+  const out: PodCredential[] = [];
   for (const s of secrets) {
     let cfg: any;
     try {
@@ -48,13 +61,15 @@ export function authsFromSecrets(image: string, secrets: any[]): AuthConfig[] {
         username = dec.slice(0, i);
         password = dec.slice(i + 1);
       }
-      out.push({
+      const auth: AuthConfig = {
         username,
         password,
         server_address: `http://${host}`,
         ...(entry.identitytoken ? { identity_token: entry.identitytoken } : {}),
         ...(entry.registrytoken ? { registry_token: entry.registrytoken } : {}),
-      });
+      };
+      const m = s.metadata ?? {};
+      out.push({ auth, secret: { namespace: m.namespace ?? "", name: m.name ?? "", uid: m.uid ?? "" } });
     }
   }
   return out;
@@ -77,13 +92,15 @@ export class ImageManager {
       fieldPath?: string,
     ) => void,
     backoff?: Backoff,
+    /** which credentials pulled each image (image-pulls.ts); without it cached images are not verified */
+    private readonly records?: ImagePullRecords,
   ) {
     this.backoff = backoff ?? new Backoff();
   }
 
   /** The pod's pull secrets (missing ones are skipped, as upstream does). */
-  async pullSecrets(pod: any): Promise<any[]> {
-    const out: any[] = [];
+  async pullSecrets(pod: any): Promise<PullSecret[]> {
+    const out: PullSecret[] = [];
     for (const ref of pod.spec?.imagePullSecrets ?? []) {
       if (!ref?.name) continue;
       const r = await this.api.get(
@@ -99,7 +116,7 @@ export class ImageManager {
     return st.image ? st.image.id : undefined;
   }
 
-  /** Pulls with each matching credential, then anonymously; returns the image ref. */
+  /** Pulls with each matching credential, then anonymously; returns the image ref (nothing recorded). */
   async pull(image: string, auths: AuthConfig[]): Promise<string> {
     let last: unknown;
     for (const auth of [...auths, undefined]) {
@@ -112,6 +129,30 @@ export class ImageManager {
     throw last;
   }
 
+  /**
+   * Pulls with each of the pod's credentials, then anonymously, and records which one did it
+   * (none: anonymously), so that later pods are held to the same credentials.
+   */
+  private async pullWith(
+    image: string,
+    creds: PodCredential[],
+  ): Promise<{ ref: string; used?: PodCredential }> {
+    this.records?.intend(image);
+    let last: unknown;
+    for (const cred of [...creds, undefined]) {
+      let ref: string;
+      try {
+        ref = await this.cri.pullImage(image, cred?.auth);
+      } catch (e) {
+        last = e;
+        continue;
+      }
+      this.records?.recordPull(image, ref, cred);
+      return { ref, used: cred };
+    }
+    throw last;
+  }
+
   /** Makes `container.image` present per its pull policy. */
   async ensure(pod: any, container: any, fieldPath: string): Promise<PullOutcome> {
     const image: string = container.image;
@@ -119,9 +160,19 @@ export class ImageManager {
       container.imagePullPolicy ??
       (/:[^/]+$/.test(image) && !image.endsWith(":latest") ? "IfNotPresent" : "Always");
     const key = `${pod.metadata.uid}/${image}`;
+    // the pod's credentials for this image, read once, and only when needed
+    let creds: Promise<PodCredential[]> | undefined;
+    const podCreds = () => {
+      creds ??= this.pullSecrets(pod).then((secrets) => credentialsFromSecrets(image, secrets));
+      return creds;
+    };
     if (policy !== "Always") {
       const id = await this.present(image);
-      if (id) {
+      // a cached image pulled with credentials is for pods with those credentials only
+      // (imagePullCredentialsVerificationPolicy NeverVerifyPreloadedImages): others pull it
+      // again with their own, and the registry decides
+      const mayUse = id && (!this.records || (await this.records.mayUse(image, id, podCreds)));
+      if (id && mayUse) {
         this.events(
           pod,
           "Normal",
@@ -130,6 +181,11 @@ export class ImageManager {
           fieldPath,
         );
         return { ok: true, imageRef: id };
+      }
+      if (id && policy === "Never") {
+        const message = `Container image "${image}" is present with pull policy of Never but does not have the proper auth (image secret) that was used to pull the image`;
+        this.events(pod, "Warning", "ErrImageNeverPull", message, fieldPath);
+        return { ok: false, reason: "ErrImageNeverPull", message };
       }
       if (policy === "Never") {
         const message = `Container image "${image}" is not present with pull policy of Never`;
@@ -144,7 +200,7 @@ export class ImageManager {
     this.events(pod, "Normal", "Pulling", `Pulling image "${image}"`, fieldPath);
     const started = Date.now();
     try {
-      const ref = await this.pull(image, authsFromSecrets(image, await this.pullSecrets(pod)));
+      const { ref } = await this.pullWith(image, await podCreds());
       this.backoff.reset(key);
       this.events(
         pod,

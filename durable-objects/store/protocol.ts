@@ -46,6 +46,12 @@ export interface DeleteOptions extends WriteOptions {
   gracePeriodSeconds?: number;
   propagationPolicy?: "Orphan" | "Background" | "Foreground";
   preconditions?: { uid?: string; resourceVersion?: string };
+  /**
+   * A collection's deletion only: the objects admission let go, "namespace/name" -> uid. Any
+   * other the query selects (created since admission looked, or replaced by one of the same
+   * name) is left alone.
+   */
+  admitted?: Record<string, string>;
 }
 
 /** Bodies cross RPC as JSON text: one parse at the edge, none in between. */

@@ -316,7 +316,8 @@ export class StoreShard extends DurableObject<Env> {
       return fail(e) as StreamReply;
     }
     const r = await deleteCollection(this, def, q, {
-      remove: (namespace, name) => this.removeNow(def, namespace, name, opts),
+      remove: (namespace, name) =>
+        this.removeNow(def, namespace, name, admittedOnly(def, opts, namespace, name)),
       commit: (write) => this.answer(write),
       revision: () => this.batch.lastRevision ?? this.revision,
     });
@@ -524,6 +525,16 @@ export class StoreShard extends DurableObject<Env> {
 }
 
 /** A uid precondition, when one is given: 409 unless the stored object has that uid. */
+/** A collection's delete of one object: only one admission let go, and only that very object. */
+function admittedOnly(def: ResourceDef, opts: DeleteOptions, namespace: string, name: string): DeleteOptions {
+  const { admitted, ...rest } = opts;
+  if (!admitted) return opts;
+  const uid = admitted[`${namespace}/${name}`];
+  if (uid === undefined || (rest.preconditions?.uid && rest.preconditions.uid !== uid))
+    throw notFound(def, name); // left out of the collection's answer
+  return { ...rest, preconditions: { ...rest.preconditions, uid } };
+}
+
 function checkUid(def: ResourceDef, name: string, uid: string | undefined, cur: Row): void {
   if (uid && uid !== cur.uid)
     throw conflict(

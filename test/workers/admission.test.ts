@@ -228,6 +228,99 @@ describe("admission plugins", () => {
     expect(dep.headers.get("warning") ?? "").toContain('would violate PodSecurity \\"restricted:latest\\"');
   });
 
+  it("PodSecurity warns, never refuses, when a workload's template breaks the enforce level (warn defaults to it)", async () => {
+    const ns = `psw-${Math.random().toString(36).slice(2, 8)}`;
+    const made = await api(server, "POST", "/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: ns, labels: { "pod-security.kubernetes.io/enforce": "baseline" } },
+    });
+    expect(made.status, made.text).toBe(201);
+    const template = {
+      metadata: { labels: { app: "w" } },
+      spec: {
+        restartPolicy: "Always",
+        containers: [{ name: "c", image: "busybox", securityContext: { privileged: true } }],
+      },
+    };
+    const once = { ...template, spec: { ...template.spec, restartPolicy: "Never" } };
+    const selector = { matchLabels: { app: "w" } };
+    const workloads: Array<[string, Record<string, unknown>]> = [
+      [
+        "/apis/apps/v1/namespaces/NS/deployments",
+        { kind: "Deployment", spec: { replicas: 0, selector, template } },
+      ],
+      [
+        "/apis/apps/v1/namespaces/NS/replicasets",
+        { kind: "ReplicaSet", spec: { replicas: 0, selector, template } },
+      ],
+      [
+        "/apis/apps/v1/namespaces/NS/statefulsets",
+        { kind: "StatefulSet", spec: { replicas: 0, serviceName: "w", selector, template } },
+      ],
+      ["/apis/apps/v1/namespaces/NS/daemonsets", { kind: "DaemonSet", spec: { selector, template } }],
+      ["/apis/batch/v1/namespaces/NS/jobs", { kind: "Job", spec: { suspend: true, template: once } }],
+      [
+        "/apis/batch/v1/namespaces/NS/cronjobs",
+        {
+          kind: "CronJob",
+          spec: { schedule: "0 0 1 1 *", suspend: true, jobTemplate: { spec: { template: once } } },
+        },
+      ],
+      [
+        "/api/v1/namespaces/NS/replicationcontrollers",
+        { kind: "ReplicationController", spec: { replicas: 0, selector: { app: "w" }, template } },
+      ],
+      ["/api/v1/namespaces/NS/podtemplates", { kind: "PodTemplate", template }],
+    ];
+    const warning =
+      'would violate PodSecurity \\"baseline:latest\\": privileged (container \\"c\\" must not set securityContext.privileged=true)';
+    for (const [path, obj] of workloads) {
+      const url = path.replace("NS", ns);
+      const apiVersion = url.startsWith("/api/v1") ? "v1" : url.split("/").slice(2, 4).join("/");
+      const r = await api(server, "POST", url, { apiVersion, metadata: { name: "w" }, ...obj });
+      expect(r.status, `${obj.kind}: ${r.text}`).toBe(201);
+      expect(r.headers.get("warning") ?? "", String(obj.kind)).toContain(warning);
+      // an update warns again, as upstream's check of every workload write does
+      const u = await api(
+        server,
+        "PATCH",
+        `${url}/w`,
+        { metadata: { labels: { touched: "yes" } } },
+        {
+          "content-type": "application/merge-patch+json",
+        },
+      );
+      expect(u.status, `${obj.kind}: ${u.text}`).toBe(200);
+      expect(u.headers.get("warning") ?? "", String(obj.kind)).toContain(warning);
+    }
+    // the pod itself is refused, without a warning beside the refusal
+    const priv = await create(server, ns, pod("priv", {}, { securityContext: { privileged: true } }));
+    expect(priv.status).toBe(403);
+    expect(priv.headers.get("warning")).toBeNull();
+    // a warn label of its own wins over the enforce level: privileged warns of nothing
+    const quiet = `psq-${Math.random().toString(36).slice(2, 8)}`;
+    await api(server, "POST", "/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: {
+        name: quiet,
+        labels: {
+          "pod-security.kubernetes.io/enforce": "baseline",
+          "pod-security.kubernetes.io/warn": "privileged",
+        },
+      },
+    });
+    const d = await api(server, "POST", `/apis/apps/v1/namespaces/${quiet}/deployments`, {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "w" },
+      spec: { replicas: 0, selector, template },
+    });
+    expect(d.status, d.text).toBe(201);
+    expect(d.headers.get("warning")).toBeNull();
+  });
+
   it("PodSecurity warns about existing pods when a namespace's enforce level tightens", async () => {
     const ns = await freshNamespace(server, "psw");
     expect(

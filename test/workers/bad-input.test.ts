@@ -571,6 +571,37 @@ describe("routes, verbs and queries", () => {
     expect(bad.json.message).toContain("unable to parse requirement");
   });
 
+  it("a path that does not percent-decode is 400 BadRequest on every route, even anonymous, and writes nothing", async () => {
+    const cases: Array<[string, string]> = [
+      [`${cms}/%FF`, 'invalid URL escape "%FF": not UTF-8'],
+      [`${cms}/%C0%AF`, 'invalid URL escape "%C0%AF": not UTF-8'],
+      [`${cms}/a%ZZb`, 'invalid URL escape "%ZZ"'],
+      [`${cms}/a%2`, 'invalid URL escape "%2"'],
+      ["/api/v1/namespaces/%FF/pods", "not UTF-8"],
+      ["/apis/%E2%82/v1", "not UTF-8"],
+      ["/healthz/%FF", "not UTF-8"],
+      ["/edgeplane/tunnel/%FF", "not UTF-8"],
+      ["/openapi/v3/apis/%FF", "not UTF-8"],
+    ];
+    for (const [p, message] of cases)
+      for (const method of ["GET", "POST", "PUT", "DELETE"]) {
+        const body = method === "POST" || method === "PUT" ? cm("x") : undefined;
+        const r = await api(t, method, p, body);
+        expect(r.status, `${method} ${p}: ${r.text}`).toBe(400);
+        expectStatus(r, 400, "BadRequest", message);
+        // no credentials: refused for the path before authentication, not a 401 (nor a 500)
+        const anon = await fetch(t.url + p, { method });
+        const status = await anon.json();
+        expect({ code: anon.status, reason: status.reason }, `${method} ${p}`).toEqual({
+          code: 400,
+          reason: "BadRequest",
+        });
+      }
+    expect((await api(t, "GET", `${cms}/x`)).status).toBe(404);
+    // a well-formed escape still names the object it spells
+    expect((await api(t, "GET", `${cms}/%74arget`)).status).toBe(200);
+  });
+
   it("a bad limit or resourceVersion is 400 BadRequest", async () => {
     expectStatus(await api(t, "GET", `${cms}?limit=abc`), 400, "BadRequest");
     expectStatus(await api(t, "GET", `${cms}?watch=true&resourceVersion=abc`), 400, "BadRequest");

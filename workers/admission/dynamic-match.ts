@@ -50,19 +50,20 @@ export function kindOf(def: ResourceDef, subresource: string): GVK {
 /** The request as webhooks and CEL `request` see it. */
 export function requestView(a: AdmissionAttributes, uid: string = crypto.randomUUID()): RequestView {
   const { w } = a;
-  const obj = a.object ?? a.old;
+  const meta = (a.object ?? a.old)?.metadata as KubeObject["metadata"] | undefined;
   const sub = w.info.subresource || "";
   const kind = kindOf(w.def, sub);
   const resource = { group: w.def.group, version: w.def.version, resource: w.def.resource };
   const user = w.c.get("user");
-  const ns = w.def.namespaced ? obj?.metadata.namespace || w.info.namespace : undefined;
+  const ns = w.def.namespaced ? w.info.namespace || meta?.namespace : undefined;
   const view: RequestView = {
     uid,
     kind,
     resource,
     requestKind: kind,
     requestResource: resource,
-    name: obj?.metadata.name ?? w.info.name ?? "",
+    // the URL's name, else the object's: "" for a create whose name is yet to be generated
+    name: w.info.name || meta?.name || "",
     operation: a.operation,
     userInfo: {
       username: user?.name ?? "",
@@ -122,15 +123,15 @@ export interface RuleTarget {
 }
 
 export function ruleTarget(a: AdmissionAttributes): RuleTarget {
-  const obj = a.object ?? a.old;
+  const meta = (a.object ?? a.old)?.metadata as KubeObject["metadata"] | undefined;
   return {
     operation: a.operation,
     group: a.w.def.group,
     version: a.w.def.version,
     resource: a.w.def.resource,
     subresource: a.w.info.subresource || "",
-    namespace: a.w.def.namespaced ? obj?.metadata.namespace || a.w.info.namespace || "" : "",
-    name: obj?.metadata.name ?? a.w.info.name ?? "",
+    namespace: a.w.def.namespaced ? a.w.info.namespace || meta?.namespace || "" : "",
+    name: a.w.info.name || meta?.name || "",
   };
 }
 
@@ -172,7 +173,8 @@ export const anyRuleMatches = (rules: unknown, t: RuleTarget): boolean =>
 /** objectSelector: the new or the old object's labels match. */
 export function objectSelectorMatches(sel: any, a: AdmissionAttributes): boolean {
   if (!sel || (!sel.matchLabels && !sel.matchExpressions)) return true;
-  return [a.object, a.old].some((o) => o && selectorMatches(sel, o.metadata.labels ?? {}));
+  // an object without metadata (a CONNECT's options) has no labels to match
+  return [a.object, a.old].some((o) => o?.metadata && selectorMatches(sel, o.metadata.labels ?? {}));
 }
 
 /** Loads the request's namespace object once per request (undefined for cluster-scoped requests). */

@@ -76,17 +76,49 @@ export function enabledPlugins(value: string | undefined): AdmissionPlugin[] {
   return plugins;
 }
 
+function pluginsFor(w: WriteContext): AdmissionPlugin[] {
+  const env = w.c.env as unknown as { EDGEPLANE_ADMISSION_PLUGINS?: string };
+  return enabledPlugins(env.EDGEPLANE_ADMISSION_PLUGINS);
+}
+
+/** The mutating half of admission: may change `object` in place. */
+export async function admitMutating(
+  w: WriteContext,
+  operation: Operation,
+  object: KubeObject | undefined,
+  old: KubeObject | undefined,
+): Promise<void> {
+  const a: AdmissionAttributes = { w, operation, object, old };
+  for (const p of pluginsFor(w)) if (p.mutate) await p.mutate(a);
+}
+
+/** The validating half of admission: throws the first rejection. */
+export async function admitValidating(
+  w: WriteContext,
+  operation: Operation,
+  object: KubeObject | undefined,
+  old: KubeObject | undefined,
+): Promise<void> {
+  const a: AdmissionAttributes = { w, operation, object, old };
+  for (const p of pluginsFor(w)) if (p.validate) await p.validate(a);
+}
+
+/**
+ * The whole chain for one write: mutating plugins, then validating ones. Every write goes
+ * through it, subresources included, with the attributes upstream gives that write (the
+ * resource and subresource of the URL, the kind of the subresource's own object: a pods/eviction
+ * CREATE admits a policy/v1 Eviction, a deployments/scale UPDATE an autoscaling/v1 Scale).
+ * A subresource whose REST storage validates between the two (a Binding, a TokenRequest) calls
+ * the halves itself.
+ */
 export async function admit(
   w: WriteContext,
   operation: Operation,
   object: KubeObject | undefined,
   old: KubeObject | undefined,
-) {
-  const a: AdmissionAttributes = { w, operation, object, old };
-  const env = w.c.env as unknown as { EDGEPLANE_ADMISSION_PLUGINS?: string };
-  const plugins = enabledPlugins(env.EDGEPLANE_ADMISSION_PLUGINS);
-  for (const p of plugins) if (p.mutate) await p.mutate(a);
-  for (const p of plugins) if (p.validate) await p.validate(a);
+): Promise<void> {
+  await admitMutating(w, operation, object, old);
+  await admitValidating(w, operation, object, old);
 }
 
 /**
@@ -101,6 +133,5 @@ export async function admissionRollback(
   old: KubeObject | undefined,
 ): Promise<void> {
   const a: AdmissionAttributes = { w, operation, object, old };
-  const env = w.c.env as unknown as { EDGEPLANE_ADMISSION_PLUGINS?: string };
-  for (const p of enabledPlugins(env.EDGEPLANE_ADMISSION_PLUGINS)) if (p.rollback) await p.rollback(a);
+  for (const p of pluginsFor(w)) if (p.rollback) await p.rollback(a);
 }

@@ -4,6 +4,7 @@ import { forbidden, notFound } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import { Store } from "../../durable-objects/store/client";
 import type { AdmissionPlugin } from "./index";
+import { admissionName } from "./util";
 
 const IMMORTAL = new Set(["default", "kube-system", "kube-public"]);
 
@@ -13,13 +14,15 @@ const TTL_MS = 1000;
 
 export const namespaceLifecycle: AdmissionPlugin = {
   name: "NamespaceLifecycle",
-  async validate({ w, operation, object, old }) {
+  async validate(a) {
+    const { w, operation, object, old } = a;
     const nsDef = lookupGVR("", "v1", "namespaces")!;
     if (operation === "DELETE" && w.def === nsDef && old && IMMORTAL.has(old.metadata.name ?? "")) {
       throw forbidden(`namespaces "${old.metadata.name}" is forbidden: this namespace may not be deleted`);
     }
     if (operation !== "CREATE" || !w.def.namespaced || !object) return;
-    const ns = object.metadata.namespace!;
+    // the request's namespace: a subresource's object (an Eviction, a TokenRequest) may name none
+    const ns = w.info.namespace || object.metadata?.namespace || "";
     const key = `${w.c.env.EDGEPLANE_CLUSTER}/${ns}`;
     const seen = active.get(key);
     if (seen && Date.now() - seen < TTL_MS) return;
@@ -28,9 +31,9 @@ export const namespaceLifecycle: AdmissionPlugin = {
     if (nsObj.status?.phase === "Terminating" || nsObj.metadata.deletionTimestamp) {
       active.delete(key);
       throw forbidden(
-        `${w.def.group ? `${w.def.resource}.${w.def.group}` : w.def.resource} "${object.metadata.name ?? object.metadata.generateName ?? ""}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+        `${w.def.group ? `${w.def.resource}.${w.def.group}` : w.def.resource} "${admissionName(a)}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
         {
-          name: object.metadata.name,
+          name: admissionName(a),
           group: w.def.group || undefined,
           kind: w.def.resource,
           causes: [

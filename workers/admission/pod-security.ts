@@ -31,8 +31,37 @@ export function policyFrom(
   const level = labels?.[PREFIX + mode];
   if (!level || !LEVELS.has(level) || level === "privileged") return undefined;
   const v = labels?.[`${PREFIX}${mode}-version`];
-  const version = v && /^(latest|v1\.\d+)$/.test(v) ? v : "latest";
+  const version = (v && policyVersion(v)) || "latest";
   return { level: level as Level, version };
+}
+
+const RANK: Record<Level, number> = { privileged: 0, baseline: 1, restricted: 2 };
+
+/**
+ * The policy of each mode a namespace's labels give (undefined: privileged), as upstream's
+ * PolicyToEvaluate: without a warn label, warn takes the enforce level (and its version, unless
+ * warn-version is set), so a namespace that enforces a level warns of workload templates that
+ * would break it: their pods would be refused.
+ */
+export function namespacePolicy(labels: Record<string, string> | undefined): {
+  enforce?: Policy;
+  warn?: Policy;
+  audit?: Policy;
+} {
+  const enforce = policyFrom(labels, "enforce");
+  let warn = policyFrom(labels, "warn");
+  if (enforce && labels?.[`${PREFIX}warn`] === undefined && RANK[enforce.level] > RANK.privileged) {
+    const v = labels?.[`${PREFIX}warn-version`];
+    warn = {
+      level: enforce.level,
+      version: v !== undefined ? (policyVersion(v) ?? "latest") : enforce.version,
+    };
+  }
+  return { enforce, warn, audit: policyFrom(labels, "audit") };
+}
+
+function policyVersion(v: string): string | undefined {
+  return /^(latest|v1\.\d+)$/.test(v) ? v : undefined;
 }
 
 /** The pod spec and metadata an object carries: a pod's own, or its template's. */
@@ -77,8 +106,11 @@ export const podSecurity: AdmissionPlugin = {
     if (a.w.info.subresource && a.w.info.subresource !== "ephemeralcontainers") return;
     const parts = podParts(a, a.object);
     if (!parts) return;
-    // an update that leaves the pod spec alone (labels, status) is not re-checked
+    const isPod = a.w.def.group === "" && a.w.def.resource === "pods";
+    // a pod update that leaves the pod spec alone (labels, status) is not re-checked; a
+    // workload's every create and update is, as upstream's ValidatePodController does
     if (
+      isPod &&
       a.operation === "UPDATE" &&
       a.old &&
       JSON.stringify(podParts(a, a.old)?.spec) === JSON.stringify(parts.spec)
@@ -89,8 +121,7 @@ export const podSecurity: AdmissionPlugin = {
     const ns = await cachedRead(a.w.c.env, nsDef, nsName, () => new Store(a.w.c.env, nsDef).find("", nsName));
     const labels = ns?.metadata.labels;
     if (!labels) return;
-    const isPod = a.w.def.group === "" && a.w.def.resource === "pods";
-    const enforce = policyFrom(labels, "enforce");
+    const { enforce, warn, audit } = namespacePolicy(labels);
     if (enforce && isPod)
       addAuditAnnotation(
         a.w.c,
@@ -105,7 +136,6 @@ export const podSecurity: AdmissionPlugin = {
           `violates PodSecurity "${enforce.level}:${enforce.version}": ${describeViolations(vs)}`,
         );
     }
-    const audit = policyFrom(labels, "audit");
     if (audit) {
       const vs = checkPod(audit.level, parts.meta, parts.spec);
       if (vs.length)
@@ -115,7 +145,8 @@ export const podSecurity: AdmissionPlugin = {
           `would violate PodSecurity "${audit.level}:${audit.version}": ${describeViolations(vs)}`,
         );
     }
-    const warn = policyFrom(labels, "warn");
+    // a workload is never refused: its template only warns, at the warn level (which defaults
+    // to the enforce level), in upstream's words
     if (warn) {
       const vs = checkPod(warn.level, parts.meta, parts.spec);
       if (vs.length)

@@ -17,6 +17,7 @@ import {
   ruleTarget,
 } from "./dynamic-match";
 import type { AdmissionAttributes, AdmissionPlugin } from "./index";
+import { admissionName } from "./util";
 
 export interface Decision {
   policy: string;
@@ -129,7 +130,7 @@ export function evaluatePolicy(
 /** The rejection for the first denied decision, as upstream builds it. */
 export function policyDeniedError(a: AdmissionAttributes, d: Decision): StatusError {
   const message = `ValidatingAdmissionPolicy '${d.policy}' with binding '${d.binding}' denied request: ${d.message}`;
-  const name = (a.object ?? a.old)?.metadata.name ?? a.w.info.name ?? "";
+  const name = admissionName(a);
   return new StatusError(
     REASON_CODE[d.reason] ?? 422,
     d.reason,

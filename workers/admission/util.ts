@@ -23,10 +23,19 @@ export async function listIn(env: Env, def: ResourceDef, namespace?: string): Pr
   return (JSON.parse(text).items ?? []) as KubeObject[];
 }
 
+/**
+ * The name a request is about, as upstream's admission attributes give it: the URL's (a
+ * subresource, an update, a delete), else the object's (a create), else its generateName.
+ * Options objects (a CONNECT's PodExecOptions) have no metadata at all.
+ */
+export function admissionName(a: AdmissionAttributes): string {
+  const meta = (a.object ?? a.old)?.metadata as KubeObject["metadata"] | undefined;
+  return a.w.info.name || meta?.name || meta?.generateName || "";
+}
+
 /** admission.NewForbidden: `pods "x" is forbidden: <why>`, a 403. */
 export function admissionForbidden(a: AdmissionAttributes, why: string): StatusError {
-  const obj = a.object ?? a.old;
-  const name = obj?.metadata.name ?? a.w.info.name ?? "";
+  const name = admissionName(a);
   return forbidden(`${qualifiedResource(a.w.def)} "${name}" is forbidden: ${why}`, {
     name,
     group: a.w.def.group || undefined,

@@ -18,6 +18,8 @@ export interface TokenRequestDeps {
   now?: () => number;
   /** receives upstream's warnings (e.g. an expiration shortened to the maximum) */
   warn?: (message: string) => void;
+  /** validating admission of the defaulted, validated request, before anything is looked up or issued */
+  admit?: (req: KubeObject) => Promise<void>;
 }
 
 const isObject = (v: unknown): v is Record<string, any> =>
@@ -135,6 +137,7 @@ export async function tokenRequest(
   const causes = validateTokenRequest(req);
   // upstream names no object in this error: TokenRequest.authentication.k8s.io "" is invalid
   if (causes.length) throw invalid(GK, "", causes);
+  if (deps.admit) await deps.admit(req);
   let bound: BoundObject | undefined;
   let node: ObjectRef | undefined;
   if (isObject(req.spec.boundObjectRef))

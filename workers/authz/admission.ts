@@ -21,6 +21,9 @@ export const authzAdmission: AdmissionPlugin = {
       // the write follows; the handler should call invalidateRbacCache() again once it is stored
       invalidateRbacCache();
     }
+    // NodeRestriction handles creates, updates and deletes, as upstream's: a CONNECT (exec,
+    // attach, port-forward) is the Node authorizer's alone
+    if (operation === "CONNECT") return;
     await nodeRestriction(user, operation, w.def.resource, w.info.subresource, object, old, {
       apiGroup: w.def.group,
       name: w.info.name,

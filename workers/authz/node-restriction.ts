@@ -107,7 +107,9 @@ export async function nodeRestriction(
   if (!isNode) return;
   const group = ctx.apiGroup ?? "";
   const gr = { group, resource };
-  const objName = obj?.metadata?.name || obj?.metadata?.generateName || "Unknown";
+  // upstream's admission.NewForbidden: the request's name (a delete, a subresource), else the
+  // object's name or generateName, else "Unknown"
+  const objName = ctx.name || obj?.metadata?.name || obj?.metadata?.generateName || "Unknown";
   const deny = (msg: string) =>
     forbidden(`${qualifiedResource(gr)} ${JSON.stringify(objName)} is forbidden: ${msg}`, {
       name: objName,
@@ -129,7 +131,7 @@ export async function nodeRestriction(
       if (subresource === "") {
         if (operation === "CREATE") return admitMirrorPod(node, obj!, deny, ctx);
         if (operation === "DELETE") {
-          const pod = await existingPod(ctx.name ?? old?.metadata?.name ?? "");
+          const pod = await existingPod(ctx.name || old?.metadata?.name || "");
           if (pod.spec?.nodeName !== node)
             throw deny(`node ${q} can only delete pods with spec.nodeName set to itself`);
           return;

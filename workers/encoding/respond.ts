@@ -1,6 +1,6 @@
 // Responses: JSON (or YAML when asked), and every error as a metav1.Status, mapped here
 // in one place so no handler writes its own error body.
-import { internalError, type Status, StatusError } from "../../api/errors";
+import { badRequest, internalError, type Status, StatusError } from "../../api/errors";
 import { toYaml } from "./yaml-out";
 
 export function json(body: unknown, code = 200, headers: Record<string, string> = {}): Response {
@@ -44,6 +44,9 @@ export function statusResponse(s: Status): Response {
 
 export function errorResponse(e: unknown): Response {
   if (e instanceof StatusError) return statusResponse(e.toStatus());
+  // a percent-decode of client input that was not checked first is the client's error, not ours
+  if (e instanceof URIError)
+    return statusResponse(badRequest(`malformed URL encoding: ${e.message}`).toStatus());
   console.error("unexpected error", e instanceof Error ? (e.stack ?? e.message) : e);
   return statusResponse(internalError("an internal error occurred").toStatus());
 }

@@ -7,24 +7,26 @@ import { pods, validatePodBinding } from "../../api/strategies/pods";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
+import { admitMutating, admitValidating } from "../admission";
 import { decodeBody } from "../encoding/request-body";
 import { SUCCESS_201 } from "./eviction";
 import { checkFields, objectFound } from "./field-validation";
-import { checkDecodedTypeMeta, isConflict } from "./prepare";
+import { checkDecodedTypeMeta, isConflict, requestNamespace } from "./prepare";
 import { respondWith, type WriteContext } from "./write-context";
 
 const BINDING = { group: "", resource: "pods/binding" };
 
-async function decodeBinding(w: WriteContext): Promise<KubeObject> {
+async function decodeBinding(w: WriteContext, namespace: string): Promise<KubeObject> {
   const decoded = await decodeBody(w.c.req.raw, "Binding");
   const b = checkDecodedTypeMeta({ ...w.def, kind: "Binding" }, decoded.value, "Binding", "v1");
   checkFields(w, b, objectFound(decoded, b, "Binding"));
+  requestNamespace(b, namespace);
   return b;
 }
 
 /** POST pods/<name>/binding: a Binding without a name is the URL's pod's. */
 export async function podBinding(w: WriteContext, namespace: string): Promise<Response> {
-  const b = await decodeBinding(w);
+  const b = await decodeBinding(w, namespace);
   if (b.metadata.name && b.metadata.name !== w.info.name)
     throw badRequest("name in URL does not match name in Binding object");
   return bind(w, w.store, namespace, w.info.name, b);
@@ -32,7 +34,7 @@ export async function podBinding(w: WriteContext, namespace: string): Promise<Re
 
 /** POST namespaces/<ns>/bindings: the Binding names the pod. */
 export async function legacyBinding(w: WriteContext, namespace: string): Promise<Response> {
-  const b = await decodeBinding(w);
+  const b = await decodeBinding(w, namespace);
   const name = b.metadata.name;
   if (!name) throw invalid({ group: "", kind: "Binding" }, "", [field.required("metadata.name")]);
   return bind(w, new Store(w.c.env, pods), namespace, name, b);
@@ -45,8 +47,12 @@ async function bind(
   name: string,
   b: KubeObject,
 ): Promise<Response> {
+  // a CREATE of pods/binding (or of bindings), kind v1 Binding, admitted as upstream's
+  // BindingREST does: mutated, validated, then the validating plugins
+  await admitMutating(w, "CREATE", b, undefined);
   const causes = validatePodBinding(b);
   if (causes.length) throw invalid({ group: "", kind: "Binding" }, name, causes);
+  await admitValidating(w, "CREATE", b, undefined);
   for (let attempt = 0; ; attempt++) {
     const pod = await store.get(namespace, name);
     if (b.metadata.uid && b.metadata.uid !== pod.metadata.uid)

@@ -12,9 +12,10 @@ import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
+import { admitMutating, admitValidating } from "../admission";
 import { decodeBody } from "../encoding/request-body";
 import { checkFields, objectFound } from "./field-validation";
-import { isConflict } from "./prepare";
+import { isConflict, requestNamespace } from "./prepare";
 import { respondWith, type WriteContext } from "./write-context";
 
 /** upstream's answer to a binding or an eviction */
@@ -151,10 +152,19 @@ export async function eviction(w: WriteContext, namespace: string): Promise<Resp
   // a body without apiVersion and kind is read as the URL's type, and its fields checked so
   body.apiVersion ??= "policy/v1";
   body.kind ??= "Eviction";
-  checkFields(w, body as KubeObject, objectFound(decoded, body as KubeObject, "Eviction"));
-  const name = (body.metadata as { name?: string } | undefined)?.name;
+  const evictionObj = body as KubeObject;
+  checkFields(w, evictionObj, objectFound(decoded, evictionObj, "Eviction"));
+  if (body.metadata !== undefined && body.metadata !== null && !isObject(body.metadata))
+    throw badRequest("the body of the request must be an Eviction object");
+  evictionObj.metadata ??= {};
+  requestNamespace(evictionObj, namespace);
+  // a CREATE of pods/eviction, kind policy/v1 Eviction, admitted as upstream's EvictionREST
+  // does: NodeRestriction, policies and webhooks decide before a budget is spent or the pod touched
+  await admitMutating(w, "CREATE", evictionObj, undefined);
+  const name = evictionObj.metadata?.name;
   if (name && name !== w.info.name) throw badRequest(`name in URL does not match name in Eviction object`);
-  const opts = isObject(body.deleteOptions) ? body.deleteOptions : {};
+  await admitValidating(w, "CREATE", evictionObj, undefined);
+  const opts = isObject(evictionObj.deleteOptions) ? evictionObj.deleteOptions : {};
   const dryRun = w.dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes("All"));
   const pod = await w.store.get(namespace, w.info.name);
   // finished, pending and already-going pods are not counted by budgets: no check

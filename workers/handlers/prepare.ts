@@ -80,6 +80,18 @@ export function checkNamespace(def: ResourceDef, obj: KubeObject, info: RequestI
 }
 
 /**
+ * A subresource's object (an Eviction, a Binding) takes the request's namespace when it names
+ * none, and may name no other (upstream's EnsureObjectNamespaceMatchesRequestNamespace).
+ */
+export function requestNamespace(obj: KubeObject, namespace: string): void {
+  const own = obj.metadata.namespace;
+  if (!own) {
+    if (namespace) obj.metadata.namespace = namespace;
+  } else if (namespace && own !== namespace)
+    throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+}
+
+/**
  * A PUT's body, or a patch's result, is the object its URL names (upstream's checkName): it
  * has a name, the URL's, and a namespace, when it has one, the request's. Each a 400.
  */

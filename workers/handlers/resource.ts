@@ -210,18 +210,12 @@ export async function handleResource(c: C): Promise<Response> {
       return patch(w, namespace);
     case "delete":
       return remove(w, namespace);
-    case "deletecollection": {
-      const opts = await deleteOptions(w);
-      const text = await store.removeCollection(
-        {
-          namespace: def.namespaced && info.namespace ? info.namespace : undefined,
-          labelSelector: q.get("labelSelector") ?? undefined,
-          fieldSelector: q.get("fieldSelector") ?? undefined,
-        },
-        opts,
-      );
-      return encoded(text, 200, c.req.header("accept") ?? null);
-    }
+    case "deletecollection":
+      return removeCollection(w, {
+        namespace: def.namespaced && info.namespace ? info.namespace : undefined,
+        labelSelector: q.get("labelSelector") ?? undefined,
+        fieldSelector: q.get("fieldSelector") ?? undefined,
+      });
   }
   throw methodNotAllowed(info.verb, def);
 }
@@ -430,6 +424,45 @@ async function deleteOptions(w: WriteContext): Promise<DeleteOptions> {
     preconditions: body.preconditions,
     dryRun: w.dryRun || (Array.isArray(body.dryRun) && body.dryRun.includes("All")),
   };
+}
+
+/**
+ * deletecollection: each object the query selects is admitted as its own DELETE, as upstream's
+ * DeleteCollection admits each item; one refusal refuses the request before anything is
+ * deleted (and gives back what admission reserved for the others), and the store deletes only
+ * the objects admitted, by uid.
+ */
+async function removeCollection(w: WriteContext, query: ListQuery): Promise<Response> {
+  const opts = await deleteOptions(w);
+  const items = (JSON.parse(await w.store.listText(query)).items ?? []) as KubeObject[];
+  const admittedItems: KubeObject[] = [];
+  const admitted: Record<string, string> = {};
+  try {
+    for (const item of items) {
+      await admit(w, "DELETE", undefined, item);
+      admittedItems.push(item);
+      admitted[`${item.metadata.namespace ?? ""}/${item.metadata.name}`] = item.metadata.uid ?? "";
+    }
+  } catch (e) {
+    for (const item of admittedItems) await admissionRollback(w, "DELETE", undefined, item).catch(() => {});
+    throw e;
+  }
+  let text: string;
+  try {
+    text = await w.store.removeCollection(query, { ...opts, admitted });
+  } catch (e) {
+    for (const item of admittedItems) await admissionRollback(w, "DELETE", undefined, item).catch(() => {});
+    throw e;
+  }
+  if (admittedItems.length) {
+    // what admission reserved for an object the store then left out is given back
+    const gone = new Set(
+      ((JSON.parse(text).items ?? []) as KubeObject[]).map((o) => o.metadata?.uid).filter(Boolean),
+    );
+    for (const item of admittedItems)
+      if (!gone.has(item.metadata.uid)) await admissionRollback(w, "DELETE", undefined, item).catch(() => {});
+  }
+  return encoded(text, 200, w.c.req.header("accept") ?? null);
 }
 
 async function remove(w: WriteContext, namespace: string): Promise<Response> {

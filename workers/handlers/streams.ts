@@ -7,6 +7,7 @@ import type { KubeObject } from "../../api/types";
 import { noTunnelMessage, OPEN_HEADER, type OpenRequest } from "../../api/wire/node-tunnel";
 import type { Env } from "../../durable-objects/env";
 import type { NodeTunnel } from "../../durable-objects/node-tunnel/node-tunnel";
+import { admit } from "../admission";
 import { isTrue } from "../request-info";
 import type { WriteContext } from "./write-context";
 
@@ -205,9 +206,44 @@ function openRequest(pod: KubeObject, subresource: string, req: Request): OpenRe
   }
 }
 
+/**
+ * The options object of a CONNECT, as upstream decodes it from the query for admission:
+ * PodExecOptions, PodAttachOptions or PodPortForwardOptions (no metadata; false and empty
+ * fields left out, as Go's omitempty does).
+ */
+export function connectOptions(subresource: string, q: URLSearchParams): KubeObject {
+  const kind = { exec: "PodExecOptions", attach: "PodAttachOptions", portforward: "PodPortForwardOptions" }[
+    subresource
+  ];
+  const out: Record<string, unknown> = { kind, apiVersion: "v1" };
+  if (subresource === "portforward") {
+    const ports = q
+      .getAll("ports")
+      .flatMap((p) => p.split(","))
+      .filter(Boolean)
+      .map((p) => {
+        const n = Number(p);
+        if (!Number.isInteger(n) || n < 1 || n > 65535) throw badRequest(`invalid port: ${p}`);
+        return n;
+      });
+    if (ports.length) out.ports = ports;
+    return out as unknown as KubeObject;
+  }
+  for (const [key, value] of Object.entries(streamOptions(q))) if (value) out[key] = true;
+  const container = q.get("container");
+  if (container) out.container = container;
+  const command = q.getAll("command");
+  if (subresource === "exec" && command.length) out.command = command;
+  return out as unknown as KubeObject;
+}
+
 /** pods/log, pods/exec, pods/attach, pods/portforward (already authenticated and authorized). */
 export async function streamSubresource(w: WriteContext, namespace: string): Promise<Response> {
   const req = w.c.req.raw;
+  // exec, attach and port-forward are a CONNECT, admitted (webhooks, policies) before the pod
+  // is looked at, as upstream's connect handler does; a log is a read
+  if (w.info.subresource !== "log")
+    await admit(w, "CONNECT", connectOptions(w.info.subresource, new URL(req.url).searchParams), undefined);
   const pod = await w.store.get(namespace, w.info.name);
   let open: OpenRequest;
   try {

@@ -7,6 +7,7 @@ import { isObject } from "../../api/strategies/common";
 import { scaleColumns, scaleOf, validateScale } from "../../api/strategies/workloads";
 import { TABLE_TYPE, tableOfKind } from "../../api/table";
 import type { KubeObject } from "../../api/types";
+import { admit, admitMutating, admitValidating } from "../admission";
 import { tokenRequest } from "../authn/index";
 import { negotiate } from "../encoding/negotiate";
 import {
@@ -82,12 +83,17 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
       const rv = wanted.metadata?.resourceVersion;
       if (rv && rv !== old.metadata.resourceVersion) throw staleResourceVersion(w.def, w.info.name);
     }
+    // an UPDATE of <resource>/scale, kind autoscaling/v1 Scale, old and new, admitted as
+    // upstream's ScaleREST does: mutated, validated, then the validating plugins
+    wanted = asScaleObject(wanted, current);
+    await admitMutating(w, "UPDATE", wanted, current);
     const replicas = wanted.spec?.replicas;
     const causes =
       typeof replicas === "number" && Number.isInteger(replicas)
         ? validateScale(wanted)
         : [field.invalid("spec.replicas", replicas, "must be an integer")];
     if (causes.length) throw invalid({ group: "autoscaling", kind: "Scale" }, w.info.name, causes);
+    await admitValidating(w, "UPDATE", wanted, current);
     const next = structuredClone(old);
     const paths = w.def.custom?.scale;
     if (paths) setAtPath(next, paths.specReplicasPath, replicas);
@@ -102,6 +108,17 @@ async function scale(w: WriteContext, namespace: string): Promise<Response> {
       throw e;
     }
   }
+}
+
+/** A Scale as admission sees it: the posted or patched one, with the current one's metadata filling what it lacks. */
+function asScaleObject(wanted: KubeObject, current: KubeObject): KubeObject {
+  const meta = isObject(wanted.metadata) ? wanted.metadata : {};
+  return {
+    ...wanted,
+    apiVersion: "autoscaling/v1",
+    kind: "Scale",
+    metadata: { ...current.metadata, ...meta },
+  } as KubeObject;
 }
 
 /** The write seen as one of a Scale: its fields are the Scale's (not the parent's schema). */
@@ -131,15 +148,37 @@ async function finalize(w: WriteContext): Promise<Response> {
       throw invalid({ group: "", kind: "Namespace" }, w.info.name, [
         field.invalid("spec.finalizers", finalizers, "must be a list"),
       ]);
+    const old = structuredClone(ns);
     ns.spec = { ...ns.spec, finalizers: finalizers ?? [] };
+    // an UPDATE of namespaces/finalize, kind Namespace, old and new
+    await admit(w, "UPDATE", ns, old);
     try {
-      const text = await w.store.update(ns, { expectRV: ns.metadata.resourceVersion, dryRun: w.dryRun });
+      const text = await w.store.update(ns, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun });
       return encoded(text, 200, w.c.req.header("accept") ?? null);
     } catch (e) {
       if (isConflict(e) && !body.metadata.resourceVersion && attempt < 8) continue;
       throw e;
     }
   }
+}
+
+/**
+ * serviceaccounts/<name>/token: a CREATE of an authentication.k8s.io/v1 TokenRequest, admitted
+ * as upstream's TokenREST does: mutated as posted, validated once defaulted and checked.
+ */
+async function serviceAccountToken(w: WriteContext, namespace: string): Promise<Response> {
+  const body = await decodeObject(w.c.req.raw);
+  const posted = (isObject(body) ? body : {}) as KubeObject;
+  posted.apiVersion ??= "authentication.k8s.io/v1";
+  posted.kind ??= "TokenRequest";
+  if (!isObject(posted.metadata)) posted.metadata = {};
+  posted.metadata.namespace ||= namespace;
+  await admitMutating(w, "CREATE", posted, undefined);
+  const tr = await tokenRequest(w.c.env, { namespace, name: w.info.name }, posted, {
+    warn: (m) => w.warnings.push(m),
+    admit: (req) => admitValidating(w, "CREATE", req, undefined),
+  });
+  return encoded(JSON.stringify(tr), 201, w.c.req.header("accept") ?? null);
 }
 
 export async function subresourceHandler(w: WriteContext, namespace: string): Promise<Response> {
@@ -159,17 +198,8 @@ export async function subresourceHandler(w: WriteContext, namespace: string): Pr
       if (w.def.kind === "Pod") return streamSubresource(w, namespace);
       break;
     case "token":
-      if (w.def.kind === "ServiceAccount" && w.info.verb === "create") {
-        const tr = await tokenRequest(
-          w.c.env,
-          { namespace, name: w.info.name },
-          await decodeObject(w.c.req.raw),
-          {
-            warn: (m) => w.warnings.push(m),
-          },
-        );
-        return encoded(JSON.stringify(tr), 201, w.c.req.header("accept") ?? null);
-      }
+      if (w.def.kind === "ServiceAccount" && w.info.verb === "create")
+        return serviceAccountToken(w, namespace);
       break;
     case "binding":
       if (w.def.kind === "Pod") return podBinding(w, namespace);

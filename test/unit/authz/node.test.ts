@@ -319,9 +319,7 @@ describe("NodeRestriction", () => {
           namespace: "default",
         }),
       ),
-    ).toBe(
-      '403 pods "Unknown" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself',
-    );
+    ).toBe('403 pods "db" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself');
     expect(
       await msg(
         nodeRestriction(nodeA, "DELETE", "pods", "", undefined, undefined, {
