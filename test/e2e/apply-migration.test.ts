@@ -153,6 +153,128 @@ function ownersOfContent(obj: any): string[] {
     .map((e: any) => `${e.manager}/${e.operation}`);
 }
 
+/** More built-in kinds in one file, each with what the server adds on create or defaults. */
+const MANY = (ns: string, suffix: string) => `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ds, namespace: ${ns}}
+spec:
+  selector: {matchLabels: {app: ds}}
+  template:
+    metadata: {labels: {app: ds}}
+    spec:
+      nodeSelector: {no-such-node: "true"}
+      containers:
+      - name: c
+        image: edgeplane/busybox:1
+        ports: [{containerPort: 53, protocol: UDP}]
+        env: [{name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: rs, namespace: ${ns}}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: rs}}
+  template:
+    metadata: {labels: {app: rs}}
+    spec:
+      containers: [{name: c, image: edgeplane/busybox:1}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pod, namespace: ${ns}}
+spec:
+  nodeName: no-such-node
+  containers:
+  - name: c
+    image: edgeplane/busybox:1
+    env: [{name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: claim, namespace: ${ns}}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: secret, namespace: ${ns}}
+stringData: {password: hunter2}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: sa, namespace: ${ns}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ing, namespace: ${ns}}
+spec:
+  defaultBackend: {service: {name: web, port: {number: 80}}}
+  rules:
+  - host: a.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: np, namespace: ${ns}}
+spec:
+  podSelector: {}
+  policyTypes: [Ingress]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: ${ns}}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: reader, namespace: ${ns}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
+subjects: [{kind: ServiceAccount, name: sa, namespace: ${ns}}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: hpa, namespace: ${ns}}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: ReplicaSet, name: rs}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: pdb, namespace: ${ns}}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: rs}}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr, namespace: ${ns}}
+spec:
+  limits: [{type: Container, default: {cpu: 200m}}]
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: rq, namespace: ${ns}}
+spec:
+  hard: {pods: "50"}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: migration-${suffix}}
+value: 1000
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: migration-${suffix}}
+aggregationRule:
+  clusterRoleSelectors: [{matchLabels: {aggregate-to-migration-${suffix}: "true"}}]
+`;
+
 describe.skipIf(!hasKubectl)("kubectl apply, then apply --server-side, then diff --server-side", () => {
   for (const [name, m] of Object.entries(MANIFESTS)) {
     it(`${name}: no conflict, no warning, and client-side apply still works after`, async () => {
@@ -203,4 +325,27 @@ describe.skipIf(!hasKubectl)("kubectl apply, then apply --server-side, then diff
       expect(edited.code).toBe(0);
     });
   }
+
+  it("sixteen more built-in kinds in one file", async () => {
+    const ns = await freshNamespace(t, "mig");
+    const file = join(tmp, `${ns}-many.yaml`);
+    writeFileSync(file, MANY(ns, ns));
+    try {
+      const csa = await k(["apply", "-f", file]);
+      expect(csa.stderr).toBe("");
+      expect(csa.stdout.trim().split("\n")).toHaveLength(16);
+      const ssa = await k(["apply", "--server-side", "-f", file]);
+      expect(ssa.stderr).toBe("");
+      expect(ssa.stdout.match(/serverside-applied/g)).toHaveLength(16);
+      const diff = await k(["diff", "--server-side", "-f", file]);
+      expect(diff.stderr).toBe("");
+      expect(diff.stdout).toBe("");
+      expect(diff.code).toBe(0);
+      const back = await k(["apply", "-f", file]);
+      expect(back.stderr).toBe("");
+      expect(back.code).toBe(0);
+    } finally {
+      await k(["delete", "priorityclass,clusterrole", `migration-${ns}`, "--ignore-not-found"]);
+    }
+  });
 });
