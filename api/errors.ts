@@ -47,10 +47,23 @@ function causesToWire(causes: StatusCause[]): WireCause[] {
   return causes.map(({ type, message, field }) => {
     const w: WireCause = {};
     if (type) w.reason = type;
-    if (message !== undefined) w.message = message;
-    if (field !== undefined) w.field = field;
+    // empty ones are left out, as the Go type's omitempty does
+    if (message) w.message = message;
+    if (field) w.field = field;
     return w;
   });
+}
+
+/** Details with upstream's field order and omitempty: name, group, kind, uid, causes, retryAfterSeconds. */
+function orderedDetails(d: StatusDetails): StatusDetails {
+  const out: StatusDetails = {};
+  if (d.name) out.name = d.name;
+  if (d.group) out.group = d.group;
+  if (d.kind) out.kind = d.kind;
+  if (d.uid) out.uid = d.uid;
+  if (d.causes?.length) out.causes = causesToWire(d.causes) as StatusCause[];
+  if (d.retryAfterSeconds) out.retryAfterSeconds = d.retryAfterSeconds;
+  return out;
 }
 
 function causesFromWire(causes: WireCause[]): StatusCause[] {
@@ -89,6 +102,7 @@ export class StatusError extends Error {
     this.name = "StatusError";
   }
 
+  /** The Status, its fields in upstream's order (the Go struct's), so any JSON of it reads as upstream's. */
   toStatus(): Status {
     const s: Status = {
       kind: "Status",
@@ -97,13 +111,9 @@ export class StatusError extends Error {
       status: "Failure",
       message: this.message,
       reason: this.reason,
-      code: this.code,
-    };
-    if (this.details) {
-      s.details = this.details.causes
-        ? { ...this.details, causes: causesToWire(this.details.causes) as StatusCause[] }
-        : this.details;
-    }
+    } as Status;
+    if (this.details) s.details = orderedDetails(this.details);
+    s.code = this.code;
     return s;
   }
 

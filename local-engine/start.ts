@@ -78,11 +78,28 @@ edgeplane control plane is up at ${server.url}
 `);
 superviseEngine(server);
 
+// The simulated nodes a start joins carry this label and leave with it (stop removes them); a
+// start also removes those a killed launcher could not, so no NotReady ghost gets pods.
+const JOINED_BY = { "sim.edgeplane.dev/joined-by": "npm-start" };
+{
+  const { removeLabelledNodes } = await import("../agent/simulated/simnodes");
+  const ghosts = await removeLabelledNodes(
+    { server: server.url, token: server.token },
+    "sim.edgeplane.dev/joined-by=npm-start",
+  );
+  if (ghosts.length) console.log(`removed ${ghosts.length} simulated node(s) an earlier start left behind`);
+}
+
 const simulated = Number(process.env.EDGEPLANE_NODES ?? 0);
 if (simulated > 0) {
   const { startSimulatedNodes } = await import("../agent/simulated/simnodes");
-  const sim = await startSimulatedNodes({ server: server.url, token: server.token, count: simulated });
-  stops.push(() => sim.stop());
+  const sim = await startSimulatedNodes({
+    server: server.url,
+    token: server.token,
+    count: simulated,
+    labels: JOINED_BY,
+  });
+  stops.push(() => sim.stop({ removeNodes: true }));
   console.log(
     `joined ${sim.nodes.length} simulated node(s): ${sim.nodes.slice(0, 5).join(", ")}${sim.nodes.length > 5 ? ", ..." : ""}`,
   );
@@ -117,8 +134,9 @@ if (runtime === "containerd") {
     token: server.token,
     count: 1,
     namePrefix: "local-",
+    labels: JOINED_BY,
   });
-  stops.push(() => local.stop());
+  stops.push(() => local.stop({ removeNodes: true }));
   console.log(
     `*** local node ${local.nodes[0]} joined with the SIMULATED runtime (no containers run; ${
       wanted ? "EDGEPLANE_RUNTIME=simulated" : `containerd not found at ${socket}: npm run setup:containerd`

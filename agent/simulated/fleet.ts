@@ -39,6 +39,8 @@ export interface FleetOptions {
   statusSeconds: number;
   template: NodeTemplate;
   log: (msg: string) => void;
+  /** Every Node object the watch sees (listed, added or modified). */
+  onNode?: (obj: { metadata?: { name?: string; annotations?: Record<string, string> } }) => void;
 }
 
 const leasePath = (name?: string) =>
@@ -62,9 +64,13 @@ export class Fleet {
       {
         // a list may predate a registration in flight: only DELETED events and 404s retire nodes
         onList: (items) => {
-          for (const item of items) this.observe(item);
+          for (const item of items) {
+            opts.onNode?.(item);
+            this.observe(item);
+          }
         },
         onEvent: (type, obj) => {
+          if (type !== "DELETED") opts.onNode?.(obj);
           const n = this.nodes.get(obj?.metadata?.name);
           if (n && type === "DELETED" && obj.metadata.uid === n.uid) n.gone = true;
           else this.observe(obj);
@@ -120,6 +126,28 @@ export class Fleet {
     this.stopped = true;
     clearInterval(this.timer);
     await this.watcher.stop();
+  }
+
+  /**
+   * Takes the registered nodes out of the cluster (after stop): each Node (only the one this
+   * fleet registered, by uid) and its Lease, a few at a time. Their pods are the pod garbage
+   * collector's then, as upstream's are when a node is deleted.
+   */
+  async remove(concurrency = 16): Promise<number> {
+    const nodes = [...this.nodes.values()].filter((n) => n.uid && !n.gone);
+    let removed = 0;
+    let next = 0;
+    const one = async (n: SimNode) => {
+      const body = { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: n.uid } };
+      const r = await this.client.request("DELETE", `/api/v1/nodes/${n.name}`, body).catch(() => undefined);
+      if (r && r.status < 300) removed++;
+      await this.client.request("DELETE", leasePath(n.name)).catch(() => undefined);
+    };
+    const worker = async () => {
+      while (next < nodes.length) await one(nodes[next++]);
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, nodes.length) }, worker));
+    return removed;
   }
 
   stopLeases(name: string): void {

@@ -1,8 +1,17 @@
 // The pod side of every simulated node: one watch over all bound pods, and for those bound
-// to our nodes a tiny per-pod state machine: starting -> running -> terminating -> gone.
+// to our nodes a tiny per-pod state machine: starting -> running (-> done, when its
+// containers finish: pod-finish.ts) -> terminating -> gone.
 
 import { Informer } from "../lib/informer";
 import { type ApiClient, sleep, withRetry } from "./client";
+import {
+  finishedStatusPatch,
+  type LifetimeDefaults,
+  lifetimeOf,
+  restartedStatusPatch,
+  restarts,
+  runningSince,
+} from "./pod-finish";
 import { looksStarted, runningStatusPatch } from "./pod-status";
 
 export interface SimNodeRef {
@@ -14,6 +23,8 @@ export interface SimNodeRef {
   used: Set<number>;
   /** A dead node (stopLeases) neither starts nor finishes pods. */
   alive: boolean;
+  /** The Node's annotations as last seen: defaults for its pods' lifetimes (pod-finish.ts). */
+  annotations?: Record<string, string>;
 }
 
 interface PodState {
@@ -21,7 +32,8 @@ interface PodState {
   node: string;
   namespace: string;
   name: string;
-  phase: "starting" | "running" | "terminating";
+  /** done: its containers finished and the pod is Succeeded or Failed, until it is deleted */
+  phase: "starting" | "running" | "done" | "terminating";
   timer?: NodeJS.Timeout;
   ipOctet?: number;
   /** The latest object seen. */
@@ -32,12 +44,19 @@ export interface PodStats {
   started: number;
   deleted: number;
   failures: number;
+  /** Pods whose containers finished (Succeeded or Failed). */
+  finished: number;
+  /** Container restarts after a run ended. */
+  restarts: number;
 }
+
+/** The shortest wait before containers that ended run again (the kubelet backs off 10 s and up). */
+const MIN_RESTART_MS = 1000;
 
 const MAX_PODS_PER_CIDR = 254;
 
 export class PodSimulator {
-  readonly stats: PodStats = { started: 0, deleted: 0, failures: 0 };
+  readonly stats: PodStats = { started: 0, deleted: 0, failures: 0, finished: 0, restarts: 0 };
   private readonly pods = new Map<string, PodState>();
   /** Latest pods seen on dead nodes, by uid: worked on if the node comes back. */
   private readonly parked = new Map<string, any>();
@@ -49,6 +68,7 @@ export class PodSimulator {
     private readonly nodes: Map<string, SimNodeRef>,
     private readonly startDelayMs: number,
     private readonly log: (msg: string) => void,
+    private readonly lifetimes: LifetimeDefaults = {},
   ) {
     this.informer = new Informer(
       client,
@@ -131,6 +151,7 @@ export class PodSimulator {
         st.ipOctet = Number(ip.slice(node.cidrPrefix.length + 1));
         node.used.add(st.ipOctet);
       }
+      this.scheduleEnd(st, node, runningSince(pod));
       return;
     }
     st.ipOctet = pod.spec?.hostNetwork ? undefined : allocate(node);
@@ -167,7 +188,11 @@ export class PodSimulator {
         },
       );
       if (r.status === 200) {
-        if (st.phase === "starting") st.phase = "running";
+        if (st.phase === "starting") {
+          st.phase = "running";
+          if (r.json?.metadata) st.pod = r.json;
+          this.scheduleEnd(st, node, Date.now());
+        }
         this.stats.started++;
         return;
       }
@@ -181,6 +206,60 @@ export class PodSimulator {
     // try again a little later, unless it was deleted meanwhile
     if (this.pods.get(st.uid) === st && st.phase === "starting" && !this.stopped)
       st.timer = setTimeout(() => void this.run(st, pod, node), 5000);
+  }
+
+  /** Sets the timer for the end of the containers' run (started at `since`), if they end. */
+  private scheduleEnd(st: PodState, node: SimNodeRef, since = Date.now(), minMs = 0): void {
+    const life = lifetimeOf(st.pod, node.annotations, this.lifetimes);
+    if (!life) return;
+    const wait = Math.max(minMs, since + life.runMs - Date.now());
+    clearTimeout(st.timer);
+    st.timer = setTimeout(() => void this.end(st, node), wait);
+  }
+
+  /** The containers' run ended: the pod finishes, or they start again, as its restart policy says. */
+  private async end(st: PodState, node: SimNodeRef): Promise<void> {
+    st.timer = undefined;
+    if (this.stopped || st.phase !== "running" || this.pods.get(st.uid) !== st) return;
+    if (this.parkIfDead(st)) return;
+    // asked again: the pod (or its node) may have been annotated since it started
+    const life = lifetimeOf(st.pod, node.annotations, this.lifetimes);
+    if (!life) return;
+    const again = restarts(st.pod, life.exitCode);
+    const patch: { status: object; metadata?: { uid: string } } = again
+      ? restartedStatusPatch(st.pod, life.exitCode)
+      : finishedStatusPatch(st.pod, life.exitCode);
+    patch.metadata = { uid: st.uid };
+    const path = `/api/v1/namespaces/${st.namespace}/pods/${st.name}/status`;
+    try {
+      const r = await withRetry(
+        () => this.client.request("PATCH", path, patch, "application/merge-patch+json"),
+        { stopped: () => this.stopped || st.phase !== "running" },
+      );
+      if (r.status === 200) {
+        if (st.phase !== "running") return; // deleted meanwhile
+        if (r.json?.metadata) st.pod = r.json;
+        if (again) {
+          this.stats.restarts++;
+          this.scheduleEnd(st, node, Date.now(), MIN_RESTART_MS);
+        } else {
+          this.stats.finished++;
+          st.phase = "done";
+          // the sandbox is gone: its address is free again
+          if (st.ipOctet !== undefined) node.used.delete(st.ipOctet);
+          st.ipOctet = undefined;
+        }
+        return;
+      }
+      if (r.status === 404 || r.status === 409) return;
+      this.stats.failures++;
+      this.log(`pod ${st.namespace}/${st.name}: status ${r.status} ${r.json?.message ?? ""}`);
+    } catch (e) {
+      this.stats.failures++;
+      if (!this.stopped) this.log(`pod ${st.namespace}/${st.name}: ${(e as Error).message}`);
+    }
+    if (this.pods.get(st.uid) === st && st.phase === "running" && !this.stopped)
+      st.timer = setTimeout(() => void this.end(st, node), 5000);
   }
 
   private terminate(st: PodState, pod: any): void {

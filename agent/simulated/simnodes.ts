@@ -1,9 +1,11 @@
 // KWOK-style simulated nodes: one process joins N fake nodes to the control plane. Each
 // registers a Node, keeps its Lease renewed and its status Ready, and "runs" the pods bound
-// to it: they go Running with fake IPs, and deleted ones are finished after a short grace.
+// to it: they go Running with fake IPs, finish when their run time is up (a Job's pods after
+// a second; see pod-finish.ts), and deleted ones are finished after a short grace.
 import { ApiClient, type ClientStats } from "./client";
-import { Fleet, type FleetStats } from "./fleet";
+import { Fleet, type FleetStats, LEASE_NAMESPACE } from "./fleet";
 import { nodeIP, podCIDRPrefix } from "./node-spec";
+import type { LifetimeDefaults } from "./pod-finish";
 import { PodSimulator, type PodStats, type SimNodeRef } from "./pods";
 
 export interface SimulatedNodesOptions {
@@ -22,6 +24,11 @@ export interface SimulatedNodesOptions {
   statusSeconds?: number;
   /** How long a bound pod takes to become Running. */
   podStartDelayMs?: number;
+  /**
+   * When pods' containers finish, below what a pod's or its Node's annotations say
+   * (pod-finish.ts): by default only a Job's pods do, after a second, with exit code 0.
+   */
+  podLifetimes?: LifetimeDefaults;
   /** Index of the first node, for IP plans that must not overlap another simulator's. */
   firstIndex?: number;
   instanceType?: string;
@@ -41,9 +48,14 @@ export interface SimulatedNodesStats {
   trackedPods: number;
 }
 
+export interface StopOptions {
+  /** Delete the Nodes (and Leases) this simulator registered, so no NotReady ghost stays behind. */
+  removeNodes?: boolean;
+}
+
 export interface SimulatedNodes {
   nodes: string[];
-  stop(): Promise<void>;
+  stop(opts?: StopOptions): Promise<void>;
   /**
    * The node dies: its Lease and status are no longer renewed and its pods are no longer
    * started or finished (they wait, as on a crashed kubelet).
@@ -68,18 +80,6 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     insecure: opts.insecure,
     maxInFlight: opts.maxInFlight ?? 64,
   });
-  const fleet = new Fleet(client, {
-    leaseSeconds: opts.leaseSeconds ?? 10,
-    statusSeconds: opts.statusSeconds ?? 300,
-    log,
-    template: {
-      zones: opts.zones ?? ["zone-a", "zone-b", "zone-c"],
-      capacity: opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" },
-      labels: opts.labels ?? {},
-      taints: opts.taints ?? [],
-      instanceType: opts.instanceType ?? "edgeplane.sim-32x256",
-    },
-  });
   const names = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
   const refs = new Map<string, SimNodeRef>();
   names.forEach((name, i) => {
@@ -92,13 +92,34 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
       alive: true,
     });
   });
-  const pods = new PodSimulator(client, refs, opts.podStartDelayMs ?? 0, log);
+  const fleet = new Fleet(client, {
+    leaseSeconds: opts.leaseSeconds ?? 10,
+    statusSeconds: opts.statusSeconds ?? 300,
+    log,
+    template: {
+      zones: opts.zones ?? ["zone-a", "zone-b", "zone-c"],
+      capacity: opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" },
+      labels: opts.labels ?? {},
+      taints: opts.taints ?? [],
+      instanceType: opts.instanceType ?? "edgeplane.sim-32x256",
+    },
+    // a Node's annotations set its pods' lifetimes (pod-finish.ts)
+    onNode: (obj) => {
+      const ref = refs.get(obj.metadata?.name ?? "");
+      if (ref) ref.annotations = obj.metadata?.annotations ?? {};
+    },
+  });
+  const pods = new PodSimulator(client, refs, opts.podStartDelayMs ?? 0, log, opts.podLifetimes);
 
   let stopped = false;
-  const stop = async () => {
+  const stop = async (how: StopOptions = {}) => {
     if (stopped) return;
     stopped = true;
     await Promise.all([fleet.stop(), pods.stop()]);
+    if (how.removeNodes) {
+      const removed = await fleet.remove();
+      log(`removed ${removed} of ${names.length} node(s)`);
+    }
     client.close();
   };
 
@@ -116,13 +137,13 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     const width = Math.max(1, Math.min(opts.registerConcurrency ?? 32, names.length));
     await Promise.all(Array.from({ length: width }, worker));
   } catch (e) {
-    await stop();
+    await stop({ removeNodes: true });
     throw e;
   }
 
   return {
     nodes: names,
-    stop,
+    stop: (how) => stop(how),
     stopLeases: (name) => {
       fleet.stopLeases(name);
       refs.get(name)!.alive = false;
@@ -139,4 +160,33 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
       trackedPods: pods.count(),
     }),
   };
+}
+
+/**
+ * Deletes the Nodes carrying `label` (key=value) and their Leases: what a launcher left behind
+ * when it was killed before it could remove the simulated nodes it joined.
+ */
+export async function removeLabelledNodes(
+  opts: Pick<SimulatedNodesOptions, "server" | "token" | "ca" | "insecure">,
+  label: string,
+): Promise<string[]> {
+  const client = new ApiClient({ ...opts, maxInFlight: 16 });
+  try {
+    const r = await client.request("GET", `/api/v1/nodes?labelSelector=${encodeURIComponent(label)}`);
+    if (r.status !== 200) throw new Error(`listing nodes: ${r.status} ${r.json?.message ?? ""}`);
+    const items: { metadata: { name: string; uid: string } }[] = r.json?.items ?? [];
+    await Promise.all(
+      items.map(async ({ metadata: { name, uid } }) => {
+        const body = { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid } };
+        await client.request("DELETE", `/api/v1/nodes/${name}`, body);
+        await client.request(
+          "DELETE",
+          `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases/${name}`,
+        );
+      }),
+    );
+    return items.map((i) => i.metadata.name);
+  } finally {
+    client.close();
+  }
 }

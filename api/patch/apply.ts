@@ -47,6 +47,11 @@ export interface ApplyOptions {
   subresource?: string;
   /** The group/version the endpoint serves ("apps/v1"); a different apiVersion in the body is 400. */
   expectedApiVersion?: string;
+  /**
+   * The kind's defaulting (its strategy's): the last client-side applied configuration is
+   * defaulted before it is compared with the live object, as upstream's lastAppliedManager does.
+   */
+  defaults?: (obj: KubeObject) => void;
 }
 
 /**
@@ -67,7 +72,7 @@ export function applyPatch(
     if (!(e instanceof ApplyConflicts)) throw e;
     const allowed =
       opts.manager === KUBECTL_MANAGER && live
-        ? allowedConflicts(live, rootSchema(opts.kind), opts.subresource)
+        ? allowedConflicts(live, rootSchema(opts.kind), opts.subresource, opts.defaults)
         : undefined;
     const remaining = allowed ? e.conflicts.filter((c) => !isAllowed(allowed, c.path)) : e.conflicts;
     if (remaining.length > 0) throw applyConflict(remaining);

@@ -25,6 +25,7 @@ export function allowedConflicts(
   live: KubeObject,
   schema: Schema,
   subresource?: string,
+  defaults?: (obj: KubeObject) => void,
 ): FieldNode | undefined {
   const text = lastApplied(live);
   if (!text) return undefined;
@@ -35,6 +36,17 @@ export function allowedConflicts(
     return undefined;
   }
   if (!isObject(last)) return undefined;
+  if (defaults) {
+    // Defaulted as the live object was when it was written: an atomic field (a fieldRef, a
+    // claim template) whose live value holds defaults the configuration left out is still the
+    // value the client-side apply set. Upstream gives up on the annotation if this fails.
+    if (!isObject(last.metadata)) last.metadata = {};
+    try {
+      defaults(last as KubeObject);
+    } catch {
+      return undefined;
+    }
+  }
   const lastSet = stripIgnored(appliedFieldSet(last, schema), subresource);
   const cmp = compareObjects(last, managedFieldsAside(live) as JsonObject, schema);
   return withoutSubtrees(difference(lastSet, cmp.changed), cmp.removed);

@@ -39,6 +39,8 @@ const atomic: FieldDef = { atomic: true };
 const atomicList: FieldDef = { list: "atomic" };
 const struct = (type: string): FieldDef => ({ type });
 const npStruct = (type: string): FieldDef => ({ type, np: true });
+/** A non-pointer struct nothing below which is described here. */
+const np: FieldDef = { np: true };
 const tcp = { protocol: "TCP" };
 
 export const TYPES: Record<string, TypeDef> = {
@@ -67,6 +69,8 @@ export const TYPES: Record<string, TypeDef> = {
     resourceClaims: byKey("name"),
     tolerations: atomicList,
     readinessGates: atomicList,
+    nodeSelector: atomic,
+    resources: struct("ResourceRequirements"),
     affinity: struct("Affinity"),
     securityContext: struct("PodSecurityContext"),
     dnsConfig: struct("PodDNSConfig"),
@@ -87,20 +91,48 @@ export const TYPES: Record<string, TypeDef> = {
   EnvVarSource: { configMapKeyRef: atomic, secretKeyRef: atomic, fieldRef: atomic, resourceFieldRef: atomic },
   LocalObjectReference: {},
   TopologySpreadConstraint: { labelSelector: atomic },
-  Volume: {},
-  Affinity: {},
+  Volume: {
+    csi: struct("CSIVolumeSource"),
+    cephfs: struct("SecretRefSource"),
+    cinder: struct("SecretRefSource"),
+    flexVolume: struct("SecretRefSource"),
+    iscsi: struct("SecretRefSource"),
+    rbd: struct("SecretRefSource"),
+    scaleIO: struct("SecretRefSource"),
+    storageos: struct("SecretRefSource"),
+    ephemeral: struct("EphemeralVolumeSource"),
+  },
+  /** The volume sources whose secretRef is a LocalObjectReference or SecretReference (atomic). */
+  SecretRefSource: { secretRef: atomic },
+  CSIVolumeSource: { nodePublishSecretRef: atomic },
+  EphemeralVolumeSource: { volumeClaimTemplate: struct("PersistentVolumeClaimTemplate") },
+  PersistentVolumeClaimTemplate: {
+    metadata: npStruct("ObjectMeta"),
+    spec: npStruct("PersistentVolumeClaimSpec"),
+  },
+  Affinity: { nodeAffinity: struct("NodeAffinity") },
+  NodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: atomic },
   PodSecurityContext: {},
   PodDNSConfig: {},
   PodStatus: {
     conditions,
     podIPs: byKey("ip"),
-    hostIPs: byKey("ip"),
+    // merged by ip in a strategic merge patch, yet atomic for server-side apply
+    hostIPs: { strategy: "merge", mergeKey: "ip", list: "atomic" },
     resourceClaimStatuses: byKey("name"),
   },
 
   // core/v1 others
   NodeSpec: { podCIDRs: { strategy: "merge", list: "set" }, taints: atomicList },
-  NodeStatus: { conditions, addresses: byKey("type"), images: atomicList, volumesAttached: atomicList },
+  NodeStatus: {
+    conditions,
+    addresses: byKey("type"),
+    images: atomicList,
+    volumesAttached: atomicList,
+    daemonEndpoints: npStruct("NodeDaemonEndpoints"),
+    nodeInfo: np,
+  },
+  NodeDaemonEndpoints: { kubeletEndpoint: np },
   NamespaceSpec: { finalizers: atomicList },
   NamespaceStatus: { conditions },
   ServiceSpec: {
@@ -110,7 +142,7 @@ export const TYPES: Record<string, TypeDef> = {
     externalIPs: atomicList,
     ipFamilies: atomicList,
   },
-  ServiceStatus: { conditions },
+  ServiceStatus: { conditions, loadBalancer: np },
   LimitRangeSpec: { limits: atomicList },
   ResourceQuotaSpec: { scopes: atomicList, scopeSelector: atomic },
 
@@ -122,7 +154,7 @@ export const TYPES: Record<string, TypeDef> = {
   },
   DeploymentStrategy: {},
   ReplicaSetSpec: { selector: atomic, template: npStruct("PodTemplateSpec") },
-  ReplicationControllerSpec: { template: struct("PodTemplateSpec") },
+  ReplicationControllerSpec: { selector: atomic, template: struct("PodTemplateSpec") },
   WorkloadStatus: { conditions },
   DaemonSetSpec: {
     selector: atomic,
@@ -158,7 +190,9 @@ export const TYPES: Record<string, TypeDef> = {
 
   // networking.k8s.io/v1 (every list atomic, replaced whole by strategic merge patch)
   IngressSpec: { rules: atomicList, tls: atomicList, defaultBackend: struct("IngressBackend") },
-  IngressBackend: { resource: atomic },
+  IngressBackend: { resource: atomic, service: struct("IngressServiceBackend") },
+  IngressServiceBackend: { port: atomic },
+  IngressStatus: { loadBalancer: np },
   NetworkPolicySpec: {
     podSelector: atomic,
     ingress: atomicList,
@@ -167,18 +201,40 @@ export const TYPES: Record<string, TypeDef> = {
   },
 
   // autoscaling (v2; v1 has no lists)
-  HorizontalPodAutoscalerSpec: {},
+  HorizontalPodAutoscalerSpec: { scaleTargetRef: np },
   HorizontalPodAutoscalerStatus: { conditions },
 
   // core/v1 storage (every list but a claim's conditions atomic)
-  PersistentVolumeSpec: {},
-  PersistentVolumeClaimSpec: {},
+  PersistentVolumeSpec: {
+    claimRef: atomic,
+    nodeAffinity: struct("VolumeNodeAffinity"),
+    csi: struct("CSIPersistentVolumeSource"),
+    cephfs: struct("SecretRefSource"),
+    cinder: struct("SecretRefSource"),
+    flexVolume: struct("SecretRefSource"),
+    iscsi: struct("SecretRefSource"),
+    rbd: struct("SecretRefSource"),
+    scaleIO: struct("SecretRefSource"),
+    storageos: struct("SecretRefSource"),
+  },
+  VolumeNodeAffinity: { required: atomic },
+  CSIPersistentVolumeSource: {
+    controllerExpandSecretRef: atomic,
+    controllerPublishSecretRef: atomic,
+    nodeExpandSecretRef: atomic,
+    nodePublishSecretRef: atomic,
+    nodeStageSecretRef: atomic,
+  },
+  PersistentVolumeClaimSpec: { selector: atomic, dataSource: atomic, resources: np },
   PersistentVolumeClaimStatus: { conditions },
   // storage.k8s.io/v1 CSI kinds: a node's drivers merge by name
-  CSIDriverSpec: {},
+  CSIDriverSpec: { volumeLifecycleModes: { list: "set" } },
   CSINodeSpec: { drivers: byKey("name") },
-  VolumeAttachmentSpec: {},
+  VolumeAttachmentSpec: { source: npStruct("VolumeAttachmentSource") },
+  VolumeAttachmentSource: { inlineVolumeSpec: struct("PersistentVolumeSpec") },
   VolumeAttachmentStatus: {},
+  // node.k8s.io/v1
+  RuntimeClassScheduling: { nodeSelector: atomic },
 
   // policy/v1
   PodDisruptionBudgetSpec: { selector: { strategy: "replace", atomic: true } },
@@ -191,23 +247,27 @@ export const TYPES: Record<string, TypeDef> = {
 
   // admissionregistration.k8s.io/v1
   Webhook: {
+    namespaceSelector: atomic,
+    objectSelector: atomic,
+    clientConfig: np,
     rules: atomicList,
     admissionReviewVersions: atomicList,
     matchConditions: byKey("name"),
   },
   ValidatingAdmissionPolicySpec: {
-    matchConstraints: struct("MatchResources"),
+    paramKind: atomic,
+    matchConstraints: atomic,
     validations: atomicList,
     auditAnnotations: atomicList,
     matchConditions: byKey("name"),
-    variables: atomicList,
+    variables: byKey("name"),
   },
   ValidatingAdmissionPolicyStatus: { conditions },
   ValidatingAdmissionPolicyBindingSpec: {
-    matchResources: struct("MatchResources"),
+    paramRef: atomic,
+    matchResources: atomic,
     validationActions: { list: "set" },
   },
-  MatchResources: { resourceRules: atomicList, excludeResourceRules: atomicList },
 };
 
 const root = (spec?: string, status?: string, extra: TypeDef = {}): TypeDef => ({
@@ -231,9 +291,9 @@ export const KINDS: Record<string, TypeDef> = {
   }),
   Service: root("ServiceSpec", "ServiceStatus"),
   Endpoints: root(undefined, undefined, { subsets: atomicList }),
-  Event: root(undefined, undefined, { involvedObject: atomic, related: atomic }),
+  Event: root(undefined, undefined, { involvedObject: atomic, related: atomic, source: np }),
   LimitRange: root("LimitRangeSpec"),
-  ResourceQuota: root("ResourceQuotaSpec"),
+  ResourceQuota: root("ResourceQuotaSpec", undefined, { status: np }),
   Deployment: root("DeploymentSpec", "WorkloadStatus"),
   ReplicaSet: root("ReplicaSetSpec", "WorkloadStatus"),
   ReplicationController: root("ReplicationControllerSpec", "WorkloadStatus"),
@@ -242,24 +302,24 @@ export const KINDS: Record<string, TypeDef> = {
   ControllerRevision: root(undefined, undefined, { data: atomic }),
   Job: root("JobSpec", "JobStatus"),
   CronJob: root("CronJobSpec", "CronJobStatus"),
-  Ingress: root("IngressSpec"),
-  IngressClass: root(),
+  Ingress: root("IngressSpec", "IngressStatus"),
+  IngressClass: root(undefined, undefined, { spec: np }),
   NetworkPolicy: root("NetworkPolicySpec"),
   PodDisruptionBudget: root("PodDisruptionBudgetSpec", "PodDisruptionBudgetStatus"),
-  Lease: root(),
-  PersistentVolume: root("PersistentVolumeSpec"),
+  Lease: root(undefined, undefined, { spec: np }),
+  PersistentVolume: root("PersistentVolumeSpec", undefined, { status: np }),
   PersistentVolumeClaim: root("PersistentVolumeClaimSpec", "PersistentVolumeClaimStatus"),
   StorageClass: root(),
   CSIDriver: root("CSIDriverSpec"),
   CSINode: root("CSINodeSpec"),
-  CSIStorageCapacity: root(),
+  CSIStorageCapacity: root(undefined, undefined, { nodeTopology: atomic }),
   VolumeAttachment: root("VolumeAttachmentSpec", "VolumeAttachmentStatus"),
   PriorityClass: root(),
-  RuntimeClass: root(),
+  RuntimeClass: root(undefined, undefined, { scheduling: struct("RuntimeClassScheduling") }),
   CertificateSigningRequest: root("CertificateSigningRequestSpec", "CertificateSigningRequestStatus"),
   HorizontalPodAutoscaler: root("HorizontalPodAutoscalerSpec", "HorizontalPodAutoscalerStatus"),
   Role: root(undefined, undefined, { rules: atomicList }),
-  ClusterRole: root(undefined, undefined, { rules: atomicList, aggregationRule: atomic }),
+  ClusterRole: root(undefined, undefined, { rules: atomicList }),
   RoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),
   ClusterRoleBinding: root(undefined, undefined, { subjects: atomicList, roleRef: atomic }),
   MutatingWebhookConfiguration: root(undefined, undefined, { webhooks: byKey("name", "Webhook") }),

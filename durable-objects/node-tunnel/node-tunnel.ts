@@ -12,6 +12,7 @@
 // "s:<stream id>", so routing survives hibernation. Log streams live only while their response
 // is being read (which keeps the object awake).
 import { DurableObject } from "cloudflare:workers";
+import { statusJSON } from "../../api/status-json";
 import {
   decodeFrame,
   encodeFrame,
@@ -38,7 +39,7 @@ const REPLY_TIMEOUT_MS = 30_000;
 const streamTag = (id: number) => `s:${id}`;
 
 function statusResponse(s: WireStatus): Response {
-  return new Response(JSON.stringify(s), {
+  return new Response(statusJSON(s), {
     status: s.code,
     headers: { "content-type": "application/json" },
   });

@@ -1,11 +1,12 @@
 // Watches on a shard: the request, then initial state or replay from a resourceVersion and
 // live changes, all before the method yields, so nothing committed in between is missed or
 // doubled.
-import { badRequest, StatusError } from "../../api/errors";
+import { badRequest, type Status, StatusError } from "../../api/errors";
 import { hashText } from "../../api/hash";
 import { resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { checkFieldSelector, parseFieldSelector, parseLabelSelector } from "../../api/selectors";
+import { statusJSON } from "../../api/status-json";
 import { TABLE_TYPE } from "../../api/table";
 import { fail } from "./encoding";
 import { supportedFields } from "./fields";
@@ -45,8 +46,8 @@ export async function serveWatch(
     shard.flush();
     return openWatch(shard, use(res), query);
   } catch (e) {
-    const r = fail(e) as { ok: false; status: { code: number } };
-    return new Response(JSON.stringify(r.status), {
+    const r = fail(e) as { ok: false; status: Status };
+    return new Response(statusJSON(r.status), {
       status: r.status.code,
       headers: { "content-type": "application/json" },
     });

@@ -1,6 +1,7 @@
 // Responses: JSON (or YAML when asked), and every error as a metav1.Status, mapped here
 // in one place so no handler writes its own error body.
 import { badRequest, internalError, type Status, StatusError } from "../../api/errors";
+import { statusJSON } from "../../api/status-json";
 import { toYaml } from "./yaml-out";
 
 export function json(body: unknown, code = 200, headers: Record<string, string> = {}): Response {
@@ -39,7 +40,8 @@ export function statusResponse(s: Status): Response {
   const after = s.details?.retryAfterSeconds;
   if (after && (s.code === 429 || s.code === 503 || s.code === 504)) headers["retry-after"] = String(after);
   else if (s.code === 503 || s.code === 504) headers["retry-after"] = "1";
-  return json(s, s.code, headers);
+  // upstream's bytes: field order, escapes and the closing newline (api/status-json.ts)
+  return json(statusJSON(s), s.code, headers);
 }
 
 export function errorResponse(e: unknown): Response {

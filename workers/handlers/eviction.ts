@@ -7,6 +7,7 @@
 import { badRequest, conflict, forbidden, StatusError } from "../../api/errors";
 import { isPodReady } from "../../api/pod-state";
 import { lookupGVR } from "../../api/registry";
+import { statusJSON } from "../../api/status-json";
 import { isObject } from "../../api/strategies/common";
 import { pdbCovers } from "../../api/strategies/poddisruptionbudgets";
 import { rfc3339 } from "../../api/time";
@@ -19,13 +20,7 @@ import { isConflict, requestNamespace } from "./prepare";
 import { respondWith, type WriteContext } from "./write-context";
 
 /** upstream's answer to a binding or an eviction */
-export const SUCCESS_201 = JSON.stringify({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Success",
-  code: 201,
-});
+export const SUCCESS_201 = statusJSON({ status: "Success", code: 201 });
 
 const PDB = lookupGVR("policy", "v1", "poddisruptionbudgets")!;
 const PODS = { group: "", resource: "pods" };

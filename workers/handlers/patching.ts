@@ -39,6 +39,7 @@ export function applyPatchBody(
       now: rfc3339(),
       subresource: w.info.subresource || undefined,
       expectedApiVersion: apiVersionOf(w.def),
+      defaults: w.def.strategy.defaults,
     });
   }
   const out = applyPatchByContentType(old, body, type, kind) as KubeObject;

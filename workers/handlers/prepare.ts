@@ -137,8 +137,22 @@ function dropEmptyMeta(meta: KubeObject["metadata"]): void {
     if (isObject(meta[k]) && countKeys(meta[k]) === 0) delete meta[k];
 }
 
+/**
+ * Called with the object as the client sent it plus the defaults, before the strategy adds
+ * what the server generates: upstream records a write's managed fields at that point (after
+ * decoding, which defaults; before admission and PrepareForCreate/PrepareForUpdate), so a Job's
+ * generated selector or a Service's allocated IPs belong to no client's manager.
+ */
+export type TrackFields = (obj: KubeObject) => void;
+
 /** `user` is the requester, handed to the strategy's prepareForCreate. */
-export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestInfo, user?: UserInfo): void {
+export function prepareCreate(
+  def: ResourceDef,
+  obj: KubeObject,
+  info: RequestInfo,
+  track?: TrackFields,
+  user?: UserInfo,
+): void {
   checkNamespace(def, obj, info);
   // the name is generated before validation, as upstream's BeforeCreate does
   if (!obj.metadata.name && typeof obj.metadata.generateName === "string" && obj.metadata.generateName)
@@ -146,6 +160,7 @@ export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestIn
   for (const k of SERVER_OWNED) delete obj.metadata[k];
   dropEmptyMeta(obj.metadata);
   def.strategy.defaults?.(obj);
+  track?.(obj);
   def.strategy.prepareForCreate?.(obj, user);
   if (def.subresources?.status && !def.strategy.prepareForCreate && "status" in obj) {
     // status is written through the status subresource, never on create (upstream resets it)
@@ -156,15 +171,19 @@ export function prepareCreate(def: ResourceDef, obj: KubeObject, info: RequestIn
 /**
  * Merges an update into the current object: server-owned metadata comes from the old
  * object; the main resource cannot change status and the status subresource cannot
- * change anything else; a spec change bumps generation.
+ * change anything else; a spec change bumps generation. `track` sees the object defaulted
+ * and not yet prepared (see TrackFields).
  */
 export function prepareUpdate(
   def: ResourceDef,
   obj: KubeObject,
   old: KubeObject,
   subresource: string,
+  track?: TrackFields,
 ): KubeObject {
   let next: KubeObject;
+  let prepare: (() => void) | undefined;
+  let main = false;
   if (subresource === "ephemeralcontainers") {
     // only the ephemeral containers change (upstream's dropNonEphemeralContainerUpdates)
     next = clone(old);
@@ -178,14 +197,13 @@ export function prepareUpdate(
     if (obj.metadata.labels !== undefined) next.metadata.labels = obj.metadata.labels;
     if (obj.metadata.annotations !== undefined) next.metadata.annotations = obj.metadata.annotations;
     if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
-    def.strategy.prepareForStatusUpdate?.(next, old);
+    const forStatus = def.strategy.prepareForStatusUpdate;
+    if (forStatus) prepare = () => forStatus(next, old);
   } else {
     next = obj;
-    def.strategy.prepareForUpdate?.(next, old);
-    if (def.subresources?.status) {
-      if (old.status === undefined) delete next.status;
-      else next.status = old.status;
-    }
+    main = true;
+    const forUpdate = def.strategy.prepareForUpdate;
+    if (forUpdate) prepare = () => forUpdate(next, old);
   }
   const m = next.metadata;
   m.uid = old.metadata.uid;
@@ -197,7 +215,21 @@ export function prepareUpdate(
   m.generation = old.metadata.generation;
   if (m.generation === undefined) delete m.generation;
   dropEmptyMeta(m);
-  def.strategy.defaults?.(next);
+  if (track) {
+    // upstream's order: defaults, managed fields, then the strategy's preparation
+    def.strategy.defaults?.(next);
+    track(next);
+  }
+  if (prepare) {
+    prepare();
+    dropEmptyMeta(m);
+  }
+  if (main && def.subresources?.status) {
+    if (old.status === undefined) delete next.status;
+    else next.status = old.status;
+  }
+  // (again after preparing: a strategy may clear what defaults would fill)
+  if (!track || prepare) def.strategy.defaults?.(next);
   const counted = def.strategy.generationOf ?? ((o: KubeObject) => o.spec);
   if (
     def.strategy.generation &&

@@ -260,11 +260,10 @@ async function create(w: WriteContext): Promise<Response> {
   const decoded = await decodeBody(w.c.req.raw, w.def.kind);
   const obj = checkDecodedTypeMeta(w.def, decoded.value);
   checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
-  prepareCreate(w.def, obj, w.info, w.c.get("user"));
+  prepareCreate(w.def, obj, w.info, (o) => recordManagedFields(w, undefined, o), w.c.get("user"));
   validateObject(w.def, obj);
   if (w.def.strategy.warningsOnCreate) w.warnings.push(...w.def.strategy.warningsOnCreate(obj));
   await admit(w, "CREATE", obj, undefined);
-  recordManagedFields(w, undefined, obj);
   return admitted(w, "CREATE", obj, undefined, async () => {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -292,10 +291,9 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
   if (clientRV && clientRV !== old.metadata.resourceVersion) {
     throw staleResourceVersion(w.def, w.info.name);
   }
-  const next = prepareUpdate(w.def, obj, old, w.info.subresource);
+  const next = prepareUpdate(w.def, obj, old, w.info.subresource, (o) => recordManagedFields(w, old, o));
   validateObject(w.def, next, old, w.info.subresource, (m) => w.warnings.push(m));
   await admit(w, "UPDATE", next, old);
-  recordManagedFields(w, old, next);
   const text = await admitted(w, "UPDATE", next, old, () =>
     w.store.update(next, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }, old),
   );
@@ -346,11 +344,12 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
         pinned = true;
         throw staleResourceVersion(w.def, w.info.name);
       }
-      const prepared = prepareUpdate(w.def, next, old, w.info.subresource);
+      // an apply's managed fields are the applied configuration's (applyPatchBody)
+      const track = apply ? undefined : (o: KubeObject) => recordManagedFields(w, old, o);
+      const prepared = prepareUpdate(w.def, next, old, w.info.subresource, track);
       checkFields(w, prepared, found);
       validateObject(w.def, prepared, old, w.info.subresource, (m) => w.warnings.push(m));
       await admit(w, "UPDATE", prepared, old);
-      if (type !== "application/apply-patch+yaml") recordManagedFields(w, old, prepared);
       const out = await admitted(w, "UPDATE", prepared, old, () =>
         w.store.update(prepared, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }, old),
       );
@@ -368,7 +367,7 @@ async function createByApply(w: WriteContext, body: unknown, force: boolean): Pr
   checkNamespace(w.def, applied, w.info);
   checkName(applied, w.info.name, w.def.namespaced ? w.info.namespace : undefined);
   checkFields(w, applied);
-  prepareCreate(w.def, applied, w.info, w.c.get("user"));
+  prepareCreate(w.def, applied, w.info, undefined, w.c.get("user"));
   validateObject(w.def, applied);
   await admit(w, "CREATE", applied, undefined);
   const r = await admitted(w, "CREATE", applied, undefined, () =>

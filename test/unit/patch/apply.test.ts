@@ -293,3 +293,38 @@ describe("server-side apply input checks", () => {
     );
   });
 });
+
+describe("server-side apply of maps and structs upstream marks atomic", () => {
+  const withSelector = (nodeSelector: Record<string, string>) => {
+    const c = config();
+    c.spec.template.spec.nodeSelector = nodeSelector;
+    return c;
+  };
+
+  it("owns a pod template's nodeSelector whole: another manager's selector replaces it, or conflicts", () => {
+    const first = applyPatch(undefined, withSelector({ disk: "ssd" }), kubectl(T1));
+    expect(first.metadata.managedFields?.[0].fieldsV1).toMatchObject({
+      "f:spec": { "f:template": { "f:spec": { "f:nodeSelector": {} } } },
+    });
+    const other = { manager: "ops", force: false, kind: "Deployment", now: T2 };
+    const err = conflictOf(() => applyPatch(first, withSelector({ zone: "a" }), other));
+    expect(err.message).toBe(
+      'Apply failed with 1 conflict: conflict with "kubectl": .spec.template.spec.nodeSelector',
+    );
+    const forced = applyPatch(first, withSelector({ zone: "a" }), { ...other, force: true });
+    expect(forced.spec.template.spec.nodeSelector).toEqual({ zone: "a" });
+  });
+
+  it("replaces an Ingress backend's port whole (name and number are one choice)", () => {
+    const ing = (port: Record<string, unknown>): KubeObject => ({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: { name: "i", namespace: "default" },
+      spec: { defaultBackend: { service: { name: "web", port } } },
+    });
+    const opts = { manager: "kubectl", force: false, kind: "Ingress", now: T1 };
+    const live = applyPatch(undefined, ing({ number: 80 }), opts);
+    const out = applyPatch(live, ing({ name: "http" }), { ...opts, now: T2 });
+    expect(out.spec.defaultBackend.service.port).toEqual({ name: "http" });
+  });
+});
