@@ -29,6 +29,16 @@ export interface EdgeletConfig {
   insecure: boolean;
   cpuManagerPolicy: "none" | "static";
   verbose: boolean;
+  /** Services, cluster DNS and NetworkPolicy on this node (agent/network); off: none of them */
+  proxy: boolean;
+  /** the node's nftables table (family ip) */
+  nftTable: string;
+  /** the node-local DNS server's port on the node IP (0: any free port; kube-dns traffic is sent to it) */
+  clusterDnsPort: number;
+  /** the apiserver relay's port on the node IP (0: any free port; `kubernetes` Service traffic is sent to it) */
+  apiserverRelayPort: number;
+  /** NodePorts answer on 127.0.0.1 (sets route_localnet=1 while the edgelet runs) */
+  localhostNodePorts: boolean;
 }
 
 export const DEFAULTS = {
@@ -42,6 +52,7 @@ export const DEFAULTS = {
   statusSeconds: 10,
   resyncSeconds: 20,
   relistMs: 1000,
+  nftTable: "edgeplane",
 };
 
 export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
@@ -56,6 +67,11 @@ export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
   --cpu-manager-policy none|static
   --node-labels k=v,k=v
   --ca FILE | --insecure     TLS options for an https server
+  --proxy on|off             Services, cluster DNS, NetworkPolicy on this node (default on; needs nft)
+  --nft-table NAME           the node's nftables table (default ${DEFAULTS.nftTable})
+  --cluster-dns-port N       port of the node-local DNS server on the node IP (default: any free one)
+  --apiserver-relay-port N   port of the relay pods reach the apiserver through (default: any free one)
+  --localhost-nodeports true|false  NodePorts on 127.0.0.1 too (default true)
   -v, --verbose`;
 
 export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): EdgeletConfig {
@@ -82,6 +98,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       ca: { type: "string" },
       insecure: { type: "boolean" },
       verbose: { type: "boolean", short: "v" },
+      proxy: { type: "string" },
+      "nft-table": { type: "string" },
+      "cluster-dns-port": { type: "string" },
+      "apiserver-relay-port": { type: "string" },
+      "localhost-nodeports": { type: "string" },
     },
   });
   const server = values.server ?? env.EDGELET_SERVER;
@@ -100,6 +121,17 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     labels[i < 0 ? kv : kv.slice(0, i)] = i < 0 ? "" : kv.slice(i + 1);
   }
   const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v));
+  const proxy = values.proxy ?? env.EDGELET_PROXY ?? "on";
+  if (proxy !== "on" && proxy !== "off") throw new Error(`--proxy must be on or off, got ${proxy}`);
+  const nftTable = values["nft-table"] ?? env.EDGELET_NFT_TABLE ?? DEFAULTS.nftTable;
+  if (!/^[a-zA-Z][a-zA-Z0-9_-]{0,31}$/.test(nftTable))
+    throw new Error(`--nft-table must be a letter then up to 31 letters, digits, _ or -, got ${nftTable}`);
+  const port = (flag: string, v: string | undefined) => {
+    const n = num(v, 0);
+    if (!Number.isInteger(n) || n < 0 || n > 65535)
+      throw new Error(`--${flag} must be a port number, got ${v}`);
+    return n;
+  };
   return {
     server,
     token,
@@ -121,5 +153,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     insecure: values.insecure ?? false,
     cpuManagerPolicy: cpuPolicy,
     verbose: values.verbose ?? false,
+    proxy: proxy === "on",
+    nftTable,
+    clusterDnsPort: port("cluster-dns-port", values["cluster-dns-port"]),
+    apiserverRelayPort: port("apiserver-relay-port", values["apiserver-relay-port"]),
+    localhostNodePorts: (values["localhost-nodeports"] ?? "true") !== "false",
   };
 }

@@ -2,6 +2,8 @@
 // and CNI config), heartbeats (Lease and node status), the runtime relist,
 // the pod source feeding the pod workers, and housekeeping of orphans.
 import { CriClient } from "../cri/client";
+import { objectEventRecorder } from "../network/events";
+import { type NodeNetwork, startNodeNetwork } from "../network/network";
 import { startTunnel } from "../tunnel/tunnel";
 import { Api, sleep } from "./api";
 import { Backoff } from "./backoff";
@@ -47,8 +49,12 @@ export interface Edgelet {
   /** For port-forward: the pod's ready sandbox. */
   locateSandbox(namespace: string, pod: string): ReturnType<typeof locateSandbox>;
   cri: CriClient;
+  network?: NodeNetwork;
   stop(): Promise<void>;
 }
+
+/** The Node condition the network proxier reports: whether the node's nftables rules are in place. */
+export const NETWORK_CONDITION = "NetworkRulesApplied";
 
 const DEFAULT_SANDBOX_IMAGE = "127.0.0.1:5000/edgeplane/pause:1";
 
@@ -131,6 +137,8 @@ export async function startEdgelet(
     }
   };
   let postedReady: boolean | undefined;
+  /** the network proxier's condition, once it has one */
+  let networkCondition: { type: string; status: string; reason: string; message: string } | undefined;
   const postStatus = async () => {
     const health = await runtimeHealth();
     postedReady = health.runtimeReady && health.networkReady;
@@ -140,7 +148,14 @@ export async function startEdgelet(
         .map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: i.size }))
         .filter((i) => i.names.length);
     } catch {}
-    const status = nodeStatus(facts, health, images, lastConds);
+    const status = nodeStatus(
+      facts,
+      health,
+      images,
+      lastConds,
+      new Date(),
+      networkCondition ? [networkCondition] : [],
+    );
     const patch = createMergePatch(knownStatus, status) ?? { conditions: status.conditions };
     const r = await api.mergePatch(`/api/v1/nodes/${encodeURIComponent(cfg.nodeName)}/status`, {
       status: patch,
@@ -176,6 +191,37 @@ export async function startEdgelet(
     heartbeat(cfg.statusSeconds, postStatus, "node status"),
     heartbeat(2, watchHealth, "runtime health"),
   ];
+
+  // Services, cluster DNS and NetworkPolicy (kube-proxy, a node-local CoreDNS and a policy agent)
+  let network: NodeNetwork | undefined;
+  if (cfg.proxy) {
+    try {
+      network = await startNodeNetwork({
+        client: api,
+        nodeName: cfg.nodeName,
+        nodeIP: facts.ip,
+        podCIDR,
+        server: cfg.server,
+        table: cfg.nftTable,
+        dnsPort: cfg.clusterDnsPort,
+        relayPort: cfg.apiserverRelayPort,
+        localhostNodePorts: cfg.localhostNodePorts,
+        log: (m) => log(`network: ${m}`),
+        event: objectEventRecorder(api, cfg.nodeName, log),
+        onHealth: (ok, message) => {
+          networkCondition = {
+            type: NETWORK_CONDITION,
+            status: ok ? "True" : "False",
+            reason: ok ? "RulesApplied" : "RulesNotApplied",
+            message,
+          };
+          postStatus().catch((e) => log(`node status: ${(e as Error).message}`));
+        },
+      });
+    } catch (e) {
+      log(`network: not started: ${(e as Error).message}`);
+    }
+  } else log("network: --proxy off: no Services, cluster DNS or NetworkPolicy on this node");
 
   // pods
   let workers!: PodWorkers;
@@ -217,6 +263,10 @@ export async function startEdgelet(
     requestSync: (uid, afterMs) => workers.sync(uid, afterMs),
     onContainerCreated: cpuManager ? (p, c, id) => cpuManager.onContainerCreated(p, c, id) : undefined,
     onPodRemoved: cpuManager ? (uid) => cpuManager.release(uid) : undefined,
+    network: network && {
+      dns: () => network?.dnsSettings(),
+      serviceEnv: (ns, links) => network!.serviceEnv(ns, links),
+    },
   };
   ctx.images
     .ensureSandboxImage(ctx.sandboxImage)
@@ -273,8 +323,10 @@ export async function startEdgelet(
     locate: (ns, pod, container, previous) => locateContainer(cache, ns, pod, container, previous),
     locateSandbox: (ns, pod) => locateSandbox(cache, ns, pod),
     cri,
+    network,
     async stop() {
       abort.abort();
+      await network?.stop();
       await tunnel.stop();
       await source.stop();
       cache.stop();

@@ -121,6 +121,8 @@ export function nodeStatus(
   images: { names: string[]; sizeBytes: number }[],
   previous: Cond[] = [],
   now = new Date(),
+  /** conditions other parts of the node report (e.g. the network proxier's) */
+  extra: { type: string; status: string; reason: string; message: string }[] = [],
 ): any {
   const ts = rfc3339(now.getTime());
   const ready = health.runtimeReady && health.networkReady;
@@ -151,6 +153,7 @@ export function nodeStatus(
       ready
         ? cond("Ready", "True", "KubeletReady", "kubelet is posting ready status")
         : cond("Ready", "False", "KubeletNotReady", health.message ?? "container runtime is not ready"),
+      ...extra.map((c) => cond(c.type, c.status, c.reason, c.message)),
     ],
     addresses: [
       { type: "InternalIP", address: f.ip },
