@@ -8,6 +8,7 @@ import { apiserverServiceIP } from "../api/strategies/service-allocator";
 import { LOCAL_PATH_CLASS, LOCAL_PATH_PROVISIONER } from "../api/strategies/storageclasses";
 import type { KubeObject } from "../api/types";
 import { ensureBootstrapPolicy } from "./authz/index";
+import { reconcileClusterNetwork } from "./cluster-network";
 import type { Env } from "./env";
 import { Store } from "./store-client";
 
@@ -117,6 +118,7 @@ export async function wakeControlLoops(env: Env): Promise<void> {
 export async function reconcileDefaults(env: Env): Promise<void> {
   await createNamespaces(env);
   await createApiserverService(env);
+  await reconcileClusterNetwork(env);
 }
 
 /**
@@ -130,7 +132,7 @@ export async function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => v
   await createNamespaces(env);
   await Promise.all([
     ensureBootstrapPolicy(env),
-    createApiserverService(env),
+    createApiserverService(env).then(() => reconcileClusterNetwork(env)),
     createLocalStorageClass(env),
     createSystemPriorityClasses(env),
   ]);

@@ -19,6 +19,14 @@ export interface Env {
   EDGEPLANE_SERVICE_CIDR?: string;
   /** Services: the node port range (--service-node-port-range; default 30000-32767). */
   EDGEPLANE_SERVICE_NODE_PORT_RANGE?: string;
+  /**
+   * The apiserver's address as nodes dial it, host:port (kube-apiserver's --advertise-address and
+   * --secure-port): published as the `kubernetes` Service's Endpoints and EndpointSlice.
+   * `npm start` sets it to its front door; unset, they are not published.
+   */
+  EDGEPLANE_APISERVER_ADDRESS?: string;
+  /** The cluster DNS domain (kubelet's --cluster-domain; default cluster.local). */
+  EDGEPLANE_CLUSTER_DOMAIN?: string;
   /** Node lifecycle: seconds without a lease renewal before a node is NotReady (default 40). */
   EDGEPLANE_NODE_MONITOR_GRACE_SECONDS?: string;
   /** Seconds a pod stays on an unreachable node before eviction (default 300). */

@@ -269,6 +269,20 @@ const ROLES: RoleSpec[] = [
     ],
   },
   {
+    // The edgelet's network part: kube-proxy's reads (system:node-proxier), a node-local
+    // CoreDNS's (system:coredns: Services, EndpointSlices, Namespaces, Pods) and a policy
+    // agent's (NetworkPolicies, Pods, Namespaces), plus the network settings the control plane
+    // publishes. Read-only; bound to every node below. The Node authorizer alone would not give
+    // a node these cluster-wide lists (it limits pods to the node's own).
+    name: "edgeplane:node-network",
+    rules: [
+      r(["list", "watch"], [""], ["services", "endpoints", "pods", "namespaces"]),
+      r(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
+      r(["list", "watch"], ["networking.k8s.io"], ["networkpolicies"]),
+      r(["get"], [""], ["configmaps"], ["edgeplane-network"]),
+    ],
+  },
+  {
     name: "system:kube-scheduler",
     rules: [
       r(EVENTS, ["", "events.k8s.io"], ["events"]),
@@ -363,6 +377,7 @@ const BINDINGS: BindingSpec[] = [
     groups: ["system:serviceaccounts"],
   },
   { name: "system:node-proxier", role: "system:node-proxier", users: ["system:kube-proxy"] },
+  { name: "edgeplane:node-network", role: "edgeplane:node-network", groups: ["system:nodes"] },
   {
     name: "system:kube-controller-manager",
     role: "system:kube-controller-manager",

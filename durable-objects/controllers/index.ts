@@ -21,6 +21,7 @@ import { replicaSetController, replicationControllerController } from "./replica
 import { createRootCAPublisher } from "./root-ca-publisher";
 import type { Controller } from "./runtime/controller";
 import { serviceAccountController } from "./serviceaccount";
+import { serviceLBController } from "./service-lb";
 import { statefulSetController } from "./statefulset";
 import { createTokensController, type TokensOptions } from "./tokens";
 import { volumeProtectionController } from "./volume-protection";
@@ -56,6 +57,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     serviceAccountController,
     endpointsController,
     endpointSliceController,
+    serviceLBController,
     persistentVolumeController,
     volumeProtectionController,
     localPathProvisioner,
