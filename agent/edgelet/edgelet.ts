@@ -194,10 +194,12 @@ export async function startEdgelet(
 
   // Services, cluster DNS and NetworkPolicy (kube-proxy, a node-local CoreDNS and a policy agent)
   let network: NodeNetwork | undefined;
+  // a client of its own: its five watches must not queue behind (or hold up) the pods' one
+  const netApi = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
   if (cfg.proxy) {
     try {
       network = await startNodeNetwork({
-        client: api,
+        client: netApi,
         nodeName: cfg.nodeName,
         nodeIP: facts.ip,
         podCIDR,
@@ -207,7 +209,7 @@ export async function startEdgelet(
         relayPort: cfg.apiserverRelayPort,
         localhostNodePorts: cfg.localhostNodePorts,
         log: (m) => log(`network: ${m}`),
-        event: objectEventRecorder(api, cfg.nodeName, log),
+        event: objectEventRecorder(netApi, cfg.nodeName, log),
         onHealth: (ok, message) => {
           networkCondition = {
             type: NETWORK_CONDITION,
@@ -327,6 +329,7 @@ export async function startEdgelet(
     async stop() {
       abort.abort();
       await network?.stop();
+      netApi.close();
       await tunnel.stop();
       await source.stop();
       cache.stop();

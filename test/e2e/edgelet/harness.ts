@@ -31,14 +31,21 @@ export const waitFor = <T>(
   every = 100,
 ) => until(what, fn, ms, every);
 
+let tables = 0;
+
 export class EdgeletProcess {
   child?: ChildProcess;
   output = "";
+  /** the node's nftables table: one of its own per process, so that runs never share one */
+  readonly nftTable: string;
   constructor(
     readonly t: Target,
     readonly nodeName: string,
     readonly root: string,
-  ) {}
+    readonly extraArgs: string[] = [],
+  ) {
+    this.nftTable = `e2e${process.pid}x${++tables}`;
+  }
 
   start(): void {
     const bin = join(REPO, "agent/bin/edgelet.mjs");
@@ -55,6 +62,9 @@ export class EdgeletProcess {
         this.nodeName,
         "--root",
         this.root,
+        "--nft-table",
+        this.nftTable,
+        ...this.extraArgs,
       ],
       {
         stdio: ["ignore", "pipe", "pipe"],
