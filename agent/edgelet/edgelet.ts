@@ -195,7 +195,13 @@ export async function startEdgelet(
   // Services, cluster DNS and NetworkPolicy (kube-proxy, a node-local CoreDNS and a policy agent)
   let network: NodeNetwork | undefined;
   // a client of its own: its five watches must not queue behind (or hold up) the pods' one
-  const netApi = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
+  const netApi = new Api({
+    server: cfg.server,
+    token: creds.token,
+    ca: cfg.ca,
+    insecure: cfg.insecure,
+    maxWatches: 8,
+  });
   if (cfg.proxy) {
     try {
       network = await startNodeNetwork({

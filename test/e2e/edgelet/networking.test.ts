@@ -235,7 +235,10 @@ spec: {podSelector: {}, policyTypes: [Ingress]}
     await waitFor("blocked", async () => {
       const r = await sh(ns, "client", "curl -sS -m 2 -o /dev/null http://web/ 2>/dev/null; echo rc=$?");
       return r.out === "rc=28" ? true : undefined; // timed out: dropped
-    }, 20_000, 200);
+    }, 20_000, 200).catch((e) => {
+      const table = execFileSync("nft", ["list", "table", "ip", suite.edgelet.nftTable], { encoding: "utf8" });
+      throw new Error(`${e.message}\n${table.slice(table.indexOf("policy"), table.indexOf("policy") + 3000)}\n${suite.edgelet.output.slice(-2000)}`);
+    });
     await apply(`
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
