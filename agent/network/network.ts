@@ -182,6 +182,10 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
           if (!r.ok) opts.event("Node", "", opts.nodeName, "FailedToApplyNetworkRules", `nft: ${r.error}`);
         }
         if (!r.ok) opts.log(`proxier: ${r.mode} sync failed: ${r.error}`);
+        else if (r.latencyMs > 100)
+          opts.log(
+            `proxier: slow ${r.mode} sync: ${r.latencyMs.toFixed(0)} ms from the change (compile ${r.compileMs.toFixed(0)} ms, nft ${r.applyMs.toFixed(0)} ms)`,
+          );
       },
     });
     state.onChange(() => proxier!.requestSync());

@@ -54,7 +54,7 @@ export class Proxier {
   requestSync(): void {
     if (this.stopped) return;
     this.dirtySince ??= performance.now();
-    this.schedule(this.opts.coalesceMs ?? 10);
+    this.schedule(this.opts.coalesceMs ?? 5);
   }
 
   private schedule(ms: number): void {
@@ -64,7 +64,7 @@ export class Proxier {
       if (this.running) return; // the running sync looks at dirtySince when it ends
       this.running = this.runOnce().finally(() => {
         this.running = undefined;
-        if (this.dirtySince !== undefined) this.schedule(this.retryMs || (this.opts.coalesceMs ?? 10));
+        if (this.dirtySince !== undefined) this.schedule(this.retryMs || (this.opts.coalesceMs ?? 5));
       });
     }, ms);
   }
