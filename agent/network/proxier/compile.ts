@@ -193,6 +193,14 @@ export function addServices(
         const all: (Endpoint & { port: number })[] = [];
         for (const pe of endpointsForPort(se, portName, (sp.protocol ?? "TCP").toUpperCase()))
           for (const e of pe.endpoints) all.push({ ...e, port: pe.port });
+        if (all.length === 0 && (se?.all.length ?? 0) > 0)
+          report({
+            kind: "Service",
+            namespace: ns,
+            name,
+            reason: "NoEndpointsForPort",
+            message: `port ${portName || sp.port}/${(sp.protocol ?? "TCP").toUpperCase()}: the Service has endpoints, but none serves this port (targetPort ${sp.targetPort ?? sp.port} names no port of theirs); it gets no rule`,
+          });
         const toTarget = (e: Endpoint & { port: number }): Target => ({ ip: e.ip, port: e.port });
         cluster = usable(all).map(toTarget);
         local = usable(all.filter((e) => e.nodeName === cfg.nodeName)).map(toTarget);

@@ -191,6 +191,25 @@ describe("proxier: Services into nftables", () => {
     expect(rules(rs, "svc-ns/ext/tcp/443")!.at(-1)).toBe("meta l4proto tcp dnat to 203.0.113.9:8443");
   });
 
+  it("a Service whose pods lack the named port it targets: no rule, and a reported problem", () => {
+    const problems: any[] = [];
+    const named = svc("web", {
+      clusterIP: "10.96.0.20",
+      ports: [{ name: "http", port: 80, protocol: "TCP", targetPort: "web" }],
+    });
+    const rs = emptyRuleset("t");
+    addBase(rs, cfg);
+    // the EndpointSlice controller lists the selected pods with no ports: none has "web"
+    addServices(rs, cfg, [named], groupSlices([slice("web", [], [{ ip: "10.244.0.5" }])]), (p) =>
+      problems.push(p),
+    );
+    expect(elements(rs, "service-ips")).toEqual([]);
+    expect(elements(rs, "no-endpoint-services")).toEqual(["10.96.0.20 . tcp . 80 : goto reject-chain"]);
+    expect(problems).toEqual([
+      expect.objectContaining({ kind: "Service", name: "web", reason: "NoEndpointsForPort" }),
+    ]);
+  });
+
   it("a named target port resolved differently on two pods reaches each on its own port", () => {
     const rs = compile(
       [web],
