@@ -9,6 +9,7 @@ import { LOCAL_PATH_CLASS, LOCAL_PATH_PROVISIONER } from "../api/strategies/stor
 import type { KubeObject } from "../api/types";
 import { ensureBootstrapPolicy } from "./authz/index";
 import type { Env } from "./env";
+import { ensureNetworkConfigMap } from "./network-config";
 import { Store } from "./store-client";
 
 const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -117,6 +118,7 @@ export async function wakeControlLoops(env: Env): Promise<void> {
 export async function reconcileDefaults(env: Env): Promise<void> {
   await createNamespaces(env);
   await createApiserverService(env);
+  await ensureNetworkConfigMap(env);
 }
 
 /**
@@ -133,6 +135,7 @@ export async function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => v
     createApiserverService(env),
     createLocalStorageClass(env),
     createSystemPriorityClasses(env),
+    ensureNetworkConfigMap(env),
   ]);
   if (ready.has(key)) return;
   ready.add(key);

@@ -260,6 +260,15 @@ const ROLES: RoleSpec[] = [
   },
   { name: "system:node", rules: [] /* filled below from NODE_RULES */ },
   {
+    // what a node agent's pod network needs beyond its own Node (docs/networking.md): every
+    // Node's podCIDR and published addresses, and the cluster's network settings
+    name: "edgeplane:node-network",
+    rules: [
+      r(["get", "list", "watch"], [""], ["nodes"]),
+      r(["get"], [""], ["configmaps"], ["edgeplane-network"]),
+    ],
+  },
+  {
     name: "system:node-proxier",
     rules: [
       r(["list", "watch"], [""], ["endpoints", "services"]),
@@ -369,6 +378,7 @@ const BINDINGS: BindingSpec[] = [
     users: ["system:kube-controller-manager"],
   },
   { name: "system:kube-scheduler", role: "system:kube-scheduler", users: ["system:kube-scheduler"] },
+  { name: "edgeplane:node-network", role: "edgeplane:node-network", groups: ["system:nodes"] },
   // Kept without subjects, as upstream does since the Node authorizer took over from it.
   { name: "system:node", role: "system:node" },
 ];
