@@ -47,14 +47,13 @@ async function removePods(socket: string, log: (m: string) => void): Promise<voi
   if (!existsSync(socket)) return;
   const cri = new CriClient({ endpoint: `unix://${socket}`, timeoutMs: 15_000 });
   try {
-    for (const c of await cri.listContainers().catch(() => [])) {
-      await cri.stopContainer(c.id, 0).catch(() => {});
-      await cri.removeContainer(c.id).catch(() => {});
-    }
-    for (const s of await cri.listPodSandbox().catch(() => [])) {
-      await cri.stopPodSandbox(s.id).catch((e) => log(`stop sandbox ${s.id}: ${(e as Error).message}`));
-      await cri.removePodSandbox(s.id).catch((e) => log(`remove sandbox ${s.id}: ${(e as Error).message}`));
-    }
+    // stopping a sandbox kills its containers and tears down its network; removing it removes them
+    await Promise.all(
+      (await cri.listPodSandbox().catch(() => [])).map(async (s) => {
+        await cri.stopPodSandbox(s.id).catch((e) => log(`stop sandbox ${s.id}: ${(e as Error).message}`));
+        await cri.removePodSandbox(s.id).catch((e) => log(`remove sandbox ${s.id}: ${(e as Error).message}`));
+      }),
+    );
   } finally {
     cri.close();
   }
@@ -107,11 +106,19 @@ export async function undo(made: Made[], log: (m: string) => void = () => {}): P
   const of = <K extends Made["kind"]>(k: K) =>
     made.filter((m): m is Extract<Made, { kind: K }> => m.kind === k);
   const procs = of("process");
+  const began = Date.now();
+  const phases: string[] = [];
+  let last = began;
+  const mark = (what: string) => {
+    phases.push(`${what} ${Date.now() - last} ms`);
+    last = Date.now();
+  };
   // 1. the agents: none may start a pod again while they go
   await stopProcesses(
     procs.filter((p) => p.role === "edgelet"),
     8000,
   );
+  mark("agents");
   // 2. every pod, through its own containerd (still running)
   await Promise.all(
     of("runtime").map((r) =>
@@ -120,6 +127,7 @@ export async function undo(made: Made[], log: (m: string) => void = () => {}): P
       ),
     ),
   );
+  mark("pods");
   // 3. the containerds, then anything of theirs still running
   await stopProcesses(
     procs.filter((p) => p.role === "containerd"),
@@ -133,6 +141,7 @@ export async function undo(made: Made[], log: (m: string) => void = () => {}): P
     procs.filter((p) => p.role === "relay"),
     2000,
   );
+  mark("processes");
   // 4. mounts under the run's directories (rootfs overlays, sandbox namespaces, shm)
   const dirs = of("dir").map((d) => d.path);
   for (const mp of mountsUnder(dirs)) quiet("umount", ["-l", mp]);
@@ -156,6 +165,8 @@ export async function undo(made: Made[], log: (m: string) => void = () => {}): P
     rmSync(r.path, { recursive: true, force: true });
     parents.add(dirname(r.path));
   }
+  mark("namespaces, links, cgroups, dirs");
+  log(`undone in ${Date.now() - began} ms (${phases.join(", ")})`);
   // the folders all runs share, once no run uses them (deepest first)
   for (const p of [...parents].sort((a, b) => b.length - a.length))
     for (let d = p; d.split("/").length > 3; d = dirname(d)) {
