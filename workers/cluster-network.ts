@@ -13,6 +13,7 @@ import { serviceRanges } from "../api/strategies/service-allocator";
 import type { KubeObject } from "../api/types";
 import { isIPv4 } from "../api/validation/names";
 import type { Env } from "./env";
+import { ensureNetworkConfigMap as ensurePodNetworkConfigMap } from "./network-config";
 import { Store } from "./store-client";
 
 export const NETWORK_CONFIGMAP = "edgeplane-network";
@@ -81,6 +82,8 @@ export function networkSettings(env: Env): Record<string, string> {
 }
 
 async function ensureNetworkConfigMap(env: Env): Promise<void> {
+  // the pod network's keys first (made when absent), then this part's merged in
+  await ensurePodNetworkConfigMap(env);
   const def = lookupGVR("", "v1", "configmaps")!;
   const store = new Store(env, def);
   const want = networkSettings(env);

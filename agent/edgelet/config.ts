@@ -1,7 +1,9 @@
 // edgelet's configuration: command-line flags with their defaults.
 
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { BACKENDS, type Backend } from "../../api/network";
 
 export type RuntimeKind = "containerd" | "simulated";
 
@@ -12,7 +14,12 @@ export interface EdgeletConfig {
   runtime: RuntimeKind;
   containerdSocket: string;
   root: string;
-  podCIDR: string;
+  /** Explicit pod CIDR (an override); unset, the node waits for the one the control plane allocates. */
+  podCIDR?: string;
+  /** host-local IPAM's dataDir (default <root>/cni/networks). */
+  cniIpamDir: string;
+  /** How this node routes to the others' pod CIDRs; unset: the cluster's (kube-system/edgeplane-network). */
+  podNetwork?: Backend;
   /** Explicit node IP; default 127.0.0.1... see node-status.ts nodeIP(). */
   nodeIP?: string;
   cniConfDir: string;
@@ -45,7 +52,6 @@ export const DEFAULTS = {
   runtime: "containerd" as RuntimeKind,
   containerdSocket: "unix:///run/edgeplane/containerd.sock",
   root: "/var/lib/edgeplane/edgelet",
-  podCIDR: "10.88.0.0/16",
   cniConfDir: "/etc/edgeplane/net.d",
   cgroupRoot: "/edgeplane",
   leaseSeconds: 10,
@@ -60,9 +66,12 @@ export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
   --runtime containerd|simulated
   --containerd-socket PATH   CRI endpoint (default ${DEFAULTS.containerdSocket})
   --root DIR                 state directory (default ${DEFAULTS.root})
-  --pod-cidr CIDR            pod CIDR when the control plane assigns none (default ${DEFAULTS.podCIDR})
-  --node-ip IP               InternalIP to report
+  --pod-cidr CIDR            this node's pod CIDR, overriding the one the control plane allocates
+  --pod-network BACKEND      auto|host-gw|vxlan|none (default: the cluster's, kube-system/edgeplane-network)
+  --node-ip IP               InternalIP to report (and the address peers route pod traffic to)
   --cni-conf-dir DIR         (default ${DEFAULTS.cniConfDir})
+  --cni-ipam-dir DIR         host-local IPAM state (default <root>/cni/networks)
+  --cgroup-root PATH         cgroupfs parent of the QoS and pod cgroups (default ${DEFAULTS.cgroupRoot})
   --pod-infra-image IMAGE    sandbox image to pre-pull (default: containerd's)
   --cpu-manager-policy none|static
   --node-labels k=v,k=v
@@ -86,6 +95,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       "containerd-socket": { type: "string" },
       root: { type: "string" },
       "pod-cidr": { type: "string" },
+      "pod-network": { type: "string" },
+      "cni-ipam-dir": { type: "string" },
       "node-ip": { type: "string" },
       "cni-conf-dir": { type: "string" },
       "cgroup-root": { type: "string" },
@@ -132,14 +143,23 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       throw new Error(`--${flag} must be a port number, got ${v}`);
     return n;
   };
+  const podNetwork = values["pod-network"];
+  if (podNetwork !== undefined && !BACKENDS.includes(podNetwork as Backend))
+    throw new Error(`--pod-network must be one of ${BACKENDS.join(", ")}, got ${podNetwork}`);
+  const podCIDR = values["pod-cidr"];
+  if (podCIDR !== undefined && !/^\d+\.\d+\.\d+\.\d+\/\d{1,2}$/.test(podCIDR))
+    throw new Error(`--pod-cidr must be an IPv4 CIDR, got ${podCIDR}`);
+  const root = values.root ?? DEFAULTS.root;
   return {
     server,
     token,
     nodeName: (values.name ?? hostname()).toLowerCase(),
     runtime,
     containerdSocket: values["containerd-socket"] ?? DEFAULTS.containerdSocket,
-    root: values.root ?? DEFAULTS.root,
-    podCIDR: values["pod-cidr"] ?? DEFAULTS.podCIDR,
+    root,
+    podCIDR,
+    cniIpamDir: values["cni-ipam-dir"] ?? join(root, "cni", "networks"),
+    podNetwork: podNetwork as Backend | undefined,
     nodeIP: values["node-ip"],
     cniConfDir: values["cni-conf-dir"] ?? DEFAULTS.cniConfDir,
     cgroupRoot: values["cgroup-root"] ?? DEFAULTS.cgroupRoot,

@@ -4,6 +4,8 @@
 import { CriClient } from "../cri/client";
 import { objectEventRecorder } from "../network/events";
 import { type NodeNetwork, startNodeNetwork } from "../network/network";
+import { findUplink, type PodNetwork, podMTU, startPodNetwork } from "../network/routes";
+import { readNetworkSettings } from "../network/settings";
 import { startTunnel } from "../tunnel/tunnel";
 import { Api, sleep } from "./api";
 import { Backoff } from "./backoff";
@@ -27,6 +29,7 @@ import {
   nodeIP,
   nodeStatus,
   registerNode,
+  waitForPodCIDR,
 } from "./node-status";
 import { PodSource } from "./pod-source";
 import { PodWorkers } from "./pod-workers";
@@ -50,6 +53,9 @@ export interface Edgelet {
   locateSandbox(namespace: string, pod: string): ReturnType<typeof locateSandbox>;
   cri: CriClient;
   network?: NodeNetwork;
+  /** the pod network across nodes (undefined with backend none) */
+  podNetwork?: PodNetwork;
+  podCIDR: string;
   stop(): Promise<void>;
 }
 
@@ -72,7 +78,7 @@ async function sandboxImageOf(cri: CriClient, override?: string): Promise<string
 async function registerWithRetry(
   api: Api,
   facts: NodeFacts,
-  podCIDR: string,
+  podCIDR: string | undefined,
   log: (m: string) => void,
 ): Promise<any> {
   for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
@@ -92,7 +98,8 @@ export async function startEdgelet(
   const creds = await obtainCredentials(cfg);
   const api = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
   const cri = new CriClient({ endpoint: cfg.containerdSocket });
-  await cri.waitReady(60_000);
+  // the runtime; its network is ready once the CNI config below is written
+  await cri.waitReady(60_000, 200, ["RuntimeReady"]);
   const version = await cri.version();
   const runtimeVersion = `${version.runtime_name}://${version.runtime_version}`;
   const machine = machineInfo();
@@ -105,12 +112,44 @@ export async function startEdgelet(
   };
   let node = await registerWithRetry(api, facts, cfg.podCIDR, log);
   await ensureCSINode(api, node).catch((e) => log(`csinode ${cfg.nodeName}: ${(e as Error).message}`));
-  const podCIDR: string = node.spec?.podCIDR ?? cfg.podCIDR;
-  if (ensureCniConfig(cfg.cniConfDir, podCIDR)) log(`wrote CNI config for podCIDR ${podCIDR}`);
+  // the pod CIDR: the agent's own (--pod-cidr), else the one the control plane allocates
+  let podCIDR: string;
+  if (cfg.podCIDR) podCIDR = cfg.podCIDR;
+  else if (node.spec?.podCIDR) podCIDR = node.spec.podCIDR;
+  else ({ podCIDR, node } = await waitForPodCIDR(api, cfg.nodeName, log));
+  if (cfg.podCIDR && node.spec?.podCIDR && node.spec.podCIDR !== cfg.podCIDR)
+    log(
+      `--pod-cidr ${cfg.podCIDR} differs from the Node's podCIDR ${node.spec.podCIDR}: pods get ${cfg.podCIDR}`,
+    );
+  const network = await readNetworkSettings(api, log);
+  const backend = cfg.podNetwork ?? network.backend;
+  const uplink = backend === "none" ? undefined : await findUplink(facts.ip);
+  const cni = {
+    podCIDR,
+    ipamDir: cfg.cniIpamDir,
+    // the agent masquerades itself (agent/network/masquerade.ts) when it runs the pod network
+    ipMasq: backend === "none",
+    mtu: uplink ? podMTU(backend, uplink.mtu) : undefined,
+  };
+  if (ensureCniConfig(cfg.cniConfDir, cni))
+    log(`wrote CNI config for podCIDR ${podCIDR}${cni.mtu ? ` (mtu ${cni.mtu})` : ""}`);
   ensureQosCgroups(cfg.cgroupRoot, log);
   log(
-    `node ${cfg.nodeName} registered (IP ${facts.ip}, podCIDR ${podCIDR}, runtime ${runtimeVersion}, credentials from ${creds.source})`,
+    `node ${cfg.nodeName} registered (IP ${facts.ip}, podCIDR ${podCIDR}, pod network ${backend}, runtime ${runtimeVersion}, credentials from ${creds.source})`,
   );
+  const podNetwork =
+    backend === "none" || !uplink
+      ? undefined
+      : await startPodNetwork({
+          api,
+          nodeName: cfg.nodeName,
+          nodeIP: facts.ip,
+          podCIDR,
+          backend,
+          settings: network,
+          uplink,
+          log,
+        });
 
   // heartbeats
   const abort = new AbortController();
@@ -193,7 +232,7 @@ export async function startEdgelet(
   ];
 
   // Services, cluster DNS and NetworkPolicy (kube-proxy, a node-local CoreDNS and a policy agent)
-  let network: NodeNetwork | undefined;
+  let nodeNet: NodeNetwork | undefined;
   // a client of its own: its five watches must not queue behind (or hold up) the pods' one
   const netApi = new Api({
     server: cfg.server,
@@ -204,7 +243,7 @@ export async function startEdgelet(
   });
   if (cfg.proxy) {
     try {
-      network = await startNodeNetwork({
+      nodeNet = await startNodeNetwork({
         client: netApi,
         nodeName: cfg.nodeName,
         nodeIP: facts.ip,
@@ -271,9 +310,9 @@ export async function startEdgelet(
     requestSync: (uid, afterMs) => workers.sync(uid, afterMs),
     onContainerCreated: cpuManager ? (p, c, id) => cpuManager.onContainerCreated(p, c, id) : undefined,
     onPodRemoved: cpuManager ? (uid) => cpuManager.release(uid) : undefined,
-    network: network && {
-      dns: () => network?.dnsSettings(),
-      serviceEnv: (ns, links) => network!.serviceEnv(ns, links),
+    network: nodeNet && {
+      dns: () => nodeNet?.dnsSettings(),
+      serviceEnv: (ns, links) => nodeNet!.serviceEnv(ns, links),
     },
   };
   ctx.images
@@ -331,11 +370,14 @@ export async function startEdgelet(
     locate: (ns, pod, container, previous) => locateContainer(cache, ns, pod, container, previous),
     locateSandbox: (ns, pod) => locateSandbox(cache, ns, pod),
     cri,
-    network,
+    network: nodeNet,
+    podNetwork,
+    podCIDR,
     async stop() {
       abort.abort();
-      await network?.stop();
+      await nodeNet?.stop();
       netApi.close();
+      await podNetwork?.stop();
       await tunnel.stop();
       await source.stop();
       cache.stop();

@@ -15,7 +15,7 @@ import { Proxier, type SyncResult } from "./proxier/proxier";
 import { ApiserverRelay } from "./relay";
 import { serviceEnvVars, servicesForPod } from "./service-env";
 import { ClusterState } from "./state";
-import { type Cidr, isIPv4, parseCidr, type Service } from "./types";
+import { type Cidr, cidrContains, intToIp, isIPv4, parseCidr, type Service } from "./types";
 
 export const NETWORK_CONFIGMAP = { namespace: "kube-system", name: "edgeplane-network" };
 export const DEFAULT_DOMAIN = "cluster.local";
@@ -105,6 +105,14 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
     const ip = state.get<Service>("services", "kube-system/kube-dns")?.spec?.clusterIP;
     return isIPv4(ip) ? ip : undefined;
   };
+  // the pods' range: the cluster CIDR when this node's pods are in it (a node given a pod CIDR
+  // of its own outside it, as nodes sharing one machine's bridge are, uses that instead)
+  const masqueradeBoundary = (): string | undefined => {
+    const cluster = parseCidr(settings.clusterCIDR);
+    const mine = parseCidr(opts.podCIDR);
+    if (cluster && mine && cidrContains(cluster, intToIp(mine.base))) return cluster.text;
+    return mine?.text ?? cluster?.text;
+  };
   const nftOk = await nftVersion();
   let proxier: Proxier | undefined;
   let dns: DnsServer | undefined;
@@ -156,7 +164,7 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
       compile: (rs) => {
         const cfg = {
           nodeName: opts.nodeName,
-          clusterCIDR: settings.clusterCIDR ?? opts.podCIDR,
+          clusterCIDR: masqueradeBoundary(),
           localhostNodePorts: opts.localhostNodePorts && savedLocalnet !== "error",
           redirects,
         };

@@ -1,9 +1,11 @@
 // KWOK-style simulated nodes: one process joins N fake nodes to the control plane. Each
 // registers a Node, keeps its Lease renewed and its status Ready, and "runs" the pods bound
 // to it: they go Running with fake IPs, and deleted ones are finished after a short grace.
+
+import { parseCIDR } from "../../api/network";
 import { ApiClient, type ClientStats } from "./client";
 import { Fleet, type FleetStats } from "./fleet";
-import { nodeIP, podCIDRPrefix } from "./node-spec";
+import { nodeIPFor } from "./node-spec";
 import { PodSimulator, type PodStats, type SimNodeRef } from "./pods";
 
 export interface SimulatedNodesOptions {
@@ -22,7 +24,7 @@ export interface SimulatedNodesOptions {
   statusSeconds?: number;
   /** How long a bound pod takes to become Running. */
   podStartDelayMs?: number;
-  /** Index of the first node, for IP plans that must not overlap another simulator's. */
+  /** Index of the first node (its zone is picked by index). */
   firstIndex?: number;
   instanceType?: string;
   /** Registrations in flight at once. */
@@ -68,10 +70,21 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     insecure: opts.insecure,
     maxInFlight: opts.maxInFlight ?? 64,
   });
+  const refs = new Map<string, SimNodeRef>();
+  let pods: PodSimulator | undefined;
   const fleet = new Fleet(client, {
     leaseSeconds: opts.leaseSeconds ?? 10,
     statusSeconds: opts.statusSeconds ?? 300,
     log,
+    // the control plane allocated a node's pod CIDR: its address and its pods' come from it
+    onPodCIDR: (name, podCIDR) => {
+      const ref = refs.get(name);
+      const cidr = parseCIDR(podCIDR);
+      if (!ref || !cidr || ref.cidr) return;
+      ref.cidr = cidr;
+      ref.hostIP = nodeIPFor(podCIDR);
+      if (ref.alive) pods?.revive(name);
+    },
     template: {
       zones: opts.zones ?? ["zone-a", "zone-b", "zone-c"],
       capacity: opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" },
@@ -81,30 +94,24 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     },
   });
   const names = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
-  const refs = new Map<string, SimNodeRef>();
   names.forEach((name, i) => {
     const index = first + i;
-    refs.set(name, {
-      index,
-      hostIP: nodeIP(index),
-      cidrPrefix: podCIDRPrefix(index),
-      used: new Set(),
-      alive: true,
-    });
+    refs.set(name, { index, used: new Set(), alive: true });
   });
-  const pods = new PodSimulator(client, refs, opts.podStartDelayMs ?? 0, log);
+  const sims = new PodSimulator(client, refs, opts.podStartDelayMs ?? 0, log);
+  pods = sims;
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await Promise.all([fleet.stop(), pods.stop()]);
+    await Promise.all([fleet.stop(), sims.stop()]);
     client.close();
   };
 
   try {
     // the pod watch first: pods bound before a node finished registering are not missed
-    await pods.start();
+    await sims.start();
     fleet.start();
     let next = 0;
     const worker = async () => {
@@ -130,13 +137,13 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     resumeLeases: (name) => {
       fleet.resumeLeases(name);
       refs.get(name)!.alive = true;
-      pods.revive(name);
+      sims.revive(name);
     },
     stats: () => ({
       client: { ...client.stats, byVerb: { ...client.stats.byVerb } },
       fleet: { ...fleet.stats },
-      pods: { ...pods.stats },
-      trackedPods: pods.count(),
+      pods: { ...sims.stats },
+      trackedPods: sims.count(),
     }),
   };
 }

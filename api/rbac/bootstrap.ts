@@ -276,6 +276,8 @@ const ROLES: RoleSpec[] = [
     // a node these cluster-wide lists (it limits pods to the node's own).
     name: "edgeplane:node-network",
     rules: [
+      // the pod network: every Node's podCIDR and published addresses
+      r(["get", "list", "watch"], [""], ["nodes"]),
       r(["list", "watch"], [""], ["services", "endpoints", "pods", "namespaces"]),
       r(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
       r(["list", "watch"], ["networking.k8s.io"], ["networkpolicies"]),
@@ -377,13 +379,13 @@ const BINDINGS: BindingSpec[] = [
     groups: ["system:serviceaccounts"],
   },
   { name: "system:node-proxier", role: "system:node-proxier", users: ["system:kube-proxy"] },
-  { name: "edgeplane:node-network", role: "edgeplane:node-network", groups: ["system:nodes"] },
   {
     name: "system:kube-controller-manager",
     role: "system:kube-controller-manager",
     users: ["system:kube-controller-manager"],
   },
   { name: "system:kube-scheduler", role: "system:kube-scheduler", users: ["system:kube-scheduler"] },
+  { name: "edgeplane:node-network", role: "edgeplane:node-network", groups: ["system:nodes"] },
   // Kept without subjects, as upstream does since the Node authorizer took over from it.
   { name: "system:node", role: "system:node" },
 ];

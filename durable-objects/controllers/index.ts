@@ -14,6 +14,7 @@ import { horizontalPodAutoscalerController } from "./horizontal";
 import { jobController } from "./job";
 import { localPathProvisioner } from "./local-path";
 import { namespaceController } from "./namespace";
+import { createNodeIpamController } from "./node-ipam";
 import { createNodeLifecycleController } from "./node-lifecycle";
 import { persistentVolumeController } from "./persistentvolume";
 import { createPodGC } from "./pod-gc";
@@ -36,6 +37,9 @@ export interface ControllerConfig {
   terminatedPodGCThreshold?: number;
   /** --root-ca-file's bundle (PEM); EDGEPLANE_ROOT_CA. Unset: no kube-root-ca.crt publisher */
   rootCA?: string;
+  /** --cluster-cidr and --node-cidr-mask-size; EDGEPLANE_CLUSTER_CIDR, EDGEPLANE_NODE_CIDR_MASK_SIZE */
+  clusterCIDR?: string;
+  nodeCIDRMaskSize?: string;
   /** signs legacy tokens (the service account key); unset: no tokens controller */
   legacyToken?: TokensOptions["generate"];
 }
@@ -70,6 +74,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
       defaultTolerationSeconds: config.defaultTolerationSeconds,
     }),
     createPodGC({ terminatedThreshold: config.terminatedPodGCThreshold }),
+    createNodeIpamController({ clusterCIDR: config.clusterCIDR, nodeCIDRMaskSize: config.nodeCIDRMaskSize }),
     ...(config.rootCA ? [createRootCAPublisher(config.rootCA)] : []),
     ...(config.legacyToken
       ? [createTokensController({ rootCA: config.rootCA, generate: config.legacyToken })]

@@ -16,6 +16,20 @@ export const BUSYBOX = "127.0.0.1:5000/edgeplane/busybox:1";
 export const PRIVATE = "127.0.0.1:5001/private/busybox:1";
 export const available = existsSync(SOCKET);
 export const NODE_LABEL = "edgeplane.io/node";
+/**
+ * Flags of the edgelets these suites start beside each other on the machine's one containerd
+ * (and its one CNI conf dir): they all write the same conflist (the one setup:containerd
+ * writes), share its IPAM state so no two pods get one address, and program no pod network of
+ * their own (several nodes in one network namespace). Real hosts: local-engine/hosts.
+ */
+export const SHARED_CONTAINERD_FLAGS = [
+  "--pod-cidr",
+  "10.88.0.0/16",
+  "--cni-ipam-dir",
+  "/var/lib/edgeplane/cni/networks",
+  "--pod-network",
+  "none",
+];
 
 if (!available) console.warn("\n*** SKIPPED: containerd not running (run npm run setup:containerd) ***\n");
 
@@ -65,6 +79,7 @@ export class EdgeletProcess {
         "--nft-table",
         this.nftTable,
         ...this.extraArgs,
+        ...SHARED_CONTAINERD_FLAGS,
       ],
       {
         stdio: ["ignore", "pipe", "pipe"],

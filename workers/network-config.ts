@@ -1,0 +1,36 @@
+// The ConfigMap kube-system/edgeplane-network: the cluster's network as node agents need it
+// (cluster CIDR, node block size, Service range, routing backend), published when the cluster
+// starts, as kubeadm publishes kube-proxy's and kubelet's configuration. Made when absent and
+// then left alone: an admin may edit it (e.g. the backend), and agents read it when they join.
+import { StatusError } from "../api/errors";
+import { NETWORK_CONFIGMAP, NETWORK_CONFIGMAP_NAMESPACE, networkConfigData, networkOf } from "../api/network";
+import { lookupGVR } from "../api/registry";
+import type { KubeObject } from "../api/types";
+import type { Env } from "./env";
+import { Store } from "./store-client";
+
+export async function ensureNetworkConfigMap(env: Env): Promise<void> {
+  const def = lookupGVR("", "v1", "configmaps")!;
+  const store = new Store(env, def);
+  if (await store.find(NETWORK_CONFIGMAP_NAMESPACE, NETWORK_CONFIGMAP)) return;
+  const cm: KubeObject = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: NETWORK_CONFIGMAP,
+      namespace: NETWORK_CONFIGMAP_NAMESPACE,
+      annotations: {
+        "kubernetes.io/description":
+          "How node agents lay out the pod network: read by every edgelet when it joins (docs/networking.md).",
+      },
+    },
+    data: networkConfigData(networkOf(env).settings),
+  };
+  def.strategy.defaults?.(cm);
+  def.strategy.prepareForCreate?.(cm);
+  try {
+    await store.create(cm);
+  } catch (e) {
+    if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
+  }
+}
