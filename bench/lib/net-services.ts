@@ -146,9 +146,61 @@ export async function proxierScale(metrics: Record<string, number>, rows: Row[])
 
 interface Cluster {
   server: any;
-  nodes: { name: string; table: string; child: ChildProcess; root: string; out: string[] }[];
+  /** each node: its name, its table, and the command that runs nft in its network namespace */
+  nodes: { name: string; table: string; nft: string[]; out: () => string }[];
+  /** "hosts" (local-engine/hosts: a network namespace each) or "machine" (all in this one) */
+  kind: string;
   k(path: string, method?: string, body?: unknown): Promise<any>;
   stop(): Promise<void>;
+}
+
+async function apiClient(server: any) {
+  return async (path: string, method = "GET", body?: unknown) => {
+    const r = await fetch(server.url + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${server.token}`,
+        "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json",
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    return { status: r.status, json: text ? JSON.parse(text) : undefined };
+  };
+}
+
+/** N real hosts (network namespaces with their own containerd and edgelet) when the machine can. */
+async function startHostsCluster(nodes: number): Promise<Cluster | undefined> {
+  const { hostsUnavailable, startHosts } = await import("../../local-engine/hosts/hosts");
+  const why = hostsUnavailable();
+  if (why) {
+    log(`hosts harness unavailable (${why}): edgelets on the machine instead`);
+    return undefined;
+  }
+  const stateDir = mkdtempSync(join(tmpdir(), "edgeplane-bench-net-"));
+  const server = await startDevServer({ stateDir, quiet: true });
+  const k = await apiClient(server);
+  const hosts = await startHosts({
+    count: nodes,
+    server: { url: server.url, token: server.token },
+    namePrefix: `bn${process.pid % 1000}-`,
+  });
+  return {
+    server,
+    kind: "hosts",
+    nodes: hosts.hosts.map((h) => ({
+      name: h.name,
+      table: "edgeplane",
+      nft: ["nsenter", `--net=/run/netns/${h.netns}`, "--", "nft"],
+      out: () => h.edgeletLog(),
+    })),
+    k,
+    async stop() {
+      await hosts.stop();
+      await server.stop();
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
 }
 
 async function startCluster(nodes: number): Promise<Cluster> {
@@ -206,7 +258,8 @@ async function startCluster(nodes: number): Promise<Cluster> {
     }
   return {
     server,
-    nodes: list,
+    kind: "machine",
+    nodes: list.map((n) => ({ name: n.name, table: n.table, nft: ["nft"], out: () => n.out.join("") })),
     k,
     async stop() {
       for (const n of list) {
@@ -228,27 +281,32 @@ export async function programmingLatency(
   nodes = 3,
   changes = 100,
 ): Promise<void> {
-  log(`starting a control plane and ${nodes} edgelets`);
-  const c = await startCluster(nodes);
-  const monitor = spawn("nft", ["monitor", "rules"], { stdio: ["ignore", "pipe", "ignore"] });
-  const seen = new Map<string, Map<string, number>>(); // marker -> table -> time
-  let buf = "";
-  monitor.stdout.setEncoding("utf8");
-  monitor.stdout.on("data", (d: string) => {
-    const t = performance.now();
-    buf += d;
-    let nl = buf.indexOf("\n");
-    while (nl >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      const m = / ip (\S+) svc-bench\/lat\/.*dnat to (10\.250\.\d+\.\d+):/.exec(line);
-      if (m) {
-        let per = seen.get(m[2]!);
-        if (!per) seen.set(m[2]!, (per = new Map()));
-        if (!per.has(m[1]!)) per.set(m[1]!, t);
+  log(`starting a control plane and ${nodes} nodes`);
+  const c = (await startHostsCluster(nodes)) ?? (await startMachineCluster(nodes));
+  log(`${c.nodes.length} nodes (${c.kind}) Ready`);
+  // one `nft monitor` per node: it prints each change as the kernel commits it
+  const seen = new Map<string, Map<string, number>>(); // endpoint ip -> node -> time
+  const monitors = c.nodes.map((n) => {
+    const m = spawn(n.nft[0]!, [...n.nft.slice(1), "monitor", "rules"], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    let buf = "";
+    m.stdout.setEncoding("utf8");
+    m.stdout.on("data", (d: string) => {
+      const t = performance.now();
+      buf += d;
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const hit = / ip (\S+) svc-bench\/lat\/.*dnat to (10\.250\.\d+\.\d+):/.exec(line);
+        if (hit && hit[1] === n.table) {
+          let per = seen.get(hit[2]!);
+          if (!per) seen.set(hit[2]!, (per = new Map()));
+          if (!per.has(n.name)) per.set(n.name, t);
+        }
       }
-      nl = buf.indexOf("\n");
-    }
+    });
+    return m;
   });
   try {
     await c.k("/api/v1/namespaces", "POST", { metadata: { name: "bench" } });
@@ -267,7 +325,7 @@ export async function programmingLatency(
     });
     await c.k("/apis/discovery.k8s.io/v1/namespaces/bench/endpointslices", "POST", sl("10.250.0.1"));
     await new Promise((r) => setTimeout(r, 1000));
-    const tables = new Set(c.nodes.map((n) => n.table));
+    const tables = new Set(c.nodes.map((n) => n.name));
     const lat: number[] = [];
     const patchMs: number[] = [];
     for (let i = 1; i <= changes; i++) {
@@ -291,7 +349,7 @@ export async function programmingLatency(
     metrics.service_programming_p50_ms = percentile(lat, 50);
     metrics.service_programming_p99_ms = percentile(lat, 99);
     rows.push([
-      `EndpointSlice change -> rule on all ${nodes} nodes (${changes} changes)`,
+      `EndpointSlice change -> rule on all ${c.nodes.length} nodes (${c.kind}, ${changes} changes)`,
       percentile(lat, 50),
       percentile(lat, 99),
       "target p99 <= 100 ms",
@@ -304,15 +362,16 @@ export async function programmingLatency(
       percentile(patchMs, 99),
       "",
     ]);
-    monitor.kill();
+
+    for (const m of monitors) m.kill();
     await podTraffic(c, metrics, rows);
   } finally {
-    monitor.kill();
+    for (const m of monitors) m.kill();
     if (process.env.BENCH_NET_DEBUG)
       for (const n of c.nodes)
         log(
-          `${n.name}:\n${n.out
-            .join("")
+          `${n.name}:\n${n
+            .out()
             .split("\n")
             .filter((l) => /slow|fail/i.test(l))
             .slice(-15)
