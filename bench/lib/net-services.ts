@@ -203,22 +203,11 @@ async function startHostsCluster(nodes: number): Promise<Cluster | undefined> {
   };
 }
 
-async function startCluster(nodes: number): Promise<Cluster> {
+async function startMachineCluster(nodes: number): Promise<Cluster> {
   const stateDir = mkdtempSync(join(tmpdir(), "edgeplane-bench-net-"));
   const server = await startDevServer({ stateDir, quiet: true });
-  const k = async (path: string, method = "GET", body?: unknown) => {
-    const r = await fetch(server.url + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${server.token}`,
-        "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json",
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, json: text ? JSON.parse(text) : undefined };
-  };
-  const list: Cluster["nodes"] = [];
+  const k = await apiClient(server);
+  const list: { name: string; table: string; child: ChildProcess; root: string; out: string[] }[] = [];
   for (let i = 1; i <= nodes; i++) {
     const name = `bench-net-${process.pid}-${i}`;
     const table = `bn${process.pid}x${i}`;
@@ -239,6 +228,13 @@ async function startCluster(nodes: number): Promise<Cluster> {
         root,
         "--nft-table",
         table,
+        // beside each other on the machine's one containerd and bridge (as the e2e harness's)
+        "--pod-cidr",
+        "10.88.0.0/16",
+        "--cni-ipam-dir",
+        "/var/lib/edgeplane/cni/networks",
+        "--pod-network",
+        "none",
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
