@@ -10,7 +10,7 @@ import { DnsServer } from "./dns/server";
 import { groupSlices } from "./endpoints";
 import { addPolicies } from "./policy/compile";
 import { addBase, addServices, dedupeElements, type Problem } from "./proxier/compile";
-import { nftVersion } from "./proxier/nft";
+import { NftSession, nftVersion, runNft } from "./proxier/nft";
 import { Proxier, type SyncResult } from "./proxier/proxier";
 import { ApiserverRelay } from "./relay";
 import { serviceEnvVars, servicesForPod } from "./service-env";
@@ -118,6 +118,7 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
   let dns: DnsServer | undefined;
   let relay: ApiserverRelay | undefined;
   let savedLocalnet: string | undefined;
+  let closeSession = () => {};
   if (!nftOk) {
     opts.log(
       "*** nft not found: Services, cluster DNS and NetworkPolicy are OFF on this node (apt-get install nftables) ***",
@@ -157,8 +158,12 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
     redirects.set("kube-system/kube-dns:UDP", { ip: opts.nodeIP, port: dns.port });
     redirects.set("kube-system/kube-dns:TCP", { ip: opts.nodeIP, port: dns.port });
     let healthy: boolean | undefined;
+    // partial syncs through one nft process kept open; whole tables through nft -f
+    const session = new NftSession();
+    closeSession = () => session.close();
     proxier = new Proxier({
       table: opts.table,
+      nft: (script, full) => (full ? runNft(script) : session.apply(script)),
       coalesceMs: opts.coalesceMs,
       log: opts.log,
       compile: (rs) => {
@@ -226,6 +231,7 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
     async stop() {
       await state.stop();
       await proxier?.stop(true);
+      closeSession();
       await dns?.stop();
       await relay?.stop();
       if (savedLocalnet !== undefined) {

@@ -26,7 +26,8 @@ export interface ProxierOptions {
   log(m: string): void;
   /** wait after the first change before syncing, so a burst becomes one sync */
   coalesceMs?: number;
-  nft?: (script: string) => Promise<NftResult>;
+  /** applies a script; `full` tells a whole-table load from a partial one */
+  nft?: (script: string, full: boolean) => Promise<NftResult>;
 }
 
 export class Proxier {
@@ -111,12 +112,12 @@ export class Proxier {
         script = renderFull(next);
         mode = "full";
       }
-      if (script) res = await apply(script);
+      if (script) res = await apply(script, mode === "full");
       if (!res.ok && mode === "diff") {
         // the kernel's table is not what we think (edited by hand, or an earlier race): replace it
         this.opts.log(`nft: a partial update failed (${res.error}); replacing the whole table`);
         mode = "full";
-        res = await apply(renderFull(next));
+        res = await apply(renderFull(next), true);
       }
     }
     const end = performance.now();
@@ -149,7 +150,7 @@ export class Proxier {
     if (removeTable) {
       const apply = this.opts.nft ?? ((s: string) => runNft(s));
       const t = this.opts.table;
-      await apply(`add table ip ${t}\ndelete table ip ${t}\n`);
+      await apply(`add table ip ${t}\ndelete table ip ${t}\n`, true);
     }
   }
 }

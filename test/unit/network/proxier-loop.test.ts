@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { groupSlices } from "../../../agent/network/endpoints";
 import { addBase, addServices, type ServicesConfig } from "../../../agent/network/proxier/compile";
-import { runNft } from "../../../agent/network/proxier/nft";
+import { NftSession, runNft } from "../../../agent/network/proxier/nft";
 import { Proxier, type SyncResult } from "../../../agent/network/proxier/proxier";
 import { slice, svc } from "./fixtures";
 
@@ -19,6 +19,8 @@ const NS = `pxloop${process.pid}`;
 const TABLE = "edgeplane";
 const cfg: ServicesConfig = { nodeName: "n1", localhostNodePorts: false, redirects: new Map() };
 const inNs = (script: string) => runNft(script, ["netns", "exec", NS, "nft", "-f", "-"], "ip");
+// partial syncs go through one nft process kept open, as the edgelet runs them
+const session = new NftSession(["ip", "netns", "exec", NS, "nft"]);
 const list = () =>
   execFileSync("ip", ["netns", "exec", NS, "nft", "list", "table", "ip", TABLE], { encoding: "utf8" });
 
@@ -45,6 +47,7 @@ describe.skipIf(!nft || !root)("proxier sync loop (real nftables, own network na
   beforeAll(() => execFileSync("ip", ["netns", "add", NS]));
   afterAll(async () => {
     await proxier.stop(true);
+    session.close();
     execFileSync("ip", ["netns", "del", NS]);
   });
 
@@ -71,8 +74,10 @@ describe.skipIf(!nft || !root)("proxier sync loop (real nftables, own network na
     ]);
     services = [b];
     slices = [sl("b", "10.244.0.6")];
+    const before = results.length;
     const r = await proxier.syncNow();
     expect(r).toMatchObject({ ok: true, mode: "full" });
+    expect(results.length).toBe(before + 1);
     expect(list()).not.toContain("intruder");
     expect(list()).not.toContain("10.244.0.5");
   });
@@ -90,6 +95,19 @@ describe.skipIf(!nft || !root)("proxier sync loop (real nftables, own network na
     fail = false;
     await until(() => results.at(-1)?.ok === true, 5000);
     expect(list()).toContain("dnat to 10.244.0.9:8080");
+  });
+
+  it("the kept-open nft process: one transaction per script, its error reported, the next one fine", async () => {
+    const t = "ip edgeplane";
+    const bad = await session.apply(`add chain ${t} sess-a\nadd rule ${t} no-such-chain counter`);
+    expect(bad.ok).toBe(false);
+    expect(bad.error).toContain("No such file or directory");
+    expect(list()).not.toContain("sess-a"); // all or nothing
+    expect(await session.apply(`add chain ${t} sess-b\nadd rule ${t} sess-b counter`)).toMatchObject({
+      ok: true,
+    });
+    expect(list()).toContain("sess-b");
+    expect(await session.apply(`delete chain ${t} sess-b`)).toMatchObject({ ok: true });
   });
 
   it("stop removes the table", async () => {
