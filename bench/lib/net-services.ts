@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { groupSlices } from "../../agent/network/endpoints";
 import { addBase, addServices, dedupeElements } from "../../agent/network/proxier/compile";
-import { runNft } from "../../agent/network/proxier/nft";
+import { NftSession, runNft } from "../../agent/network/proxier/nft";
 import { emptyRuleset, renderDiff, renderFull } from "../../agent/network/proxier/ruleset";
 // @ts-expect-error plain ESM helper shared with npm start
 import { startDevServer } from "../../scripts/lib/devserver.mjs";
@@ -66,6 +66,8 @@ export async function proxierScale(metrics: Record<string, number>, rows: Row[])
   const ns = `netbench${process.pid}`;
   execFileSync("ip", ["netns", "add", ns]);
   const nft = (s: string) => runNft(s, ["netns", "exec", ns, "nft", "-f", "-"], "ip");
+  // partial syncs as the edgelet applies them: through one nft process kept open
+  const session = new NftSession(["ip", "netns", "exec", ns, "nft"]);
   try {
     const cfg = {
       nodeName: "n0",
@@ -112,11 +114,11 @@ export async function proxierScale(metrics: Record<string, number>, rows: Row[])
       changed[i * 7].endpoints[0].conditions.ready = false;
       const t0 = performance.now();
       const next = compile(changed);
-      const r = await nft(renderDiff(last, next));
+      const r = await session.apply(renderDiff(last, next));
       if (!r.ok) throw new Error(`partial sync failed: ${r.error}`);
       diffs.push(performance.now() - t0);
       const back = compile(slices);
-      await nft(renderDiff(next, back));
+      await session.apply(renderDiff(next, back));
       last = back;
     }
     const med = (a: number[]) => percentile(a, 50);
@@ -140,6 +142,7 @@ export async function proxierScale(metrics: Record<string, number>, rows: Row[])
     ]);
     rows.push(["partial sync, one endpoint changed, at 1,000 Services (median of 10)", med(diffs), "", ""]);
   } finally {
+    session.close();
     execFileSync("ip", ["netns", "del", ns]);
   }
 }
