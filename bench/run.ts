@@ -12,6 +12,7 @@ export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   scheduler: { file: "scheduler.ts" },
   "pod-startup": { file: "pod-startup.ts" },
   "authz-chain": { file: "authz-chain.ts" },
+  networking: { file: "networking.ts" },
 };
 
 function runOne(name: string): boolean {
