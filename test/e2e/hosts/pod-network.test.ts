@@ -284,14 +284,19 @@ spec:
   });
 
   it("never gives two pods one IP nor two nodes one podCIDR, with simulated and real nodes together", async () => {
-    let sim: SimulatedNodes | undefined;
+    // two simulators, as npm start's simulated local node and EDGEPLANE_NODES are: each numbers
+    // its nodes from 0, and once gave both its node 0 one podCIDR, one InternalIP and pod IPs
+    const sims: SimulatedNodes[] = [];
     try {
-      sim = await startSimulatedNodes({
-        server: server.url,
-        token: server.token,
-        count: 4,
-        namePrefix: "sim-",
-      });
+      for (const prefix of ["sim-a-", "sim-b-"])
+        sims.push(
+          await startSimulatedNodes({
+            server: server.url,
+            token: server.token,
+            count: 2,
+            namePrefix: prefix,
+          }),
+        );
       const replicas = 14;
       const deploy = `apiVersion: apps/v1
 kind: Deployment
@@ -356,7 +361,7 @@ spec:
       expect(clash.json.message).toContain("overlaps the podCIDR of another node");
     } finally {
       await kubectl(server, ["delete", "deployment", "many", "-n", ns, "--wait=false"]);
-      await sim?.stop();
+      for (const sim of sims) await sim.stop();
     }
   }, 150_000);
 
