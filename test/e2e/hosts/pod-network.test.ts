@@ -29,7 +29,8 @@ const HTTPD = [
 
 /** The machine's own network state: what a run must leave as it found it. */
 function machineState() {
-  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: "utf8" });
+  const run = (cmd: string, args: string[]) =>
+    execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
   return {
     netns: run("ip", ["netns", "list"]),
     links: run("ip", ["-o", "link", "show"]),
@@ -94,6 +95,16 @@ describe.skipIf(!!why)("pod network across hosts", () => {
   };
 
   it("gives every node its own podCIDR and routes to the others: host-gw on its subnet, VXLAN across", async () => {
+    // what the agents read when they join
+    const cm = await api(server, "GET", "/api/v1/namespaces/kube-system/configmaps/edgeplane-network");
+    expect(cm.json.data).toMatchObject({
+      clusterCIDR: "10.244.0.0/16",
+      nodeCIDRMaskSize: "24",
+      serviceCIDR: "10.96.0.0/12",
+      backend: "auto",
+      vxlanVNI: "1",
+      vxlanPort: "4789",
+    });
     const nodes = await Promise.all(hosts.nodes.map(node));
     const cidrs = nodes.map((n) => n.spec.podCIDR);
     expect(new Set(cidrs).size).toBe(3);
