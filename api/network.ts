@@ -152,6 +152,11 @@ export function networkOf(env: NetworkEnv): { settings: NetworkSettings; blocks:
     }
     const service =
       parseCIDR(env.EDGEPLANE_SERVICE_CIDR || DEFAULT_SERVICE_CIDR) ?? parseCIDR(DEFAULT_SERVICE_CIDR)!;
+    if (overlaps(blocks.cluster, service))
+      // pods and Services sharing addresses would route nowhere: said loudly, as a typo
+      console.error(
+        `EDGEPLANE_CLUSTER_CIDR ${formatCIDR(blocks.cluster)} overlaps the Service range ${formatCIDR(service)}: pods and Services may get the same addresses`,
+      );
     const backend = isBackend(env.EDGEPLANE_POD_NETWORK_BACKEND)
       ? env.EDGEPLANE_POD_NETWORK_BACKEND
       : DEFAULT_BACKEND;

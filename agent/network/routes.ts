@@ -220,6 +220,7 @@ async function ensureVtep(dev: string, mac: string, o: PodNetworkOptions): Promi
     info?.id === want.id &&
     info?.port === want.port &&
     info?.local === want.local &&
+    info?.link === want.link &&
     info?.learning === false;
   if (have && !same) await run("ip", ["link", "del", dev]);
   if (!same)

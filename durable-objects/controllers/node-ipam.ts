@@ -36,22 +36,39 @@ export function createNodeIpamController(opts: NodeIpamOptions = {}): Controller
   /** nodes told the range is full, so the event is not repeated on every resync */
   const starved = new Set<string>();
 
-  function used(ctx: ControllerContext): Set<number> {
-    const out = new Set<number>();
-    for (const n of ctx.informers.list("/nodes"))
-      for (const cidr of podCIDRsOf(n)) for (const b of blocksOf(blocks, cidr)) out.add(b);
-    const now = ctx.now();
-    for (const [b, until] of refused) {
-      if (until < now) refused.delete(b);
-      else out.add(b);
+  /** the blocks each Node holds, and how many Nodes hold each block: kept by the watch, not recounted per sync */
+  const holders = new Map<string, number[]>();
+  const held = new Map<number, number>();
+  const note = (name: string, blocksNow: number[]) => {
+    for (const b of holders.get(name) ?? []) {
+      const n = (held.get(b) ?? 1) - 1;
+      if (n > 0) held.set(b, n);
+      else held.delete(b);
     }
-    return out;
+    if (blocksNow.length) holders.set(name, blocksNow);
+    else holders.delete(name);
+    for (const b of blocksNow) held.set(b, (held.get(b) ?? 0) + 1);
+  };
+  const blocksOfNode = (n: KubeObject) => podCIDRsOf(n).flatMap((cidr) => blocksOf(blocks, cidr));
+  const rebuild = (ctx: ControllerContext) => {
+    holders.clear();
+    held.clear();
+    for (const n of ctx.informers.list("/nodes")) note(n.metadata.name!, blocksOfNode(n));
+  };
+
+  function isTaken(b: number, ctx: ControllerContext): boolean {
+    if (held.has(b)) return true;
+    const until = refused.get(b);
+    if (until === undefined) return false;
+    if (until >= ctx.now()) return true;
+    refused.delete(b);
+    return false;
   }
 
-  function pick(b: NodeBlocks, taken: Set<number>): number | undefined {
+  function pick(b: NodeBlocks, ctx: ControllerContext): number | undefined {
     for (let i = 0; i < b.count; i++) {
       const idx = (cursor + i) % b.count;
-      if (!taken.has(idx)) return idx;
+      if (!isTaken(idx, ctx)) return idx;
     }
     return undefined;
   }
@@ -63,7 +80,8 @@ export function createNodeIpamController(opts: NodeIpamOptions = {}): Controller
       return;
     }
     if (!needsCIDR(node)) return;
-    const idx = pick(blocks, used(ctx));
+    if (holders.size === 0 && ctx.informers.keys("/nodes").length > 1) rebuild(ctx);
+    const idx = pick(blocks, ctx);
     if (idx === undefined) {
       if (!starved.has(name)) {
         starved.add(name);
@@ -113,18 +131,23 @@ export function createNodeIpamController(opts: NodeIpamOptions = {}): Controller
     workers: 1,
     watches: {
       "/nodes": (node, old, ctx) => {
-        if (needsCIDR(node)) return [node.metadata.name!];
+        const name = node.metadata.name!;
+        const gone = !ctx.informers.get("/nodes", name);
+        note(name, gone ? [] : blocksOfNode(node));
+        if (!gone && needsCIDR(node)) return [name];
         // a node that is gone (or going) frees its block for those waiting
-        const gone = !ctx.informers.get("/nodes", node.metadata.name!) || !!node.metadata.deletionTimestamp;
-        if (gone && old && podCIDRsOf(old).length && starved.size) return [...starved];
+        if ((gone || node.metadata.deletionTimestamp) && old && podCIDRsOf(old).length && starved.size)
+          return [...starved];
         return [];
       },
     },
-    resync: (ctx) =>
-      ctx.informers
+    resync: (ctx) => {
+      rebuild(ctx);
+      return ctx.informers
         .list("/nodes")
         .filter(needsCIDR)
-        .map((n) => n.metadata.name!),
+        .map((n) => n.metadata.name!);
+    },
     sync,
   };
 }

@@ -29,7 +29,8 @@ const HTTPD = [
 
 /** The machine's own network state: what a run must leave as it found it. */
 function machineState() {
-  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: "utf8" });
+  const run = (cmd: string, args: string[]) =>
+    execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
   return {
     netns: run("ip", ["netns", "list"]),
     links: run("ip", ["-o", "link", "show"]),
@@ -94,6 +95,16 @@ describe.skipIf(!!why)("pod network across hosts", () => {
   };
 
   it("gives every node its own podCIDR and routes to the others: host-gw on its subnet, VXLAN across", async () => {
+    // what the agents read when they join
+    const cm = await api(server, "GET", "/api/v1/namespaces/kube-system/configmaps/edgeplane-network");
+    expect(cm.json.data).toMatchObject({
+      clusterCIDR: "10.244.0.0/16",
+      nodeCIDRMaskSize: "24",
+      serviceCIDR: "10.96.0.0/12",
+      backend: "auto",
+      vxlanVNI: "1",
+      vxlanPort: "4789",
+    });
     const nodes = await Promise.all(hosts.nodes.map(node));
     const cidrs = nodes.map((n) => n.spec.podCIDR);
     expect(new Set(cidrs).size).toBe(3);
@@ -284,14 +295,19 @@ spec:
   });
 
   it("never gives two pods one IP nor two nodes one podCIDR, with simulated and real nodes together", async () => {
-    let sim: SimulatedNodes | undefined;
+    // two simulators, as npm start's simulated local node and EDGEPLANE_NODES are: each numbers
+    // its nodes from 0, and once gave both its node 0 one podCIDR, one InternalIP and pod IPs
+    const sims: SimulatedNodes[] = [];
     try {
-      sim = await startSimulatedNodes({
-        server: server.url,
-        token: server.token,
-        count: 4,
-        namePrefix: "sim-",
-      });
+      for (const prefix of ["sim-a-", "sim-b-"])
+        sims.push(
+          await startSimulatedNodes({
+            server: server.url,
+            token: server.token,
+            count: 2,
+            namePrefix: prefix,
+          }),
+        );
       const replicas = 14;
       const deploy = `apiVersion: apps/v1
 kind: Deployment
@@ -356,7 +372,7 @@ spec:
       expect(clash.json.message).toContain("overlaps the podCIDR of another node");
     } finally {
       await kubectl(server, ["delete", "deployment", "many", "-n", ns, "--wait=false"]);
-      await sim?.stop();
+      for (const sim of sims) await sim.stop();
     }
   }, 150_000);
 
