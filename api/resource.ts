@@ -82,8 +82,8 @@ export interface AllocatorContext {
  * lacks and checks the ones it asks for (one cause per value that cannot be had).
  */
 export interface Allocator {
-  /** the keys a stored object holds, e.g. "ip:10.96.0.10" */
-  held(obj: KubeObject): string[];
+  /** the keys a stored object holds, e.g. "ip:10.96.0.10" (env: the deployment's settings) */
+  held(obj: KubeObject, env?: Record<string, string | undefined>): string[];
   allocate(obj: KubeObject, old: KubeObject | undefined, ctx: AllocatorContext): StatusCause[];
 }
 

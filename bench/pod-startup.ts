@@ -89,6 +89,13 @@ async function main(): Promise<void> {
         nodeName,
         "--root",
         root,
+        // beside other agents on the machine's one containerd: its shared conflist, no pod network
+        "--pod-cidr",
+        "10.88.0.0/16",
+        "--cni-ipam-dir",
+        "/var/lib/edgeplane/cni/networks",
+        "--pod-network",
+        "none",
       ]),
       (m) => edgeletLog.push(m),
     );

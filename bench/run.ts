@@ -13,6 +13,7 @@ export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   "pod-startup": { file: "pod-startup.ts" },
   "authz-chain": { file: "authz-chain.ts" },
   "slow-headers": { file: "slow-headers.ts" },
+  networking: { file: "networking.ts" },
 };
 
 function runOne(name: string): boolean {

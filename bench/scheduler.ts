@@ -223,7 +223,9 @@ async function podFlood(api: ApiServer, tracker: PodTracker): Promise<void> {
 
 async function main(): Promise<void> {
   log(`starting the control plane; ${NODES} nodes, ${PODS} pods`);
-  const api = await startApiServer();
+  // a /24 per node out of 10.128.0.0/9 (32,768 nodes): every simulated node gets its pod CIDR,
+  // as a cluster of this size would be configured (the default /16 holds 256 nodes)
+  const api = await startApiServer({ vars: { EDGEPLANE_CLUSTER_CIDR: "10.128.0.0/9" } });
   const { url, token } = serverCreds(api.front);
   let tracker: PodTracker | undefined;
   let sim: Awaited<ReturnType<typeof startSimulatedNodes>> | undefined;

@@ -19,6 +19,20 @@ export interface Env {
   EDGEPLANE_SERVICE_CIDR?: string;
   /** Services: the node port range (--service-node-port-range; default 30000-32767). */
   EDGEPLANE_SERVICE_NODE_PORT_RANGE?: string;
+  /**
+   * The apiserver's address as nodes dial it, host:port (kube-apiserver's --advertise-address and
+   * --secure-port): published as the `kubernetes` Service's Endpoints and EndpointSlice.
+   * `npm start` sets it to its front door; unset, they are not published.
+   */
+  EDGEPLANE_APISERVER_ADDRESS?: string;
+  /** The cluster DNS domain (kubelet's --cluster-domain; default cluster.local). */
+  EDGEPLANE_CLUSTER_DOMAIN?: string;
+  /** Pods: the cluster's pod range, cut into one block per node (--cluster-cidr; default 10.244.0.0/16). */
+  EDGEPLANE_CLUSTER_CIDR?: string;
+  /** Pods: the prefix length of each node's block (--node-cidr-mask-size; default 24). */
+  EDGEPLANE_NODE_CIDR_MASK_SIZE?: string;
+  /** Pods: how node agents route between nodes, auto|host-gw|vxlan|none (default auto; docs/networking.md). */
+  EDGEPLANE_POD_NETWORK_BACKEND?: string;
   /** Node lifecycle: seconds without a lease renewal before a node is NotReady (default 40). */
   EDGEPLANE_NODE_MONITOR_GRACE_SECONDS?: string;
   /** Seconds a pod stays on an unreachable node before eviction (default 300). */

@@ -93,6 +93,15 @@ function killAll(pids: number[], signal: NodeJS.Signals) {
   }
 }
 
+/** The first address of a service range ("10.96.0.0/12" -> "10.96.0.1"), the `kubernetes` Service's. */
+export function firstServiceIP(cidr = "10.96.0.0/12") {
+  const [ip, bits] = String(cidr).split("/");
+  const n = ip.split(".").reduce((a, o) => a * 256 + Number(o), 0);
+  const size = 2 ** (32 - Number(bits));
+  const first = n - (n % size) + 1;
+  return [first >>> 24, (first >>> 16) & 255, (first >>> 8) & 255, first & 255].join(".");
+}
+
 /** A free TCP port on 127.0.0.1. */
 export function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -263,11 +272,18 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   mkdirSync(stateDir, { recursive: true });
   const port = opts.port ?? (await freePort());
   const internalPort = await freePort();
-  const pki = ensurePki(stateDir);
+  // the serving certificate also names the `kubernetes` Service (pods reach the front door by it)
+  const pki = ensurePki(stateDir, { serviceIP: firstServiceIP(opts.vars?.EDGEPLANE_SERVICE_CIDR) });
   const token = adminToken(stateDir);
   const tokens = [`${token},admin,admin,system:masters`, ...(opts.tokens ?? [])].join("\n");
-  // the local CA is the cluster's root CA: published to every namespace as kube-root-ca.crt
-  const vars = { EDGEPLANE_TOKENS: tokens, EDGEPLANE_ROOT_CA: pki.caCert, ...(opts.vars ?? {}) };
+  // the local CA is the cluster's root CA: published to every namespace as kube-root-ca.crt;
+  // the front door is the apiserver address nodes dial (the `kubernetes` Service's endpoint)
+  const vars = {
+    EDGEPLANE_TOKENS: tokens,
+    EDGEPLANE_ROOT_CA: pki.caCert,
+    EDGEPLANE_APISERVER_ADDRESS: `127.0.0.1:${port}`,
+    ...(opts.vars ?? {}),
+  };
   const url = `http://127.0.0.1:${port}`;
   const httpsUrl = `https://127.0.0.1:${port}`;
   const kubeconfigPath = join(stateDir, "kubeconfig");

@@ -9,10 +9,39 @@ function openssl(args: string[], cwd: string) {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
 }
 
-/** Returns { caCert, cert, key } as PEM strings, creating them under <stateDir>/pki. */
-export function ensurePki(stateDir: string): { caCert: string; cert: string; key: string } {
+/**
+ * The serving certificate's names: the local addresses, and the names and address of the
+ * `kubernetes` Service, which pods reach the front door by (through their node's relay).
+ */
+export function serverExtensions(serviceIP = "10.96.0.1", clusterDomain = "cluster.local") {
+  const names = [
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    `kubernetes.default.svc.${clusterDomain}`,
+  ];
+  const san = ["IP:127.0.0.1", "DNS:localhost", "IP:::1", `IP:${serviceIP}`, ...names.map((n) => `DNS:${n}`)];
+  return `subjectAltName=${san.join(",")}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`;
+}
+
+/**
+ * Returns { caCert, cert, key } as PEM strings, creating them under <stateDir>/pki. A serving
+ * certificate made for other names (an older state dir) is issued again by the same CA.
+ */
+export function ensurePki(
+  stateDir: string,
+  opts: { serviceIP?: string; clusterDomain?: string } = {},
+): { caCert: string; cert: string; key: string } {
   const dir = join(stateDir, "pki");
   const files = { caCert: join(dir, "ca.crt"), cert: join(dir, "server.crt"), key: join(dir, "server.key") };
+  const ext = serverExtensions(opts.serviceIP, opts.clusterDomain);
+  const extFile = join(dir, "server.ext");
+  const caReady = existsSync(files.caCert) && existsSync(join(dir, "ca.key"));
+  if (caReady && existsSync(files.cert) && (!existsSync(extFile) || readFileSync(extFile, "utf8") !== ext)) {
+    // same CA, new names: clients that trust the CA keep working
+    writeFileSync(extFile, ext);
+    issueServerCert(dir);
+  }
   if (!Object.values(files).every((f) => existsSync(f))) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key"], dir);
@@ -34,39 +63,41 @@ export function ensurePki(stateDir: string): { caCert: string; cert: string; key
       dir,
     );
     openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "server.key"], dir);
-    openssl(
-      ["req", "-new", "-key", "server.key", "-subj", "/CN=edgeplane-apiserver", "-out", "server.csr"],
-      dir,
-    );
-    writeFileSync(
-      join(dir, "server.ext"),
-      "subjectAltName=IP:127.0.0.1,DNS:localhost,IP:::1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n",
-    );
-    openssl(
-      [
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "3650",
-        "-sha256",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "server.crt",
-      ],
-      dir,
-    );
+    writeFileSync(extFile, ext);
+    issueServerCert(dir);
   }
   return {
     caCert: readFileSync(files.caCert, "utf8"),
     cert: readFileSync(files.cert, "utf8"),
     key: readFileSync(files.key, "utf8"),
   };
+}
+
+/** Signs server.key's certificate with the CA, for the names in server.ext. */
+function issueServerCert(dir: string) {
+  openssl(
+    ["req", "-new", "-key", "server.key", "-subj", "/CN=edgeplane-apiserver", "-out", "server.csr"],
+    dir,
+  );
+  openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      "server.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "3650",
+      "-sha256",
+      "-extfile",
+      "server.ext",
+      "-out",
+      "server.crt",
+    ],
+    dir,
+  );
 }

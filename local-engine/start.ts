@@ -105,11 +105,17 @@ if (simulated > 0) {
   );
 }
 
-// one local node agent: containerd when it is reachable (or asked for), else simulated
+// one local node agent: containerd when it is reachable (or asked for), else simulated;
+// EDGEPLANE_HOSTS=N: N real nodes, each in a network namespace of its own (local-engine/hosts)
 const socket = "/run/edgeplane/containerd.sock";
 const wanted = process.env.EDGEPLANE_RUNTIME;
 const runtime = wanted ?? (existsSync(socket) ? "containerd" : "simulated");
-if (runtime === "containerd") {
+const hostCount = Number(process.env.EDGEPLANE_HOSTS ?? 0);
+if (hostCount > 0) {
+  const { launchHosts } = await import("./hosts/launch");
+  const hosts = await launchHosts({ url: server.url, token: server.token }, hostCount);
+  stops.push(() => hosts.stop());
+} else if (runtime === "containerd") {
   const { parseConfig } = await import("../agent/edgelet/config");
   const { startEdgelet } = await import("../agent/edgelet/edgelet");
   // the local node joins as any node would: a bootstrap token exchanged for its own credential
@@ -121,7 +127,26 @@ if (runtime === "containerd") {
     body: JSON.stringify(bootstrapTokenSecret(id, secret, { ttlSeconds: 3600 })),
   });
   if (made.status !== 201) fail(`creating a bootstrap token failed: ${made.status} ${await made.text()}`);
-  const cfg = parseConfig(["join", "--server", server.url, "--token", token, "--runtime", "containerd"]);
+  // one node on the machine's own containerd and network namespace, whose CNI bridge
+  // (edgeplane0 on 10.88.0.0/16, scripts/setup-containerd.sh) every agent using that containerd
+  // shares: its pods keep that subnet (outside the cluster CIDR, so no simulated node's pods
+  // collide with them) and it programs no pod network there. EDGEPLANE_HOSTS gives each real
+  // node a namespace, a containerd and an allocated podCIDR of its own.
+  const cfg = parseConfig([
+    "join",
+    "--server",
+    server.url,
+    "--token",
+    token,
+    "--runtime",
+    "containerd",
+    "--pod-cidr",
+    "10.88.0.0/16",
+    "--cni-ipam-dir",
+    "/var/lib/edgeplane/cni/networks",
+    "--pod-network",
+    "none",
+  ]);
   const agent = await startEdgelet(cfg);
   stops.push(() => agent.stop());
   console.log(

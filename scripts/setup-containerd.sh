@@ -22,6 +22,7 @@
 #                          kept in /var/lib/edgeplane/registry/private/credentials)
 #   images                 127.0.0.1:5000/edgeplane/busybox:1
 #                          127.0.0.1:5000/edgeplane/pause:1  (containerd's sandbox_image)
+#                          127.0.0.1:5000/edgeplane/tools:1  (busybox + curl, for TLS tests)
 #                          127.0.0.1:5001/private/busybox:1  (busybox with its own content)
 # Stop everything started here: bash scripts/containerd/stop.sh
 set -euo pipefail
@@ -185,7 +186,7 @@ ensure_registry private "$PRIV_REG" 1 401 "$HTPASSWD_CHANGED"
 # --- 3. images ----------------------------------------------------------------
 IMG_DIR=$EP_LIB/images
 mkdir -p "$IMG_DIR"
-BUILD_STAMP=$(cat "$HERE/images/build-busybox-oci.sh" /bin/busybox | sha256sum | cut -d' ' -f1)
+BUILD_STAMP=$(cat "$HERE/images/build-busybox-oci.sh" /bin/busybox /usr/bin/curl | sha256sum | cut -d' ' -f1)
 
 layout_digest() { # layout dir -> manifest digest of its single image
   grep -o '"digest":"sha256:[0-9a-f]*"' "$1/index.json" | head -n 1 | cut -d'"' -f4
@@ -219,13 +220,14 @@ push_image() { # kind registry repository creds-or-empty
 }
 
 build_pids=()
-for kind in busybox private pause; do
+for kind in busybox private pause tools; do
   ensure_layout "$kind" &
   build_pids+=($!)
 done
 for pid in "${build_pids[@]}"; do wait "$pid" || die "image build failed"; done
 push_image busybox "$OPEN_REG" edgeplane/busybox ""
 push_image pause "$OPEN_REG" edgeplane/pause ""
+push_image tools "$OPEN_REG" edgeplane/tools ""
 push_image private "$PRIV_REG" private/busybox "$REG_CREDS"
 
 # --- 4. CNI -------------------------------------------------------------------

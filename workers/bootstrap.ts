@@ -10,6 +10,7 @@ import type { KubeObject } from "../api/types";
 import type { Env } from "../durable-objects/env";
 import { Store } from "../durable-objects/store/client";
 import { ensureBootstrapPolicy } from "./authz/index";
+import { reconcileClusterNetwork } from "./cluster-network";
 
 const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
@@ -117,6 +118,7 @@ export async function wakeControlLoops(env: Env): Promise<void> {
 export async function reconcileDefaults(env: Env): Promise<void> {
   await createNamespaces(env);
   await createApiserverService(env);
+  await reconcileClusterNetwork(env);
 }
 
 /**
@@ -130,7 +132,7 @@ export async function bootstrap(env: Env, waitUntil?: (p: Promise<unknown>) => v
   await createNamespaces(env);
   await Promise.all([
     ensureBootstrapPolicy(env),
-    createApiserverService(env),
+    createApiserverService(env).then(() => reconcileClusterNetwork(env)),
     createLocalStorageClass(env),
     createSystemPriorityClasses(env),
   ]);

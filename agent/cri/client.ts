@@ -330,16 +330,22 @@ export class CriClient {
   /**
    * Polls Status until RuntimeReady and NetworkReady are both true (the
    * socket answers before the CRI plugin is ready). Rejects with the last
-   * conditions or error once timeoutMs has passed.
+   * conditions or error once timeoutMs has passed. `types` narrows the wait
+   * (a node agent waits for RuntimeReady alone: NetworkReady follows the CNI
+   * config it writes itself).
    */
-  async waitReady(timeoutMs = 30_000, intervalMs = 200): Promise<StatusResponse> {
+  async waitReady(
+    timeoutMs = 30_000,
+    intervalMs = 200,
+    types: string[] = ["RuntimeReady", "NetworkReady"],
+  ): Promise<StatusResponse> {
     const until = Date.now() + timeoutMs;
     let last = "no answer yet";
     for (;;) {
       const left = until - Date.now();
       try {
         const res = await this.status(false, { timeoutMs: Math.max(500, Math.min(5_000, left)) });
-        const notReady = notReadyConditions(res);
+        const notReady = notReadyConditions(res, types);
         if (notReady.length === 0) return res;
         last = notReady.join("; ");
       } catch (err) {
@@ -354,10 +360,13 @@ export class CriClient {
 }
 
 /** The RuntimeReady/NetworkReady conditions that are not true, as readable text. */
-export function notReadyConditions(res: StatusResponse): string[] {
+export function notReadyConditions(
+  res: StatusResponse,
+  types: string[] = ["RuntimeReady", "NetworkReady"],
+): string[] {
   const conditions = res.status?.conditions ?? [];
   const out: string[] = [];
-  for (const type of ["RuntimeReady", "NetworkReady"]) {
+  for (const type of types) {
     const c = conditions.find((x) => x.type === type);
     if (!c) out.push(`${type} missing`);
     else if (!c.status) out.push(`${type}=false (${c.reason}: ${c.message})`);

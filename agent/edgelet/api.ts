@@ -10,6 +10,8 @@ export interface ApiOptions {
   ca?: string;
   insecure?: boolean;
   userAgent?: string;
+  /** watches held at once (default 4); more wait for a free connection */
+  maxWatches?: number;
 }
 
 export class Api {
@@ -23,7 +25,7 @@ export class Api {
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     const requests = { keepAlive: true, maxSockets: 16 };
     // a watch gets a fresh connection: reusing a socket the server just closed fails with "socket hang up"
-    const watches = { keepAlive: false, maxSockets: 4 };
+    const watches = { keepAlive: false, maxSockets: opts.maxWatches ?? 4 };
     this.http = new HttpEndpoint(opts.server, { requests, watches }, opts, headers);
   }
 

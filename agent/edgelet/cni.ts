@@ -1,13 +1,29 @@
-// The node's CNI configuration: a bridge conflist (bridge edgeplane0,
-// host-local IPAM over the node's podCIDR) written into containerd's CNI
+// The node's CNI configuration: a bridge conflist (bridge edgeplane0, host-local IPAM over
+// the node's podCIDR, its state under the agent's own root) written into containerd's CNI
 // conf dir when it differs. portmap serves hostPort mappings.
+//
+// ipMasq: when the agent runs the pod network (agent/network), the bridge plugin must not
+// masquerade: pod IPs stay as they are inside the cluster CIDR and the agent masquerades only
+// what leaves it. With no pod network of the agent's (backend none) the plugin masquerades
+// everything leaving the node's subnet, as before. mtu: VXLAN costs 50 bytes a packet, so the
+// pods' interfaces are made that much smaller when VXLAN may carry them.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const CNI_FILE = "10-edgeplane.conflist";
 export const BRIDGE = "edgeplane0";
 
-export function bridgeConflist(podCIDR: string): any {
+export interface CniOptions {
+  podCIDR: string;
+  /** host-local IPAM's dataDir */
+  ipamDir: string;
+  /** the bridge plugin masquerades pod traffic leaving the node's subnet */
+  ipMasq: boolean;
+  /** the pods' (and the bridge's) MTU; unset: the plugin's default (the uplink's) */
+  mtu?: number;
+}
+
+export function bridgeConflist(o: CniOptions): any {
   return {
     cniVersion: "1.0.0",
     name: "edgeplane",
@@ -16,13 +32,14 @@ export function bridgeConflist(podCIDR: string): any {
         type: "bridge",
         bridge: BRIDGE,
         isGateway: true,
-        ipMasq: true,
+        ipMasq: o.ipMasq,
         hairpinMode: true,
+        ...(o.mtu ? { mtu: o.mtu } : {}),
         ipam: {
           type: "host-local",
-          ranges: [[{ subnet: podCIDR }]],
+          ranges: [[{ subnet: o.podCIDR }]],
           routes: [{ dst: "0.0.0.0/0" }],
-          dataDir: "/var/lib/edgeplane/cni/networks",
+          dataDir: o.ipamDir,
         },
       },
       { type: "portmap", capabilities: { portMappings: true } },
@@ -43,13 +60,16 @@ export function currentSubnet(confDir: string): string | undefined {
   }
 }
 
-/** Writes the conflist for podCIDR unless an identical subnet is configured; returns whether it wrote. */
-export function ensureCniConfig(confDir: string, podCIDR: string): boolean {
-  if (currentSubnet(confDir) === podCIDR) return false;
-  mkdirSync(confDir, { recursive: true });
+/** Writes the conflist unless the same one is there; returns whether it wrote. */
+export function ensureCniConfig(confDir: string, o: CniOptions): boolean {
   const file = join(confDir, CNI_FILE);
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(bridgeConflist(podCIDR), null, 2)}\n`);
+  const text = `${JSON.stringify(bridgeConflist(o), null, 2)}\n`;
+  try {
+    if (readFileSync(file, "utf8") === text) return false;
+  } catch {}
+  mkdirSync(confDir, { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
   renameSync(tmp, file);
   return true;
 }

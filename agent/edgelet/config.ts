@@ -2,7 +2,9 @@
 
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { BACKENDS, type Backend } from "../../api/network";
 
 export type RuntimeKind = "containerd" | "simulated";
 
@@ -13,7 +15,12 @@ export interface EdgeletConfig {
   runtime: RuntimeKind;
   containerdSocket: string;
   root: string;
-  podCIDR: string;
+  /** Explicit pod CIDR (an override); unset, the node waits for the one the control plane allocates. */
+  podCIDR?: string;
+  /** host-local IPAM's dataDir (default <root>/cni/networks). */
+  cniIpamDir: string;
+  /** How this node routes to the others' pod CIDRs; unset: the cluster's (kube-system/edgeplane-network). */
+  podNetwork?: Backend;
   /** Explicit node IP; default 127.0.0.1... see node-status.ts nodeIP(). */
   nodeIP?: string;
   cniConfDir: string;
@@ -30,19 +37,29 @@ export interface EdgeletConfig {
   insecure: boolean;
   cpuManagerPolicy: "none" | "static";
   verbose: boolean;
+  /** Services, cluster DNS and NetworkPolicy on this node (agent/network); off: none of them */
+  proxy: boolean;
+  /** the node's nftables table (family ip) */
+  nftTable: string;
+  /** the node-local DNS server's port on the node IP (0: any free port; kube-dns traffic is sent to it) */
+  clusterDnsPort: number;
+  /** the apiserver relay's port on the node IP (0: any free port; `kubernetes` Service traffic is sent to it) */
+  apiserverRelayPort: number;
+  /** NodePorts answer on 127.0.0.1 (sets route_localnet=1 while the edgelet runs) */
+  localhostNodePorts: boolean;
 }
 
 export const DEFAULTS = {
   runtime: "containerd" as RuntimeKind,
   containerdSocket: "unix:///run/edgeplane/containerd.sock",
   root: "/var/lib/edgeplane/edgelet",
-  podCIDR: "10.88.0.0/16",
   cniConfDir: "/etc/edgeplane/net.d",
   cgroupRoot: "/edgeplane",
   leaseSeconds: 10,
   statusSeconds: 10,
   resyncSeconds: 20,
   relistMs: 1000,
+  nftTable: "edgeplane",
 };
 
 export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
@@ -50,13 +67,21 @@ export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
   --runtime containerd|simulated
   --containerd-socket PATH   CRI endpoint (default ${DEFAULTS.containerdSocket})
   --root DIR                 state directory (default ${DEFAULTS.root})
-  --pod-cidr CIDR            pod CIDR when the control plane assigns none (default ${DEFAULTS.podCIDR})
-  --node-ip IP               InternalIP to report
+  --pod-cidr CIDR            this node's pod CIDR, overriding the one the control plane allocates
+  --pod-network BACKEND      auto|host-gw|vxlan|none (default: the cluster's, kube-system/edgeplane-network)
+  --node-ip IP               InternalIP to report (and the address peers route pod traffic to)
   --cni-conf-dir DIR         (default ${DEFAULTS.cniConfDir})
+  --cni-ipam-dir DIR         host-local IPAM state (default <root>/cni/networks)
+  --cgroup-root PATH         cgroupfs parent of the QoS and pod cgroups (default ${DEFAULTS.cgroupRoot})
   --pod-infra-image IMAGE    sandbox image to pre-pull (default: containerd's)
   --cpu-manager-policy none|static
   --node-labels k=v,k=v
   --ca FILE | --insecure     TLS options for an https server
+  --proxy on|off             Services, cluster DNS, NetworkPolicy on this node (default on; needs nft)
+  --nft-table NAME           the node's nftables table (default ${DEFAULTS.nftTable})
+  --cluster-dns-port N       port of the node-local DNS server on the node IP (default: any free one)
+  --apiserver-relay-port N   port of the relay pods reach the apiserver through (default: any free one)
+  --localhost-nodeports true|false  NodePorts on 127.0.0.1 too (default true)
   -v, --verbose`;
 
 export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): EdgeletConfig {
@@ -71,6 +96,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       "containerd-socket": { type: "string" },
       root: { type: "string" },
       "pod-cidr": { type: "string" },
+      "pod-network": { type: "string" },
+      "cni-ipam-dir": { type: "string" },
       "node-ip": { type: "string" },
       "cni-conf-dir": { type: "string" },
       "cgroup-root": { type: "string" },
@@ -83,6 +110,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       ca: { type: "string" },
       insecure: { type: "boolean" },
       verbose: { type: "boolean", short: "v" },
+      proxy: { type: "string" },
+      "nft-table": { type: "string" },
+      "cluster-dns-port": { type: "string" },
+      "apiserver-relay-port": { type: "string" },
+      "localhost-nodeports": { type: "string" },
     },
   });
   const server = values.server ?? env.EDGELET_SERVER;
@@ -101,14 +133,34 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     labels[i < 0 ? kv : kv.slice(0, i)] = i < 0 ? "" : kv.slice(i + 1);
   }
   const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v));
+  const proxy = values.proxy ?? env.EDGELET_PROXY ?? "on";
+  if (proxy !== "on" && proxy !== "off") throw new Error(`--proxy must be on or off, got ${proxy}`);
+  const nftTable = values["nft-table"] ?? env.EDGELET_NFT_TABLE ?? DEFAULTS.nftTable;
+  if (!/^[a-zA-Z][a-zA-Z0-9_-]{0,31}$/.test(nftTable))
+    throw new Error(`--nft-table must be a letter then up to 31 letters, digits, _ or -, got ${nftTable}`);
+  const port = (flag: string, v: string | undefined) => {
+    const n = num(v, 0);
+    if (!Number.isInteger(n) || n < 0 || n > 65535)
+      throw new Error(`--${flag} must be a port number, got ${v}`);
+    return n;
+  };
+  const podNetwork = values["pod-network"];
+  if (podNetwork !== undefined && !BACKENDS.includes(podNetwork as Backend))
+    throw new Error(`--pod-network must be one of ${BACKENDS.join(", ")}, got ${podNetwork}`);
+  const podCIDR = values["pod-cidr"];
+  if (podCIDR !== undefined && !/^\d+\.\d+\.\d+\.\d+\/\d{1,2}$/.test(podCIDR))
+    throw new Error(`--pod-cidr must be an IPv4 CIDR, got ${podCIDR}`);
+  const root = values.root ?? DEFAULTS.root;
   return {
     server,
     token,
     nodeName: (values.name ?? hostname()).toLowerCase(),
     runtime,
     containerdSocket: values["containerd-socket"] ?? DEFAULTS.containerdSocket,
-    root: values.root ?? DEFAULTS.root,
-    podCIDR: values["pod-cidr"] ?? DEFAULTS.podCIDR,
+    root,
+    podCIDR,
+    cniIpamDir: values["cni-ipam-dir"] ?? join(root, "cni", "networks"),
+    podNetwork: podNetwork as Backend | undefined,
     nodeIP: values["node-ip"],
     cniConfDir: values["cni-conf-dir"] ?? DEFAULTS.cniConfDir,
     cgroupRoot: values["cgroup-root"] ?? DEFAULTS.cgroupRoot,
@@ -122,6 +174,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     insecure: values.insecure ?? false,
     cpuManagerPolicy: cpuPolicy,
     verbose: values.verbose ?? false,
+    proxy: proxy === "on",
+    nftTable,
+    clusterDnsPort: port("cluster-dns-port", values["cluster-dns-port"]),
+    apiserverRelayPort: port("apiserver-relay-port", values["apiserver-relay-port"]),
+    localhostNodePorts: (values["localhost-nodeports"] ?? "true") !== "false",
   };
 }
 

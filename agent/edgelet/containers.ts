@@ -92,6 +92,10 @@ export async function startContainer(
         hostIP: ctx.hostIP,
         nodeName: ctx.nodeName,
         allocatable: ctx.allocatable,
+        serviceEnv: await ctx.network?.serviceEnv(
+          pod.metadata.namespace,
+          pod.spec?.enableServiceLinks !== false,
+        ),
       },
       {
         configMap: (ns, n) => lookup(ctx, "configmaps", ns, n),

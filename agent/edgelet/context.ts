@@ -9,6 +9,15 @@ import type { ImageManager } from "./images";
 import type { Waiting } from "./pod-status";
 import type { ProbeManager } from "./probes";
 import type { RuntimeCache } from "./runtime-cache";
+import type { ClusterDnsSettings } from "./specs";
+
+/** What the node's network (agent/network) gives pods: cluster DNS and Service variables. */
+export interface PodNetworkServices {
+  /** undefined while the node has no cluster DNS: pods then get the host's resolv.conf */
+  dns(): ClusterDnsSettings | undefined;
+  /** the Service environment variables of a container of a pod in `namespace` */
+  serviceEnv(namespace: string, enableServiceLinks: boolean): Promise<{ key: string; value: string }[]>;
+}
 
 export interface NodeContext {
   nodeName: string;
@@ -33,6 +42,8 @@ export interface NodeContext {
   onContainerCreated?(pod: any, container: any, containerId: string): Promise<void>;
   /** Hook for a CPU manager: called when a pod's runtime leftovers are removed. */
   onPodRemoved?(uid: string): void;
+  /** The node's Services and DNS; absent when the node runs without them. */
+  network?: PodNetworkServices;
 }
 
 export interface PodState {

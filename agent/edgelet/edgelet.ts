@@ -2,6 +2,10 @@
 // and CNI config), heartbeats (Lease and node status), the runtime relist,
 // the pod source feeding the pod workers, and housekeeping of orphans.
 import { CriClient } from "../cri/client";
+import { objectEventRecorder } from "../network/events";
+import { type NodeNetwork, startNodeNetwork } from "../network/network";
+import { findUplink, type PodNetwork, podMTU, startPodNetwork } from "../network/routes";
+import { readNetworkSettings } from "../network/settings";
 import { startTunnel } from "../tunnel/tunnel";
 import { Api, sleep } from "./api";
 import { Backoff } from "./backoff";
@@ -26,6 +30,7 @@ import {
   nodeIP,
   nodeStatus,
   registerNode,
+  waitForPodCIDR,
 } from "./node-status";
 import { PodSource } from "./pod-source";
 import { PodWorkers } from "./pod-workers";
@@ -48,8 +53,15 @@ export interface Edgelet {
   /** For port-forward: the pod's ready sandbox. */
   locateSandbox(namespace: string, pod: string): ReturnType<typeof locateSandbox>;
   cri: CriClient;
+  network?: NodeNetwork;
+  /** the pod network across nodes (undefined with backend none) */
+  podNetwork?: PodNetwork;
+  podCIDR: string;
   stop(): Promise<void>;
 }
+
+/** The Node condition the network proxier reports: whether the node's nftables rules are in place. */
+export const NETWORK_CONDITION = "NetworkRulesApplied";
 
 const DEFAULT_SANDBOX_IMAGE = "127.0.0.1:5000/edgeplane/pause:1";
 
@@ -67,7 +79,7 @@ async function sandboxImageOf(cri: CriClient, override?: string): Promise<string
 async function registerWithRetry(
   api: Api,
   facts: NodeFacts,
-  podCIDR: string,
+  podCIDR: string | undefined,
   log: (m: string) => void,
 ): Promise<any> {
   for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
@@ -87,7 +99,8 @@ export async function startEdgelet(
   const creds = await obtainCredentials(cfg);
   const api = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
   const cri = new CriClient({ endpoint: cfg.containerdSocket });
-  await cri.waitReady(60_000);
+  // the runtime; its network is ready once the CNI config below is written
+  await cri.waitReady(60_000, 200, ["RuntimeReady"]);
   const version = await cri.version();
   const runtimeVersion = `${version.runtime_name}://${version.runtime_version}`;
   const machine = machineInfo();
@@ -100,12 +113,44 @@ export async function startEdgelet(
   };
   let node = await registerWithRetry(api, facts, cfg.podCIDR, log);
   await ensureCSINode(api, node).catch((e) => log(`csinode ${cfg.nodeName}: ${(e as Error).message}`));
-  const podCIDR: string = node.spec?.podCIDR ?? cfg.podCIDR;
-  if (ensureCniConfig(cfg.cniConfDir, podCIDR)) log(`wrote CNI config for podCIDR ${podCIDR}`);
+  // the pod CIDR: the agent's own (--pod-cidr), else the one the control plane allocates
+  let podCIDR: string;
+  if (cfg.podCIDR) podCIDR = cfg.podCIDR;
+  else if (node.spec?.podCIDR) podCIDR = node.spec.podCIDR;
+  else ({ podCIDR, node } = await waitForPodCIDR(api, cfg.nodeName, log));
+  if (cfg.podCIDR && node.spec?.podCIDR && node.spec.podCIDR !== cfg.podCIDR)
+    log(
+      `--pod-cidr ${cfg.podCIDR} differs from the Node's podCIDR ${node.spec.podCIDR}: pods get ${cfg.podCIDR}`,
+    );
+  const network = await readNetworkSettings(api, log);
+  const backend = cfg.podNetwork ?? network.backend;
+  const uplink = backend === "none" ? undefined : await findUplink(facts.ip);
+  const cni = {
+    podCIDR,
+    ipamDir: cfg.cniIpamDir,
+    // the agent masquerades itself (agent/network/masquerade.ts) when it runs the pod network
+    ipMasq: backend === "none",
+    mtu: uplink ? podMTU(backend, uplink.mtu) : undefined,
+  };
+  if (ensureCniConfig(cfg.cniConfDir, cni))
+    log(`wrote CNI config for podCIDR ${podCIDR}${cni.mtu ? ` (mtu ${cni.mtu})` : ""}`);
   ensureQosCgroups(cfg.cgroupRoot, log);
   log(
-    `node ${cfg.nodeName} registered (IP ${facts.ip}, podCIDR ${podCIDR}, runtime ${runtimeVersion}, credentials from ${creds.source})`,
+    `node ${cfg.nodeName} registered (IP ${facts.ip}, podCIDR ${podCIDR}, pod network ${backend}, runtime ${runtimeVersion}, credentials from ${creds.source})`,
   );
+  const podNetwork =
+    backend === "none" || !uplink
+      ? undefined
+      : await startPodNetwork({
+          api,
+          nodeName: cfg.nodeName,
+          nodeIP: facts.ip,
+          podCIDR,
+          backend,
+          settings: network,
+          uplink,
+          log,
+        });
 
   // heartbeats
   const abort = new AbortController();
@@ -132,6 +177,8 @@ export async function startEdgelet(
     }
   };
   let postedReady: boolean | undefined;
+  /** the network proxier's condition, once it has one */
+  let networkCondition: { type: string; status: string; reason: string; message: string } | undefined;
   const postStatus = async () => {
     const health = await runtimeHealth();
     postedReady = health.runtimeReady && health.networkReady;
@@ -141,7 +188,14 @@ export async function startEdgelet(
         .map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: i.size }))
         .filter((i) => i.names.length);
     } catch {}
-    const status = nodeStatus(facts, health, images, lastConds);
+    const status = nodeStatus(
+      facts,
+      health,
+      images,
+      lastConds,
+      new Date(),
+      networkCondition ? [networkCondition] : [],
+    );
     const patch = createMergePatch(knownStatus, status) ?? { conditions: status.conditions };
     const r = await api.mergePatch(`/api/v1/nodes/${encodeURIComponent(cfg.nodeName)}/status`, {
       status: patch,
@@ -177,6 +231,45 @@ export async function startEdgelet(
     heartbeat(cfg.statusSeconds, postStatus, "node status"),
     heartbeat(2, watchHealth, "runtime health"),
   ];
+
+  // Services, cluster DNS and NetworkPolicy (kube-proxy, a node-local CoreDNS and a policy agent)
+  let nodeNet: NodeNetwork | undefined;
+  // a client of its own: its five watches must not queue behind (or hold up) the pods' one
+  const netApi = new Api({
+    server: cfg.server,
+    token: creds.token,
+    ca: cfg.ca,
+    insecure: cfg.insecure,
+    maxWatches: 8,
+  });
+  if (cfg.proxy) {
+    try {
+      nodeNet = await startNodeNetwork({
+        client: netApi,
+        nodeName: cfg.nodeName,
+        nodeIP: facts.ip,
+        podCIDR,
+        server: cfg.server,
+        table: cfg.nftTable,
+        dnsPort: cfg.clusterDnsPort,
+        relayPort: cfg.apiserverRelayPort,
+        localhostNodePorts: cfg.localhostNodePorts,
+        log: (m) => log(`network: ${m}`),
+        event: objectEventRecorder(netApi, cfg.nodeName, log),
+        onHealth: (ok, message) => {
+          networkCondition = {
+            type: NETWORK_CONDITION,
+            status: ok ? "True" : "False",
+            reason: ok ? "RulesApplied" : "RulesNotApplied",
+            message,
+          };
+          postStatus().catch((e) => log(`node status: ${(e as Error).message}`));
+        },
+      });
+    } catch (e) {
+      log(`network: not started: ${(e as Error).message}`);
+    }
+  } else log("network: --proxy off: no Services, cluster DNS or NetworkPolicy on this node");
 
   // pods
   let workers!: PodWorkers;
@@ -218,6 +311,10 @@ export async function startEdgelet(
     requestSync: (uid, afterMs) => workers.sync(uid, afterMs),
     onContainerCreated: cpuManager ? (p, c, id) => cpuManager.onContainerCreated(p, c, id) : undefined,
     onPodRemoved: cpuManager ? (uid) => cpuManager.release(uid) : undefined,
+    network: nodeNet && {
+      dns: () => nodeNet?.dnsSettings(),
+      serviceEnv: (ns, links) => nodeNet!.serviceEnv(ns, links),
+    },
   };
   ctx.images
     .ensureSandboxImage(ctx.sandboxImage)
@@ -274,8 +371,14 @@ export async function startEdgelet(
     locate: (ns, pod, container, previous) => locateContainer(cache, ns, pod, container, previous),
     locateSandbox: (ns, pod) => locateSandbox(cache, ns, pod),
     cri,
+    network: nodeNet,
+    podNetwork,
+    podCIDR,
     async stop() {
       abort.abort();
+      await nodeNet?.stop();
+      netApi.close();
+      await podNetwork?.stop();
       await tunnel.stop();
       await source.stop();
       cache.stop();

@@ -16,6 +16,11 @@ export interface EnvContext {
   nodeName: string;
   /** Node allocatable, for resourceFieldRef limits that are unset. */
   allocatable: { cpu: string; memory: string; "ephemeral-storage"?: string };
+  /**
+   * The Service environment variables (agent/network/service-env.ts): $(VAR) may refer to
+   * them, and they follow the container's own variables unless one of those has the name.
+   */
+  serviceEnv?: { key: string; value: string }[];
 }
 
 /** A configuration error: the container cannot be created (CreateContainerConfigError). */
@@ -142,9 +147,11 @@ export async function resolveEnv(
     }
   }
   const containers = [...(ctx.pod.spec?.initContainers ?? []), ...(ctx.pod.spec?.containers ?? [])];
+  const serviceVars = new Map((ctx.serviceEnv ?? []).map((e) => [e.key, e.value]));
   for (const e of ctx.container.env ?? []) {
     if (e.valueFrom === undefined) {
-      vars.set(e.name, expand(e.value ?? "", vars));
+      // as the kubelet's expansion: the container's variables so far, then the Services'
+      vars.set(e.name, expand(e.value ?? "", serviceVars.size ? new Map([...serviceVars, ...vars]) : vars));
       continue;
     }
     const vf = e.valueFrom;
@@ -176,7 +183,9 @@ export async function resolveEnv(
       vars.set(e.name, v);
     }
   }
-  return [...vars].map(([key, value]) => ({ key, value }));
+  const out = [...vars].map(([key, value]) => ({ key, value }));
+  for (const [key, value] of serviceVars) if (!vars.has(key)) out.push({ key, value });
+  return out;
 }
 
 /** Command and args with $(VAR) expanded from the container's environment. */

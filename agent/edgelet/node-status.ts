@@ -121,6 +121,8 @@ export function nodeStatus(
   images: { names: string[]; sizeBytes: number }[],
   previous: Cond[] = [],
   now = new Date(),
+  /** conditions other parts of the node report (e.g. the network proxier's) */
+  extra: { type: string; status: string; reason: string; message: string }[] = [],
 ): any {
   const ts = rfc3339(now.getTime());
   const ready = health.runtimeReady && health.networkReady;
@@ -151,6 +153,7 @@ export function nodeStatus(
       ready
         ? cond("Ready", "True", "KubeletReady", "kubelet is posting ready status")
         : cond("Ready", "False", "KubeletNotReady", health.message ?? "container runtime is not ready"),
+      ...extra.map((c) => cond(c.type, c.status, c.reason, c.message)),
     ],
     addresses: [
       { type: "InternalIP", address: f.ip },
@@ -173,7 +176,6 @@ export function nodeStatus(
   };
 }
 
-/** Creates the Node, or adopts an existing one (its labels reconciled). Returns the node object. */
 /**
  * The node's CSINode, as a kubelet makes it at start: named after the node, owned by it, with
  * no drivers (no CSI driver runs here). Left as it is when it exists.
@@ -195,8 +197,13 @@ export async function ensureCSINode(api: Api, node: any): Promise<void> {
   if (made.status !== 201 && made.status !== 409) throw new Error(`create csinode: ${errorText(made)}`);
 }
 
-export async function registerNode(api: Api, f: NodeFacts, podCIDR: string): Promise<any> {
-  const created = await api.request("POST", "/api/v1/nodes", newNode(f));
+/**
+ * Creates the Node (with `podCIDR` when the agent was given one), or adopts an existing one
+ * (its labels reconciled). Returns the node object. Without a podCIDR of its own the node then
+ * waits for the one the control plane allocates (waitForPodCIDR).
+ */
+export async function registerNode(api: Api, f: NodeFacts, podCIDR?: string): Promise<any> {
+  const created = await api.request("POST", "/api/v1/nodes", newNode(f, podCIDR));
   let node: any;
   if (created.status === 201 || created.status === 200) node = created.json;
   else if (created.status === 409) {
@@ -209,13 +216,35 @@ export async function registerNode(api: Api, f: NodeFacts, podCIDR: string): Pro
       const r = await api.mergePatch(`/api/v1/nodes/${enc(f.name)}`, patch);
       if (r.status === 200) node = r.json;
     }
+    if (podCIDR && !node.spec?.podCIDR) {
+      const r = await api.mergePatch(`/api/v1/nodes/${enc(f.name)}`, {
+        spec: { podCIDR, podCIDRs: [podCIDR] },
+      });
+      if (r.status !== 200) throw new Error(`node ${f.name}: setting podCIDR ${podCIDR}: ${errorText(r)}`);
+      node = r.json;
+    }
   } else throw new Error(`register node ${f.name}: ${errorText(created)}`);
-  if (!node.spec?.podCIDR) {
-    const r = await api.mergePatch(`/api/v1/nodes/${enc(f.name)}`, {
-      spec: { podCIDR, podCIDRs: [podCIDR] },
-    });
-    if (r.status === 200) node = r.json;
-    else node.spec = { ...(node.spec ?? {}), podCIDR, podCIDRs: [podCIDR] };
-  }
   return node;
+}
+
+/** Waits until the Node has a podCIDR (the control plane's node IPAM controller gives it), as kubelet does. */
+export async function waitForPodCIDR(
+  api: Api,
+  name: string,
+  log: (m: string) => void,
+  signal?: AbortSignal,
+): Promise<{ podCIDR: string; node: any }> {
+  const began = Date.now();
+  let told = 0;
+  for (;;) {
+    const r = await api.get(`/api/v1/nodes/${enc(name)}`).catch(() => undefined);
+    const cidr = r?.status === 200 ? r.json?.spec?.podCIDR : undefined;
+    if (cidr) return { podCIDR: cidr, node: r!.json };
+    if (signal?.aborted) throw new Error("stopped while waiting for a podCIDR");
+    if (Date.now() - began > 5000 * (told + 1)) {
+      told++;
+      log(`node ${name} has no podCIDR yet (the control plane allocates it; its cluster CIDR may be full)`);
+    }
+    await new Promise((res) => setTimeout(res, 200));
+  }
 }

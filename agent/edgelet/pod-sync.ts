@@ -53,7 +53,7 @@ function buildSandboxConfig(ctx: NodeContext, st: PodState, attempt: number) {
     attempt,
     logDirectory: logDirectory(ctx, pod),
     cgroupParent: podCgroupParent(ctx.cgroupRoot, qosClass(pod), st.uid),
-    dns: dnsConfig(pod, resolvConf()),
+    dns: dnsConfig(pod, resolvConf(), ctx.network?.dns()),
     hostHostname: ctx.hostHostname,
   });
 }

@@ -250,27 +250,59 @@ export function containerConfig(i: ContainerInputs): ContainerConfig {
   };
 }
 
-/** DNS for the sandbox: the pod's dnsConfig over the host's resolv.conf (no cluster DNS yet). */
-export function dnsConfig(pod: any, hostResolv: string): DNSConfig {
-  const servers: string[] = [];
-  const searches: string[] = [];
-  const options: string[] = [];
+/** The cluster DNS a node gives pods: the kube-dns Service's address and the cluster domain. */
+export interface ClusterDnsSettings {
+  server: string;
+  domain: string;
+}
+
+/**
+ * DNS for the sandbox, as the kubelet's getPodDNS: ClusterFirst (the default) gives the cluster
+ * DNS server, the search path <ns>.svc.<domain> svc.<domain> <domain> before the host's, and
+ * ndots:5; a hostNetwork pod gets that only with ClusterFirstWithHostNet, else the host's
+ * resolv.conf (Default), as when the node has no cluster DNS; None starts empty. The pod's
+ * dnsConfig is then merged in (nameservers and searches appended, options replaced by name).
+ */
+export function dnsConfig(pod: any, hostResolv: string, cluster?: ClusterDnsSettings): DNSConfig {
+  let servers: string[] = [];
+  let searches: string[] = [];
+  let options: string[] = [];
   const policy = pod.spec?.dnsPolicy ?? "ClusterFirst";
-  if (policy !== "None") {
+  const hostNet = !!pod.spec?.hostNetwork;
+  let mode: "cluster" | "host" | "none" =
+    policy === "None"
+      ? "none"
+      : policy === "Default"
+        ? "host"
+        : policy === "ClusterFirstWithHostNet" || (policy === "ClusterFirst" && !hostNet)
+          ? "cluster"
+          : "host";
+  if (mode === "cluster" && !cluster) mode = "host";
+  if (mode !== "none") {
     for (const line of hostResolv.split("\n")) {
       const [k, ...rest] = line.trim().split(/\s+/);
+      // a loopback resolver of the host (systemd-resolved) is out of a pod's reach
       if (k === "nameserver" && rest[0] && !rest[0].startsWith("127.")) servers.push(rest[0]);
-      else if (k === "search") searches.push(...rest);
+      else if (k === "search") searches = [...rest];
       else if (k === "options") options.push(...rest);
     }
+  }
+  if (mode === "cluster" && cluster) {
+    const ns = pod.metadata?.namespace ?? "default";
+    servers = [cluster.server];
+    searches = [`${ns}.svc.${cluster.domain}`, `svc.${cluster.domain}`, cluster.domain, ...searches];
+    options = ["ndots:5"];
   }
   const dc = pod.spec?.dnsConfig ?? {};
   servers.push(...(dc.nameservers ?? []));
   searches.push(...(dc.searches ?? []));
-  for (const o of dc.options ?? []) options.push(o.value !== undefined ? `${o.name}:${o.value}` : o.name);
+  const byName = new Map<string, string>();
+  for (const o of options) byName.set(o.split(":")[0]!, o);
+  for (const o of dc.options ?? [])
+    byName.set(o.name, o.value !== undefined && o.value !== null ? `${o.name}:${o.value}` : o.name);
   return {
     servers: [...new Set(servers)].slice(0, 3),
     searches: [...new Set(searches)].slice(0, 32),
-    options: [...new Set(options)],
+    options: [...byName.values()],
   };
 }

@@ -4,7 +4,15 @@
 
 import { Informer } from "../lib/informer";
 import { type ApiClient, type Lane, type Reply, withRetry } from "./client";
-import { microTime, type NodeTemplate, nodeObject, nodeStatus, rfc3339, statusIsHealthy } from "./node-spec";
+import {
+  microTime,
+  type NodeTemplate,
+  nodeIPFor,
+  nodeObject,
+  nodeStatus,
+  rfc3339,
+  statusIsHealthy,
+} from "./node-spec";
 
 export const LEASE_NAMESPACE = "kube-node-lease";
 const LEASE_DURATION_SECONDS = 40;
@@ -25,6 +33,10 @@ export interface SimNode {
   statusRV?: string;
   busyLease: boolean;
   busyStatus: boolean;
+  /** the pod CIDR the control plane allocated (none yet: no InternalIP, no pods started) */
+  podCIDR?: string;
+  /** the InternalIP the last status posted */
+  reportedIP?: string;
 }
 
 export interface FleetStats {
@@ -41,6 +53,8 @@ export interface FleetOptions {
   log: (msg: string) => void;
   /** Every Node object the watch sees (listed, added or modified). */
   onNode?: (obj: { metadata?: { name?: string; annotations?: Record<string, string> } }) => void;
+  /** a node of ours got its pod CIDR */
+  onPodCIDR?: (name: string, podCIDR: string) => void;
 }
 
 const leasePath = (name?: string) =>
@@ -104,6 +118,7 @@ export class Fleet {
     if (r.status !== 200 && r.status !== 201)
       throw new Error(`register node ${name}: ${r.status} ${r.json?.message ?? ""}`);
     n.uid = r.json?.metadata?.uid;
+    this.notePodCIDR(n, r.json);
     // status is dropped on create (and stale when the node was already there)
     await this.postStatus(n, true);
     n.busyStatus = false;
@@ -174,16 +189,27 @@ export class Fleet {
         n.busyLease = true;
         void this.renew(n, false).finally(() => (n.busyLease = false));
       }
-      if (!n.busyStatus && now >= n.statusDue) {
+      // a pod CIDR just allocated gives the node its InternalIP: reported at once
+      const newIP = n.podCIDR !== undefined && n.reportedIP === undefined;
+      if (!n.busyStatus && (now >= n.statusDue || newIP)) {
         n.busyStatus = true;
         void this.postStatus(n, false).finally(() => (n.busyStatus = false));
       }
     }
   }
 
+  /** The pod CIDR a Node object of ours holds: taken on, and reported in its status soon. */
+  private notePodCIDR(n: SimNode, obj: any): void {
+    const cidr: string | undefined = obj?.spec?.podCIDRs?.[0] ?? obj?.spec?.podCIDR;
+    if (!cidr || cidr === n.podCIDR) return;
+    n.podCIDR = cidr;
+    this.opts.onPodCIDR?.(n.name, cidr);
+  }
+
   /** The node lifecycle controller marked one of ours unhealthy: say otherwise soon. */
   private observe(obj: any): void {
     const n = this.nodes.get(obj?.metadata?.name);
+    if (n?.uid && obj.metadata.uid === n.uid) this.notePodCIDR(n, obj);
     if (!n || obj.metadata.uid !== n.uid || n.leasesStopped || n.busyStatus) return;
     if (notNewer(obj.metadata.resourceVersion, n.statusRV)) return;
     if (!statusIsHealthy(obj.status)) {
@@ -210,7 +236,8 @@ export class Fleet {
   }
 
   private async postStatus(n: SimNode, initial: boolean): Promise<void> {
-    const status = nodeStatus(n.name, n.index, this.opts.template, rfc3339(), n.since);
+    const ip = n.podCIDR ? nodeIPFor(n.podCIDR) : undefined;
+    const status = nodeStatus(n.name, n.index, this.opts.template, rfc3339(), n.since, ip);
     try {
       const lane = initial ? "normal" : "urgent";
       const r = await this.call(
@@ -222,6 +249,7 @@ export class Fleet {
       );
       if (r.status === 200) {
         this.stats.statusUpdates++;
+        n.reportedIP = ip;
         n.statusRV = r.json?.metadata?.resourceVersion;
       } else if (r.status === 404 && !initial) n.gone = true;
       else if (initial) throw new Error(`node ${n.name} status: ${r.status} ${r.json?.message ?? ""}`);

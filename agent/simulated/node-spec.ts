@@ -1,6 +1,8 @@
 // What a simulated node looks like to the API: the Node object a kubelet registers, its
-// status, and its (never contacted) addresses: node i has InternalIP 10.1.x.y and pod CIDR
-// 10.(64 + i/256).(i%256).0/24.
+// status, and its (never contacted) addresses. Its pod CIDR is the one the control plane
+// allocates (as for any node); its InternalIP is derived from that CIDR, so no two nodes of
+// the cluster share one whichever simulator joined them: 10.1.0.1 up to 10.2.0.0, by block.
+import { parseCIDR } from "../../api/network";
 
 export interface NodeTemplate {
   zones: string[];
@@ -13,19 +15,20 @@ export interface NodeTemplate {
 export const KUBELET_VERSION = "v1.32.0-edgeplane-sim";
 export const RUNTIME_VERSION = "simulated://1.0";
 
-export function nodeIP(index: number): string {
-  const n = index + 1;
-  return `10.${1 + ((n >> 16) & 0x3f)}.${(n >> 8) & 255}.${n & 255}`;
-}
-
-/** The first three octets of the node's pod /24. */
-export function podCIDRPrefix(index: number): string {
-  return `10.${64 + ((index >> 8) & 0x7f)}.${index & 255}`;
+/**
+ * A simulated node's InternalIP, from its allocated pod CIDR: the CIDR's block number (its
+ * network address over its size). Blocks of one cluster CIDR differ in their low 16 bits (the
+ * allocator cuts a range into at most 2^16 blocks), so two nodes never get one address.
+ */
+export function nodeIPFor(podCIDR: string): string | undefined {
+  const n = parseCIDR(podCIDR);
+  if (!n) return undefined;
+  const k = ((n.base >>> (32 - n.bits)) & 0xffff) + 1;
+  return `10.${1 + ((k >> 16) & 0x3f)}.${(k >> 8) & 255}.${k & 255}`;
 }
 
 export function nodeObject(name: string, index: number, t: NodeTemplate): any {
   const zone = t.zones.length ? t.zones[index % t.zones.length] : undefined;
-  const cidr = `${podCIDRPrefix(index)}.0/24`;
   return {
     apiVersion: "v1",
     kind: "Node",
@@ -46,11 +49,7 @@ export function nodeObject(name: string, index: number, t: NodeTemplate): any {
         "kwok.x-k8s.io/node": "fake",
       },
     },
-    spec: {
-      podCIDR: cidr,
-      podCIDRs: [cidr],
-      ...(t.taints.length ? { taints: t.taints } : {}),
-    },
+    spec: t.taints.length ? { taints: t.taints } : {},
   };
 }
 
@@ -65,8 +64,18 @@ function condition(
   return { type, status, lastHeartbeatTime: now, lastTransitionTime: since, reason, message };
 }
 
-/** A healthy node's status; `since` is when the conditions last changed. */
-export function nodeStatus(name: string, index: number, t: NodeTemplate, now: string, since: string): any {
+/**
+ * A healthy node's status; `since` is when the conditions last changed; `ip` its InternalIP
+ * (none until its pod CIDR is allocated).
+ */
+export function nodeStatus(
+  name: string,
+  index: number,
+  t: NodeTemplate,
+  now: string,
+  since: string,
+  ip?: string,
+): any {
   const id = `${index.toString(16).padStart(8, "0")}-0000-4000-8000-${hex(name)}`;
   return {
     capacity: { ...t.capacity },
@@ -98,10 +107,7 @@ export function nodeStatus(name: string, index: number, t: NodeTemplate, now: st
       ),
       condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", now, since),
     ],
-    addresses: [
-      { type: "InternalIP", address: nodeIP(index) },
-      { type: "Hostname", address: name },
-    ],
+    addresses: [...(ip ? [{ type: "InternalIP", address: ip }] : []), { type: "Hostname", address: name }],
     daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
     nodeInfo: {
       machineID: id.replaceAll("-", "").slice(0, 32),

@@ -2,6 +2,7 @@
 // to our nodes a tiny per-pod state machine: starting -> running (-> done, when its
 // containers finish: pod-finish.ts) -> terminating -> gone.
 
+import { contains, type IPv4Net, intToIp, netSize } from "../../api/network";
 import { Informer } from "../lib/informer";
 import { type ApiClient, sleep, withRetry } from "./client";
 import {
@@ -16,10 +17,11 @@ import { looksStarted, runningStatusPatch } from "./pod-status";
 
 export interface SimNodeRef {
   index: number;
-  hostIP: string;
-  /** First three octets of its pod /24. */
-  cidrPrefix: string;
-  /** Last octets in use (1..254). */
+  /** its InternalIP, once its pod CIDR is allocated */
+  hostIP?: string;
+  /** its allocated pod CIDR (pods wait for it, as on a real node) */
+  cidr?: IPv4Net;
+  /** Offsets into the CIDR in use (1..size-2). */
   used: Set<number>;
   /** A dead node (stopLeases) neither starts nor finishes pods. */
   alive: boolean;
@@ -126,7 +128,9 @@ export class PodSimulator {
     if (!uid || !nodeName || this.stopped) return;
     const node = this.nodes.get(nodeName);
     if (!node) return;
-    if (!node.alive) {
+    // a dead node, or one without its pod CIDR yet, starts nothing (it finishes deletions,
+    // which need no address)
+    if (!node.alive || (!node.cidr && !pod.metadata.deletionTimestamp && !this.pods.has(uid))) {
       this.parked.set(uid, pod);
       return;
     }
@@ -147,14 +151,20 @@ export class PodSimulator {
       // started earlier (by a previous run): keep its address reserved
       st.phase = "running";
       const ip: string = pod.status.podIP;
-      if (ip.startsWith(`${node.cidrPrefix}.`)) {
-        st.ipOctet = Number(ip.slice(node.cidrPrefix.length + 1));
+      if (node.cidr && ip !== node.hostIP && contains(node.cidr, ip)) {
+        st.ipOctet = ((ip.split(".").reduce((n, o) => n * 256 + Number(o), 0) >>> 0) - node.cidr.base) >>> 0;
         node.used.add(st.ipOctet);
       }
       this.scheduleEnd(st, node, runningSince(pod));
       return;
     }
     st.ipOctet = pod.spec?.hostNetwork ? undefined : allocate(node);
+    if (!pod.spec?.hostNetwork && st.ipOctet === undefined) {
+      // every address of the node's CIDR is taken: it waits, as a real pod's sandbox would
+      this.pods.delete(uid);
+      this.parked.set(uid, pod);
+      return;
+    }
     const s = st;
     s.timer = setTimeout(() => void this.run(s, pod, node), this.startDelayMs);
   }
@@ -176,8 +186,9 @@ export class PodSimulator {
     st.timer = undefined;
     if (this.stopped || st.phase !== "starting" || this.pods.get(st.uid) !== st) return;
     if (this.parkIfDead(st)) return;
-    const podIP = st.ipOctet === undefined ? node.hostIP : `${node.cidrPrefix}.${st.ipOctet}`;
-    const patch = runningStatusPatch(st.pod ?? pod, { hostIP: node.hostIP, podIP });
+    const hostIP = node.hostIP ?? "";
+    const podIP = st.ipOctet === undefined || !node.cidr ? hostIP : intToIp(node.cidr.base + st.ipOctet);
+    const patch = runningStatusPatch(st.pod ?? pod, { hostIP, podIP });
     patch.metadata = { uid: st.uid };
     const path = `/api/v1/namespaces/${st.namespace}/pods/${st.name}/status`;
     try {
@@ -317,16 +328,22 @@ export class PodSimulator {
     if (!st) return;
     clearTimeout(st.timer);
     this.pods.delete(uid);
-    if (st.ipOctet !== undefined) this.nodes.get(st.node)?.used.delete(st.ipOctet);
+    if (st.ipOctet !== undefined) {
+      const node = this.nodes.get(st.node);
+      node?.used.delete(st.ipOctet);
+      // a pod waiting for an address may have one now
+      if (node && [...this.parked.values()].some((p) => p.spec?.nodeName === st.node)) this.revive(st.node);
+    }
   }
 }
 
 function allocate(node: SimNodeRef): number | undefined {
-  for (let i = 1; i <= MAX_PODS_PER_CIDR; i++) {
+  const last = node.cidr ? netSize(node.cidr) - 2 : 0;
+  for (let i = 1; i <= last; i++) {
     if (!node.used.has(i)) {
       node.used.add(i);
       return i;
     }
   }
-  return undefined; // full: share the host's address rather than fail
+  return undefined; // full
 }

@@ -2,9 +2,10 @@
 // registers a Node, keeps its Lease renewed and its status Ready, and "runs" the pods bound
 // to it: they go Running with fake IPs, finish when their run time is up (a Job's pods after
 // a second; see pod-finish.ts), and deleted ones are finished after a short grace.
+import { parseCIDR } from "../../api/network";
 import { ApiClient, type ClientStats } from "./client";
 import { Fleet, type FleetStats, LEASE_NAMESPACE } from "./fleet";
-import { nodeIP, podCIDRPrefix } from "./node-spec";
+import { nodeIPFor } from "./node-spec";
 import type { LifetimeDefaults } from "./pod-finish";
 import { PodSimulator, type PodStats, type SimNodeRef } from "./pods";
 
@@ -29,7 +30,7 @@ export interface SimulatedNodesOptions {
    * (pod-finish.ts): by default only a Job's pods do, after a second, with exit code 0.
    */
   podLifetimes?: LifetimeDefaults;
-  /** Index of the first node, for IP plans that must not overlap another simulator's. */
+  /** Index of the first node (its zone is picked by index). */
   firstIndex?: number;
   instanceType?: string;
   /** Registrations in flight at once. */
@@ -80,22 +81,26 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     insecure: opts.insecure,
     maxInFlight: opts.maxInFlight ?? 64,
   });
-  const names = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
   const refs = new Map<string, SimNodeRef>();
-  names.forEach((name, i) => {
-    const index = first + i;
-    refs.set(name, {
-      index,
-      hostIP: nodeIP(index),
-      cidrPrefix: podCIDRPrefix(index),
-      used: new Set(),
-      alive: true,
-    });
-  });
+  let pods: PodSimulator | undefined;
   const fleet = new Fleet(client, {
     leaseSeconds: opts.leaseSeconds ?? 10,
     statusSeconds: opts.statusSeconds ?? 300,
     log,
+    // the control plane allocated a node's pod CIDR: its address and its pods' come from it
+    onPodCIDR: (name, podCIDR) => {
+      const ref = refs.get(name);
+      const cidr = parseCIDR(podCIDR);
+      if (!ref || !cidr || ref.cidr) return;
+      ref.cidr = cidr;
+      ref.hostIP = nodeIPFor(podCIDR);
+      if (ref.alive) pods?.revive(name);
+    },
+    // a Node's annotations set its pods' lifetimes (pod-finish.ts)
+    onNode: (obj) => {
+      const ref = refs.get(obj.metadata?.name ?? "");
+      if (ref) ref.annotations = obj.metadata?.annotations ?? {};
+    },
     template: {
       zones: opts.zones ?? ["zone-a", "zone-b", "zone-c"],
       capacity: opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" },
@@ -103,19 +108,20 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
       taints: opts.taints ?? [],
       instanceType: opts.instanceType ?? "edgeplane.sim-32x256",
     },
-    // a Node's annotations set its pods' lifetimes (pod-finish.ts)
-    onNode: (obj) => {
-      const ref = refs.get(obj.metadata?.name ?? "");
-      if (ref) ref.annotations = obj.metadata?.annotations ?? {};
-    },
   });
-  const pods = new PodSimulator(client, refs, opts.podStartDelayMs ?? 0, log, opts.podLifetimes);
+  const names = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+  names.forEach((name, i) => {
+    const index = first + i;
+    refs.set(name, { index, used: new Set(), alive: true });
+  });
+  const sims = new PodSimulator(client, refs, opts.podStartDelayMs ?? 0, log, opts.podLifetimes);
+  pods = sims;
 
   let stopped = false;
   const stop = async (how: StopOptions = {}) => {
     if (stopped) return;
     stopped = true;
-    await Promise.all([fleet.stop(), pods.stop()]);
+    await Promise.all([fleet.stop(), sims.stop()]);
     if (how.removeNodes) {
       const removed = await fleet.remove();
       log(`removed ${removed} of ${names.length} node(s)`);
@@ -125,7 +131,7 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
 
   try {
     // the pod watch first: pods bound before a node finished registering are not missed
-    await pods.start();
+    await sims.start();
     fleet.start();
     let next = 0;
     const worker = async () => {
@@ -151,13 +157,13 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     resumeLeases: (name) => {
       fleet.resumeLeases(name);
       refs.get(name)!.alive = true;
-      pods.revive(name);
+      sims.revive(name);
     },
     stats: () => ({
       client: { ...client.stats, byVerb: { ...client.stats.byVerb } },
       fleet: { ...fleet.stats },
-      pods: { ...pods.stats },
-      trackedPods: pods.count(),
+      pods: { ...sims.stats },
+      trackedPods: sims.count(),
     }),
   };
 }

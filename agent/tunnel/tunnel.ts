@@ -1,7 +1,7 @@
 // The node agent's tunnel: one outbound WebSocket to the apiserver (GET
 // /edgeplane/tunnel/<node>, bearer token), over which the node's NodeTunnel Durable Object
 // opens streams for kubectl logs/exec/attach/port-forward. The frame protocol is documented in
-// durable-objects/node-tunnel/frames.ts. Reconnects with backoff; streams of a lost connection end.
+// api/wire/node-tunnel.ts. Reconnects with backoff; streams of a lost connection end.
 import WebSocket from "ws";
 import {
   decodeFrame,

@@ -269,6 +269,22 @@ const ROLES: RoleSpec[] = [
     ],
   },
   {
+    // The edgelet's network part: kube-proxy's reads (system:node-proxier), a node-local
+    // CoreDNS's (system:coredns: Services, EndpointSlices, Namespaces, Pods) and a policy
+    // agent's (NetworkPolicies, Pods, Namespaces), plus the network settings the control plane
+    // publishes. Read-only; bound to every node below. The Node authorizer alone would not give
+    // a node these cluster-wide lists (it limits pods to the node's own).
+    name: "edgeplane:node-network",
+    rules: [
+      // the pod network: every Node's podCIDR and published addresses
+      r(["get", "list", "watch"], [""], ["nodes"]),
+      r(["list", "watch"], [""], ["services", "endpoints", "pods", "namespaces"]),
+      r(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
+      r(["list", "watch"], ["networking.k8s.io"], ["networkpolicies"]),
+      r(["get"], [""], ["configmaps"], ["edgeplane-network"]),
+    ],
+  },
+  {
     name: "system:kube-scheduler",
     rules: [
       r(EVENTS, ["", "events.k8s.io"], ["events"]),
@@ -369,6 +385,7 @@ const BINDINGS: BindingSpec[] = [
     users: ["system:kube-controller-manager"],
   },
   { name: "system:kube-scheduler", role: "system:kube-scheduler", users: ["system:kube-scheduler"] },
+  { name: "edgeplane:node-network", role: "edgeplane:node-network", groups: ["system:nodes"] },
   // Kept without subjects, as upstream does since the Node authorizer took over from it.
   { name: "system:node", role: "system:node" },
 ];

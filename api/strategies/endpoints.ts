@@ -4,6 +4,7 @@ import { field } from "../errors";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
+import { endpointIPErrors } from "../validation/endpoint-ip";
 import { formatLabels, validateAnnotations, validateLabels, validateMeta } from "../validation/metadata";
 import { isValidPortNum } from "../validation/names";
 import { ageColumn, column, containerCells, isObject, nameColumn } from "./common";
@@ -68,6 +69,9 @@ export const endpoints: ResourceDef = {
         for (const key of ["addresses", "notReadyAddresses"])
           (Array.isArray(ss?.[key]) ? ss[key] : []).forEach((a: any, j: number) => {
             if (!a?.ip) causes.push(field.required(`${p}.${key}[${j}].ip`));
+            else
+              for (const msg of endpointIPErrors(String(a.ip)))
+                causes.push(field.invalid(`${p}.${key}[${j}].ip`, a.ip, msg));
           });
         (Array.isArray(ss?.ports) ? ss.ports : []).forEach((port: any, j: number) => {
           const pp = `${p}.ports[${j}]`;

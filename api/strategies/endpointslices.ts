@@ -5,6 +5,7 @@ import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
 import type { KubeObject } from "../types";
+import { endpointIPErrors } from "../validation/endpoint-ip";
 import { validateMeta } from "../validation/metadata";
 import { isDNS1123Label, isDNS1123Subdomain, isIP, isIPv4, isValidPortNum } from "../validation/names";
 import { ageColumn, column, isObject, nameColumn } from "./common";
@@ -30,8 +31,8 @@ const endpointsCell = (o: KubeObject) => firstThree(arr(o.endpoints).flatMap((e)
 
 function validAddress(type: string, a: unknown): string[] {
   if (typeof a !== "string") return ["must be a string"];
-  if (type === "IPv4") return isIPv4(a) ? [] : ["must be a valid IPv4 address"];
-  if (type === "IPv6") return isIP(a) && !isIPv4(a) ? [] : ["must be a valid IPv6 address"];
+  if (type === "IPv4") return isIPv4(a) ? endpointIPErrors(a) : ["must be a valid IPv4 address"];
+  if (type === "IPv6") return isIP(a) && !isIPv4(a) ? endpointIPErrors(a) : ["must be a valid IPv6 address"];
   return isDNS1123Subdomain(a);
 }
 

@@ -7,6 +7,7 @@ import type { KubeObject } from "../types";
 import { validateMeta } from "../validation/metadata";
 import { isQualifiedName } from "../validation/names";
 import { ageColumn, column, isObject, nameColumn } from "./common";
+import { nodeCIDRs, pairPodCIDRs, validatePodCIDRs } from "./node-cidrs";
 
 const TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
@@ -54,6 +55,7 @@ export const nodes: ResourceDef = {
       const status = obj.status;
       if (isObject(status) && isObject(status.capacity) && !isObject(status.allocatable))
         status.allocatable = { ...status.capacity };
+      pairPodCIDRs(obj);
     },
     // Unlike other kinds with a status subresource, a Node keeps the status it is created with
     // (the kubelet registers its node with capacity, addresses and conditions filled in), as
@@ -67,6 +69,7 @@ export const nodes: ResourceDef = {
     },
     validate: (obj, old) => {
       const causes = validateMeta(obj, old, { namespaced: false });
+      causes.push(...validatePodCIDRs(obj, old));
       const taints = Array.isArray(obj.spec?.taints) ? obj.spec.taints : [];
       taints.forEach((t: any, i: number) => {
         const p = `spec.taints[${i}]`;
@@ -126,6 +129,8 @@ export const nodes: ResourceDef = {
       ),
     ],
     fields: (o) => ({ "spec.unschedulable": String(o.spec?.unschedulable === true) }),
+    // no two Nodes share pod addresses (node-cidrs.ts)
+    allocator: nodeCIDRs,
     generation: false,
   },
 };

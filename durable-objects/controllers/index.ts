@@ -10,12 +10,14 @@ import { garbageCollector } from "./gc/garbage-collector";
 import { createPodGC } from "./gc/pod-gc";
 import { jobController } from "./job/controller";
 import { namespaceController } from "./namespace/controller";
+import { createNodeIpamController } from "./node/ipam";
 import { createNodeLifecycleController } from "./node/lifecycle";
 import { horizontalPodAutoscalerController } from "./podautoscaler/horizontal";
 import { replicaSetController, replicationControllerController } from "./replicaset/controller";
 import type { Controller } from "./runtime/controller";
 import { endpointsController } from "./service/endpoints";
 import { endpointSliceController } from "./service/endpointslices";
+import { serviceLBController } from "./service/load-balancer";
 import { serviceAccountController } from "./serviceaccount/controller";
 import { createRootCAPublisher } from "./serviceaccount/root-ca-publisher";
 import { createTokensController, type TokensOptions } from "./serviceaccount/tokens";
@@ -35,6 +37,9 @@ export interface ControllerConfig {
   terminatedPodGCThreshold?: number;
   /** --root-ca-file's bundle (PEM); EDGEPLANE_ROOT_CA. Unset: no kube-root-ca.crt publisher */
   rootCA?: string;
+  /** --cluster-cidr and --node-cidr-mask-size; EDGEPLANE_CLUSTER_CIDR, EDGEPLANE_NODE_CIDR_MASK_SIZE */
+  clusterCIDR?: string;
+  nodeCIDRMaskSize?: string;
   /** signs legacy tokens (the service account key); unset: no tokens controller */
   legacyToken?: TokensOptions["generate"];
 }
@@ -56,6 +61,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     serviceAccountController,
     endpointsController,
     endpointSliceController,
+    serviceLBController,
     persistentVolumeController,
     volumeProtectionController,
     localPathProvisioner,
@@ -68,6 +74,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
       defaultTolerationSeconds: config.defaultTolerationSeconds,
     }),
     createPodGC({ terminatedThreshold: config.terminatedPodGCThreshold }),
+    createNodeIpamController({ clusterCIDR: config.clusterCIDR, nodeCIDRMaskSize: config.nodeCIDRMaskSize }),
     ...(config.rootCA ? [createRootCAPublisher(config.rootCA)] : []),
     ...(config.legacyToken
       ? [createTokensController({ rootCA: config.rootCA, generate: config.legacyToken })]

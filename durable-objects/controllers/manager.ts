@@ -50,6 +50,8 @@ export class ControllerManager extends DurableObject<Env> {
       nodeMonitorGraceSeconds: num(this.env.EDGEPLANE_NODE_MONITOR_GRACE_SECONDS),
       defaultTolerationSeconds: num(this.env.EDGEPLANE_DEFAULT_TOLERATION_SECONDS),
       rootCA: this.env.EDGEPLANE_ROOT_CA || undefined,
+      clusterCIDR: this.env.EDGEPLANE_CLUSTER_CIDR,
+      nodeCIDRMaskSize: this.env.EDGEPLANE_NODE_CIDR_MASK_SIZE,
       // the apiserver's own key (EDGEPLANE_SA_SIGNING_KEY or the one kept in kube-system)
       legacyToken: (sa, secretName) => this.apiserver.legacyToken(this.env, sa, secretName),
     });

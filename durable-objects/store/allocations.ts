@@ -59,7 +59,7 @@ export class Allocations {
 
   private hold(obj: KubeObject): void {
     const self = objectKey(obj);
-    const keys = this.allocator.held(obj);
+    const keys = this.allocator.held(obj, this.env);
     this.byObject.set(self, keys);
     for (const k of keys) this.owner!.set(k, self);
   }

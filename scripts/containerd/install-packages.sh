@@ -13,6 +13,7 @@ PACKAGES=(
   apache2-utils            # htpasswd (bcrypt) for the private registry
   iproute2                 # ip, used by the bridge plugin and for checks
   iptables                 # bridge ipMasq rules
+  nftables                 # nft: the pod network's masquerade table (agent/network)
   curl                     # registry health checks
 )
 

@@ -11,6 +11,9 @@
 #            layers of the open one.
 #   pause:   the same rootfs with an entrypoint that sleeps forever and
 #            exits 0 on SIGTERM/SIGINT (used as containerd's sandbox image).
+#   tools:   busybox plus the host's curl with the shared libraries it loads
+#            (for tests that need a client that verifies TLS certificates,
+#            which busybox's wget does not).
 #   Every image has /etc/edgeplane-image holding its kind.
 #
 # The output is reproducible (fixed mtimes, owners and gzip header), so a
@@ -27,7 +30,7 @@ tag="$3"
 busybox_bin="${BUSYBOX:-/bin/busybox}"
 
 case "$kind" in
-  busybox | private) config_exec='"Cmd":["sh"]' ;;
+  busybox | private | tools) config_exec='"Cmd":["sh"]' ;;
   pause) config_exec='"Entrypoint":["/bin/sh","-c","trap \"exit 0\" TERM INT; sleep 2147483647 & wait"]' ;;
   *) echo "unknown image kind: $kind" >&2; exit 2 ;;
 esac
@@ -59,6 +62,16 @@ done
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$rootfs/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
 printf 'edgeplane %s\n' "$kind" >"$rootfs/var/www/index.html"
+if [ "$kind" = tools ]; then
+  for bin in /usr/bin/curl; do
+    [ -x "$bin" ] || { echo "ERROR: $bin not found" >&2; exit 1; }
+    # the binary, then every library and the loader it names, at the same paths
+    for f in "$bin" $(ldd "$bin" | grep -o '/[^ ]*'); do
+      mkdir -p "$rootfs$(dirname "$f")"
+      cp -L "$f" "$rootfs$f"
+    done
+  done
+fi
 printf '%s\n' "$kind" >"$rootfs/etc/edgeplane-image"
 
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \

@@ -1,7 +1,7 @@
 // The apiserver side of pods/log, pods/exec, pods/attach and pods/portforward, and the node
 // agents' tunnel endpoint. The pod is checked here (bound to a node, a valid container), then
 // the request goes to the node's NodeTunnel Durable Object, which streams it over the agent's
-// outbound WebSocket (durable-objects/node-tunnel/frames.ts).
+// outbound WebSocket (api/wire/node-tunnel.ts).
 import { badRequest, field, invalid, notFoundPath, StatusError } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
 import { noTunnelMessage, OPEN_HEADER, type OpenRequest } from "../../api/wire/node-tunnel";

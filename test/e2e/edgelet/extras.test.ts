@@ -20,6 +20,7 @@ import {
   deletePod,
   getPod,
   removeNodeSandboxes,
+  SHARED_CONTAINERD_FLAGS,
   SOCKET,
   tempRoot,
   waitFor,
@@ -78,6 +79,7 @@ describe.skipIf(!available)("edgelet extras", () => {
       "2",
       "--status-seconds",
       "2",
+      ...SHARED_CONTAINERD_FLAGS,
       ...extra,
     ]);
     node.e = await startEdgelet(cfg, (m) => node.logs.push(m));

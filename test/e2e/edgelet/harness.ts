@@ -16,6 +16,20 @@ export const BUSYBOX = "127.0.0.1:5000/edgeplane/busybox:1";
 export const PRIVATE = "127.0.0.1:5001/private/busybox:1";
 export const available = existsSync(SOCKET);
 export const NODE_LABEL = "edgeplane.io/node";
+/**
+ * Flags of the edgelets these suites start beside each other on the machine's one containerd
+ * (and its one CNI conf dir): they all write the same conflist (the one setup:containerd
+ * writes), share its IPAM state so no two pods get one address, and program no pod network of
+ * their own (several nodes in one network namespace). Real hosts: local-engine/hosts.
+ */
+export const SHARED_CONTAINERD_FLAGS = [
+  "--pod-cidr",
+  "10.88.0.0/16",
+  "--cni-ipam-dir",
+  "/var/lib/edgeplane/cni/networks",
+  "--pod-network",
+  "none",
+];
 
 if (!available) console.warn("\n*** SKIPPED: containerd not running (run npm run setup:containerd) ***\n");
 
@@ -31,14 +45,21 @@ export const waitFor = <T>(
   every = 100,
 ) => until(what, fn, ms, every);
 
+let tables = 0;
+
 export class EdgeletProcess {
   child?: ChildProcess;
   output = "";
+  /** the node's nftables table: one of its own per process, so that runs never share one */
+  readonly nftTable: string;
   constructor(
     readonly t: Target,
     readonly nodeName: string,
     readonly root: string,
-  ) {}
+    readonly extraArgs: string[] = [],
+  ) {
+    this.nftTable = `e2e${process.pid}x${++tables}`;
+  }
 
   start(): void {
     const bin = join(REPO, "agent/bin/edgelet.mjs");
@@ -55,6 +76,10 @@ export class EdgeletProcess {
         this.nodeName,
         "--root",
         this.root,
+        "--nft-table",
+        this.nftTable,
+        ...this.extraArgs,
+        ...SHARED_CONTAINERD_FLAGS,
       ],
       {
         stdio: ["ignore", "pipe", "pipe"],

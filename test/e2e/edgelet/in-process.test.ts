@@ -13,6 +13,7 @@ import {
   createPod,
   deletePod,
   removeNodeSandboxes,
+  SHARED_CONTAINERD_FLAGS,
   SOCKET,
   tempRoot,
   waitFor,
@@ -31,7 +32,17 @@ describe.skipIf(!available)("edgelet in-process", () => {
   beforeAll(async () => {
     ns = await freshNamespace(t, "edgelet-ip");
     e = await startEdgelet(
-      parseConfig(["--server", t.url, "--token", t.token, "--name", NODE, "--root", root]),
+      parseConfig([
+        "--server",
+        t.url,
+        "--token",
+        t.token,
+        "--name",
+        NODE,
+        "--root",
+        root,
+        ...SHARED_CONTAINERD_FLAGS,
+      ]),
       (m) => logs.push(m),
     );
   }, 90_000);
