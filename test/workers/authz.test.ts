@@ -289,11 +289,18 @@ describe("authorization", () => {
       expect((await api(nodeB, "GET", `/api/v1/namespaces/${ns}/secrets/secret-b`)).status).toBe(200);
     });
 
-    it("lists only its own pods and reads only its own Node", async () => {
+    it("reads pods and Nodes cluster-wide, as upstream's system:node rules allow, and writes neither", async () => {
+      // its network parts need every pod's labels and IP (NetworkPolicy, DNS) and every
+      // Node's podCIDR (routes): edgeplane:node-network, read-only
       expect((await api(nodeA, "GET", `/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a`)).status).toBe(200);
-      expect((await api(nodeA, "GET", `/api/v1/pods`)).status).toBe(403);
+      expect((await api(nodeA, "GET", `/api/v1/pods`)).status).toBe(200);
       expect((await api(nodeA, "GET", `/api/v1/nodes/node-a`)).status).toBe(200);
-      expect((await api(nodeA, "GET", `/api/v1/nodes/node-b`)).status).toBe(403);
+      expect((await api(nodeA, "GET", `/api/v1/nodes/node-b`)).status).toBe(200);
+      const patch = { metadata: { labels: { stolen: "yes" } } };
+      const r = await api(nodeA, "PATCH", `/api/v1/nodes/node-b`, patch, {
+        "content-type": "application/merge-patch+json",
+      });
+      expect(r.status).toBe(403);
     });
 
     it("updates only its own Node status and pods bound to it, and cannot bind pods", async () => {
