@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { CriClient } from "../../agent/cri/client";
+import { bootstrapTokenSecret, randomBootstrapToken } from "../../api/bootstrap-token";
 import type { Backend } from "../../api/network";
 import { Ledger, processStart } from "./ledger";
 import type { RelayRoute } from "./relay";
@@ -303,10 +304,7 @@ export async function startHosts(opts: HostsOptions): Promise<Hosts> {
     await sh("ip", ["route", "add", lanCidr, "via", routerUp, "dev", tag]);
 
     // a bootstrap token the hosts' agents exchange for their own credentials, as any node joins
-    // (loaded untyped: its module's types are the Worker's, not Node's)
-    const bootstrapModule: string = "../../workers/authn/bootstrap";
-    const { bootstrapTokenSecret, randomBootstrapToken } = await import(bootstrapModule);
-    const { id, secret, token } = randomBootstrapToken() as { id: string; secret: string; token: string };
+    const { id, secret, token } = randomBootstrapToken();
     const made = await fetch(`${opts.server.url}/api/v1/namespaces/kube-system/secrets`, {
       method: "POST",
       headers: { authorization: `Bearer ${opts.server.token}`, "content-type": "application/json" },
