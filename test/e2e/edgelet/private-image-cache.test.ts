@@ -23,6 +23,7 @@ import {
   REPO,
   registryCreds,
   removeNodeSandboxes,
+  SHARED_CONTAINERD_FLAGS,
   SOCKET,
   tempRoot,
   waitFor,
@@ -50,6 +51,9 @@ class OwnCgroupEdgelet extends EdgeletProcess {
         this.root,
         "--cgroup-root",
         CGROUP_ROOT,
+        "--nft-table",
+        this.nftTable,
+        ...SHARED_CONTAINERD_FLAGS,
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
