@@ -247,7 +247,7 @@ describe.skipIf(!hasKubectl)("node lifecycle and restarts", () => {
       quiet: true,
       vars: { EDGEPLANE_NODE_MONITOR_GRACE_SECONDS: "6", EDGEPLANE_DEFAULT_TOLERATION_SECONDS: "2" },
     });
-    Object.assign(t, again);
+    t = again;
     const r = await kubectl(t, ["rollout", "status", "deployment/rr", "-n", ns, "--timeout=40s"]);
     expect(r.code, r.stderr).toBe(0);
     const pods = (
