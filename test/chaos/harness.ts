@@ -184,6 +184,15 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
       1000,
     ).catch(() => {});
     result.deployments.unconverged = await rollouts.unconverged();
+    if (result.deployments.unconverged.length) {
+      // what the pods and the real node say, for the report
+      const pods = (await call(api(), "GET", `/api/v1/namespaces/${ns}/pods`)).json?.items ?? [];
+      for (const p of pods)
+        log(
+          `pod ${p.metadata.name} on ${p.spec.nodeName}: ${JSON.stringify(p.status?.containerStatuses ?? p.status?.conditions)}`,
+        );
+      if (node?.proc) log(`the real node's edgelet, last lines:\n${node.proc.out.text.slice(-6000)}`);
+    }
     result.deployments.rolled = rollouts.rolled;
     result.deployments.scaled = rollouts.scaled;
     result.pods.duplicates = [

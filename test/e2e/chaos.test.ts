@@ -33,10 +33,16 @@ describe("chaos, short form", () => {
       story,
     ).toEqual([]);
     expect(r.writes.acked, story).toBeGreaterThan(50);
-    expect(r.writes.lost, story).toEqual([]);
-    expect(r.watches.violations, story).toEqual([]);
-    expect(r.pods.duplicates, story).toEqual([]);
-    expect(r.deployments.unconverged, story).toEqual([]);
-    expect(r.leftBehind, story).toEqual([]);
+    expect(r.writes.lost, `acknowledged writes lost: ${JSON.stringify(r.writes.lost)}\n${story}`).toEqual([]);
+    expect(
+      r.watches.violations,
+      `watch gaps or duplicates: ${JSON.stringify(r.watches.violations)}\n${story}`,
+    ).toEqual([]);
+    expect(r.pods.duplicates, `duplicate pods: ${JSON.stringify(r.pods.duplicates)}\n${story}`).toEqual([]);
+    expect(
+      r.deployments.unconverged,
+      `deployments not converged: ${JSON.stringify(r.deployments.unconverged)}\n${story}`,
+    ).toEqual([]);
+    expect(r.leftBehind, `left behind: ${JSON.stringify(r.leftBehind)}\n${story}`).toEqual([]);
   }, 900_000);
 });
