@@ -65,7 +65,7 @@ export class ClusterDns {
   private get idx(): Indexed {
     if (this.index?.version === this.state.version) return this.index;
     const services = new Map<string, Service>();
-    for (const s of this.state.list<Service>("services")) services.set(keyOf(s), s);
+    for (const s of this.state.list("services")) services.set(keyOf(s), s);
     const endpoints = groupSlices(this.state.list("endpointslices"));
     const nsCache = this.state.caches.get("namespaces");
     const namespaces = nsCache
@@ -86,7 +86,7 @@ export class ClusterDns {
       if (isIPv4(ip)) ptr.set(ip, `${name}.${ns}.svc.${this.zone}`);
     }
     const pods = new Map<string, string>();
-    for (const p of this.state.list<Pod>("pods")) {
+    for (const p of this.state.list("pods")) {
       const ip = podIPv4(p);
       if (ip && !p.spec?.hostNetwork) pods.set(ip, `${dashed(ip)}.${p.metadata?.namespace}.pod.${this.zone}`);
     }
