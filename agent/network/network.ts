@@ -17,7 +17,7 @@ import { Proxier, type SyncResult } from "./proxier/proxier";
 import { ApiserverRelay } from "./relay";
 import { serviceEnvVars, servicesForPod } from "./service-env";
 import { ClusterState } from "./state";
-import { type Cidr, cidrContains, intToIp, isIPv4, parseCidr, type Service } from "./types";
+import { type Cidr, cidrContains, intToIp, isIPv4, parseCidr } from "./types";
 
 export const NETWORK_CONFIGMAP = { namespace: "kube-system", name: "edgeplane-network" };
 export const DEFAULT_DOMAIN = "cluster.local";
