@@ -4,8 +4,8 @@
 // into one table; the DNS server behind the kube-dns Service; the relay behind the
 // `kubernetes` Service; and what pods get from them (DNS settings, Service variables).
 import { readFileSync, writeFileSync } from "node:fs";
-import type { WatchClient } from "../lib/informer";
 import type { Reply } from "../lib/http";
+import type { WatchClient } from "../lib/informer";
 import { stringData } from "../lib/kube-types";
 import { ClusterDns } from "./dns/records";
 import { DnsServer } from "./dns/server";

@@ -7,8 +7,8 @@
 import { writeFileSync } from "node:fs";
 import { ANNOTATIONS, type Backend, formatCIDR, type NetworkSettings, parseCIDR } from "../../api/network";
 import type { Reply } from "../lib/http";
-import { asApiBody, type Node } from "../lib/kube-types";
 import { Informer, type WatchClient } from "../lib/informer";
+import { asApiBody, type Node } from "../lib/kube-types";
 import { batch, type FdbEntry, type IpLink, type IpNeighbour, type IpRoute, ipJson, run } from "./exec";
 import { applyMasquerade } from "./masquerade";
 import { type Peer, type Plan, peerOf, planRoutes, type Self, vtepAddress, vtepMAC } from "./plan";
