@@ -1,6 +1,7 @@
 // Node-level admission, the kubelet's last check before running a pod: the
 // pod must fit the node's allocatable resources beside the pods already
 // admitted, its host ports must be free, and it must tolerate the node.
+import type { Pod } from "../lib/kube-types";
 import { podRequests } from "./qos";
 
 export interface AdmitResult {
@@ -15,7 +16,7 @@ export interface NodeAllocatable {
   pods: number;
 }
 
-function hostPorts(pod: any): string[] {
+function hostPorts(pod: Pod): string[] {
   const out: string[] = [];
   for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
     for (const p of c.ports ?? []) {
@@ -33,7 +34,7 @@ function portsConflict(a: string, b: string): boolean {
 }
 
 /** Admits `pod` on a node with `alloc` already running `admitted` (active pods, not including `pod`). */
-export function admitPod(pod: any, admitted: any[], alloc: NodeAllocatable, nodeName?: string): AdmitResult {
+export function admitPod(pod: Pod, admitted: Pod[], alloc: NodeAllocatable, nodeName?: string): AdmitResult {
   if (nodeName && pod.spec?.nodeName && pod.spec.nodeName !== nodeName) {
     return { admit: false, reason: "NodeName", message: "Pod not assigned to this node" };
   }

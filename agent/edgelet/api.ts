@@ -1,6 +1,13 @@
 // A small JSON client for the apiserver: bearer token, keep-alive, and
 // newline-delimited watch streams. Never throws on HTTP status, only on transport.
-import { forEachLine, HttpEndpoint, parseJson, type Reply } from "../lib/http";
+import {
+  forEachLine,
+  HttpEndpoint,
+  parseWatchFrame,
+  type Reply,
+  type WatchFrame,
+  type WatchResult,
+} from "../lib/http";
 
 export type { Reply };
 
@@ -57,17 +64,13 @@ export class Api {
   }
 
   /** Streams a watch; onEvent per frame. Resolves with the HTTP status when the stream ends. */
-  watch(
-    path: string,
-    onEvent: (ev: any) => void,
-    signal: AbortSignal,
-  ): Promise<{ status: number; body?: any }> {
+  watch(path: string, onEvent: (ev: WatchFrame) => void, signal: AbortSignal): Promise<WatchResult> {
     return this.http.watch(
       path,
       signal,
       (res, _req, { resolve, reject }) => {
         forEachLine(res, (line) => {
-          const ev = line ? parseJson(line) : undefined;
+          const ev = parseWatchFrame(line);
           if (ev) onEvent(ev);
         });
         res.on("end", () => resolve({ status: 200 }));

@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { milliCPU, units } from "../../api/quantity";
+import type { Pod, ResourceList } from "../lib/kube-types";
 import type { QOSClass } from "./qos";
 
 const CGROUP_FS = "/sys/fs/cgroup";
@@ -146,17 +147,17 @@ export interface PodLimits {
  * from the summed requests; a CPU quota and a memory limit only when every
  * container declares that limit.
  */
-export function podLimits(pod: any): PodLimits {
-  const containers: any[] = pod.spec?.containers ?? [];
-  const inits: any[] = pod.spec?.initContainers ?? [];
+export function podLimits(pod: Pod): PodLimits {
+  const containers = pod.spec?.containers ?? [];
+  const inits = pod.spec?.initContainers ?? [];
   let reqMilli = 0;
   let cpuLimit = 0;
   let memLimit = 0;
   let allCpu = containers.length > 0;
   let allMem = containers.length > 0;
   for (const c of containers) {
-    const lim = c.resources?.limits ?? {};
-    const req = { ...lim, ...(c.resources?.requests ?? {}) };
+    const lim: ResourceList = c.resources?.limits ?? {};
+    const req: ResourceList = { ...lim, ...(c.resources?.requests ?? {}) };
     reqMilli += milliCPU(req.cpu);
     if (lim.cpu === undefined) allCpu = false;
     else cpuLimit += milliCPU(lim.cpu);
@@ -164,7 +165,7 @@ export function podLimits(pod: any): PodLimits {
     else memLimit += units(lim.memory);
   }
   for (const c of inits) {
-    const lim = c.resources?.limits ?? {};
+    const lim: ResourceList = c.resources?.limits ?? {};
     if (lim.cpu !== undefined) cpuLimit = Math.max(cpuLimit, milliCPU(lim.cpu));
     if (lim.memory !== undefined) memLimit = Math.max(memLimit, units(lim.memory));
   }

@@ -23,7 +23,14 @@ export interface CniOptions {
   mtu?: number;
 }
 
-export function bridgeConflist(o: CniOptions): any {
+/** A CNI network configuration list (conflist), as written for the runtime. */
+export interface CniConflist {
+  cniVersion: string;
+  name: string;
+  plugins: ({ type: string } & Record<string, unknown>)[];
+}
+
+export function bridgeConflist(o: CniOptions): CniConflist {
   return {
     cniVersion: "1.0.0",
     name: "edgeplane",
@@ -53,8 +60,11 @@ export function currentSubnet(confDir: string): string | undefined {
   const file = join(confDir, CNI_FILE);
   if (!existsSync(file)) return undefined;
   try {
-    const c = JSON.parse(readFileSync(file, "utf8"));
-    return c.plugins?.find((p: any) => p.type === "bridge")?.ipam?.ranges?.[0]?.[0]?.subnet;
+    // the file this agent writes (bridgeConflist); one that is not JSON yields none
+    const c = JSON.parse(readFileSync(file, "utf8")) as {
+      plugins?: { type?: string; ipam?: { ranges?: { subnet?: string }[][] } }[];
+    };
+    return c.plugins?.find((p) => p.type === "bridge")?.ipam?.ranges?.[0]?.[0]?.subnet;
   } catch {
     return undefined;
   }

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CriError } from "../cri/client";
 import type { Mount } from "../cri/types";
+import type { ConfigMap, Pod, PodContainer, Secret } from "../lib/kube-types";
 import { enc } from "./api";
 import { mark, type NodeContext, type PodState } from "./context";
 import { ConfigError, expandCommand, resolveEnv } from "./env";
@@ -25,26 +26,27 @@ export function podDir(ctx: NodeContext, uid: string): string {
   return join(ctx.root, "pods", uid);
 }
 
-export function fieldPath(pod: any, name: string): string {
-  const has = (list: string) => (pod.spec?.[list] ?? []).some((c: any) => c.name === name);
+export function fieldPath(pod: Pod, name: string): string {
+  const has = (list: "initContainers" | "ephemeralContainers") =>
+    (pod.spec?.[list] ?? []).some((c) => c.name === name);
   if (has("initContainers")) return `spec.initContainers{${name}}`;
   if (has("ephemeralContainers")) return `spec.ephemeralContainers{${name}}`;
   return `spec.containers{${name}}`;
 }
 
-async function lookup(
+async function lookup<T extends ConfigMap | Secret>(
   ctx: NodeContext,
   kind: "configmaps" | "secrets",
   ns: string,
   name: string,
-): Promise<any | undefined> {
+): Promise<T | undefined> {
   const r = await ctx.api.get(`/api/v1/namespaces/${enc(ns)}/${kind}/${enc(name)}`);
-  if (r.status === 200) return r.json;
+  if (r.status === 200) return r.json as T | undefined; // a GET of one object answers with it
   if (r.status === 404) return undefined;
   throw new Error(`GET ${kind} ${ns}/${name}: ${r.status}`);
 }
 
-function etcHosts(pod: any, podIP: string | undefined): string {
+function etcHosts(pod: Pod, podIP: string | undefined): string {
   const lines = [
     "# Kubernetes-managed hosts file.",
     "127.0.0.1\tlocalhost",
@@ -66,7 +68,7 @@ function etcHosts(pod: any, podIP: string | undefined): string {
 export async function startContainer(
   ctx: NodeContext,
   st: PodState,
-  c: any,
+  c: PodContainer,
   restartCount: number,
   _isInit: boolean,
   targetId?: string,
@@ -98,8 +100,8 @@ export async function startContainer(
         ),
       },
       {
-        configMap: (ns, n) => lookup(ctx, "configmaps", ns, n),
-        secret: (ns, n) => lookup(ctx, "secrets", ns, n),
+        configMap: (ns, n) => lookup<ConfigMap>(ctx, "configmaps", ns, n),
+        secret: (ns, n) => lookup<Secret>(ctx, "secrets", ns, n),
       },
     );
     mounts = containerMounts(c, st.volumes ?? new Map(), env, readOnlyVolumes(pod));
@@ -134,7 +136,7 @@ export async function startContainer(
     args: expandCommand(c.args, env),
     env,
     mounts,
-    imageRef: pulled.imageRef.startsWith("sha256:") ? pulled.imageRef : c.image,
+    imageRef: pulled.imageRef.startsWith("sha256:") ? pulled.imageRef : (c.image ?? ""),
     qos: qosClass(pod),
     memoryCapacity: ctx.memoryCapacity,
     targetId,
@@ -199,7 +201,7 @@ export async function killContainer(
 ): Promise<void> {
   const pod = st.pod;
   const spec = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find(
-    (x: any) => x.name === info.name,
+    (x) => x.name === info.name,
   );
   const fp = fieldPath(pod, info.name);
   ctx.probes.remove(info.id);

@@ -2,6 +2,7 @@
 // working state.
 import type { CriClient } from "../cri/client";
 import type { PodSandboxConfig } from "../cri/types";
+import type { Pod, PodContainer } from "../lib/kube-types";
 import type { Api } from "./api";
 import type { Backoff } from "./backoff";
 import type { Recorder } from "./events";
@@ -39,7 +40,7 @@ export interface NodeContext {
   /** Asks for another sync of a pod, now or after a delay. */
   requestSync(uid: string, afterMs?: number): void;
   /** Hook for a CPU manager: called after a container is created. */
-  onContainerCreated?(pod: any, container: any, containerId: string): Promise<void>;
+  onContainerCreated?(pod: Pod, container: PodContainer, containerId: string): Promise<void>;
   /** Hook for a CPU manager: called when a pod's runtime leftovers are removed. */
   onPodRemoved?(uid: string): void;
   /** The node's Services and DNS; absent when the node runs without them. */
@@ -48,7 +49,7 @@ export interface NodeContext {
 
 export interface PodState {
   uid: string;
-  pod: any;
+  pod: Pod;
   waiting: Map<string, Waiting>;
   startTime?: string;
   rejected?: { reason: string; message: string };
@@ -70,7 +71,7 @@ export function mark(st: PodState, stage: string): void {
   if (!st.runningAt && st.timeline.length < 40) st.timeline.push([stage, Date.now() - st.seenAt]);
 }
 
-export function newPodState(pod: any): PodState {
+export function newPodState(pod: Pod): PodState {
   const now = Date.now();
   // a pod already running when first seen (edgelet restarted) has no start to measure
   return {

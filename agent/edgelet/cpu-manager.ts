@@ -4,6 +4,7 @@
 
 import { milliCPU } from "../../api/quantity";
 import type { CriClient } from "../cri/client";
+import type { Pod, PodContainer } from "../lib/kube-types";
 import { computeQOSClass } from "./qos";
 
 export class StaticCpuManager {
@@ -23,13 +24,13 @@ export class StaticCpuManager {
   }
 
   /** The exclusive CPU count a container asks for (0 when it shares). */
-  static exclusiveCount(pod: any, container: any): number {
+  static exclusiveCount(pod: Pod, container: PodContainer): number {
     if (computeQOSClass(pod) !== "Guaranteed") return 0;
     const m = milliCPU(container.resources?.requests?.cpu ?? container.resources?.limits?.cpu);
     return m > 0 && m % 1000 === 0 ? m / 1000 : 0;
   }
 
-  async onContainerCreated(pod: any, container: any, containerId: string): Promise<void> {
+  async onContainerCreated(pod: Pod, container: PodContainer, containerId: string): Promise<void> {
     const n = StaticCpuManager.exclusiveCount(pod, container);
     const key = `${pod.metadata.uid}/${container.name}`;
     let set = this.assigned.get(key);

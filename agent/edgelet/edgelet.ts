@@ -2,6 +2,7 @@
 // and CNI config), heartbeats (Lease and node status), the runtime relist,
 // the pod source feeding the pod workers, and housekeeping of orphans.
 import { CriClient } from "../cri/client";
+import type { Node, NodeCondition, NodeStatus } from "../lib/kube-types";
 import { objectEventRecorder } from "../network/events";
 import { type NodeNetwork, startNodeNetwork } from "../network/network";
 import { findUplink, type PodNetwork, podMTU, startPodNetwork } from "../network/routes";
@@ -40,7 +41,7 @@ import { StatusManager } from "./status-manager";
 
 export interface Edgelet {
   nodeName: string;
-  node: any;
+  node: Node;
   workers: PodWorkers;
   cache: RuntimeCache;
   /** For the streaming tunnel: a container's CRI id and log path. */
@@ -81,7 +82,7 @@ async function registerWithRetry(
   facts: NodeFacts,
   podCIDR: string | undefined,
   log: (m: string) => void,
-): Promise<any> {
+): Promise<Node> {
   for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
     try {
       return await registerNode(api, facts, podCIDR);
@@ -155,8 +156,8 @@ export async function startEdgelet(
   // heartbeats
   const abort = new AbortController();
   const lease = new LeaseKeeper(api, cfg.nodeName, node.metadata?.uid);
-  let lastConds: any[] = node.status?.conditions ?? [];
-  let knownStatus: any = node.status ?? {};
+  let lastConds: NodeCondition[] = node.status?.conditions ?? [];
+  let knownStatus: NodeStatus = node.status ?? {};
   const runtimeHealth = async (): Promise<Health> => {
     try {
       const st = await cri.status(false, { timeoutMs: 5000 });
@@ -200,9 +201,9 @@ export async function startEdgelet(
     const r = await api.mergePatch(`/api/v1/nodes/${encodeURIComponent(cfg.nodeName)}/status`, {
       status: patch,
     });
-    if (r.status === 200) {
-      node = r.json;
-      knownStatus = r.json.status ?? status;
+    if (r.status === 200 && r.json) {
+      node = r.json as Node; // the patched Node
+      knownStatus = node.status ?? status;
       lastConds = status.conditions;
     } else if (r.status === 404) {
       log("node object is gone: registering again");

@@ -2,15 +2,23 @@
 // secret, fieldRef, resourceFieldRef), and $(VAR) expansion, after the
 // kubelet's makeEnvironmentVariables.
 import { milliCPU, quantityOrNaN as parseQuantity, units } from "../../api/quantity";
+import type {
+  ConfigMap,
+  Pod,
+  PodContainer,
+  ResourceFieldSelector,
+  ResourceList,
+  Secret,
+} from "../lib/kube-types";
 
 export interface EnvLookups {
-  configMap(namespace: string, name: string): Promise<any | undefined>;
-  secret(namespace: string, name: string): Promise<any | undefined>;
+  configMap(namespace: string, name: string): Promise<ConfigMap | undefined>;
+  secret(namespace: string, name: string): Promise<Secret | undefined>;
 }
 
 export interface EnvContext {
-  pod: any;
-  container: any;
+  pod: Pod;
+  container: PodContainer;
   podIP?: string;
   hostIP: string;
   nodeName: string;
@@ -51,7 +59,8 @@ export function expand(input: string, vars: Map<string, string>): string {
 export function fieldValue(path: string, ctx: EnvContext): string {
   const { pod } = ctx;
   const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
-  if (m) return pod.metadata?.[m[1] as string]?.[m[2] as string] ?? "";
+  if (m)
+    return (m[1] === "labels" ? pod.metadata?.labels : pod.metadata?.annotations)?.[m[2] as string] ?? "";
   switch (path) {
     case "metadata.name":
       return pod.metadata?.name ?? "";
@@ -89,10 +98,18 @@ export function formatMap(m: Record<string, string> | undefined): string {
 }
 
 /** resourceFieldRef: limits fall back to node allocatable; divided by the divisor and rounded up. */
-export function resourceValue(ref: any, containers: any[], ctx: EnvContext): string {
+export function resourceValue(
+  ref: ResourceFieldSelector,
+  containers: PodContainer[],
+  ctx: EnvContext,
+): string {
   const c = containers.find((x) => x.name === (ref.containerName || ctx.container?.name)) ?? ctx.container;
   const [kind, res] = String(ref.resource).split(".") as [string, string];
-  let raw = c.resources?.[kind]?.[res];
+  const lists: Record<string, ResourceList | undefined> = {
+    requests: c.resources?.requests,
+    limits: c.resources?.limits,
+  };
+  let raw = lists[kind]?.[res];
   if (raw === undefined && kind === "requests") raw = c.resources?.limits?.[res];
   if (raw === undefined && kind === "limits")
     raw = (ctx.allocatable as Record<string, string | undefined>)[res];
@@ -105,7 +122,7 @@ export function resourceValue(ref: any, containers: any[], ctx: EnvContext): str
   return String(Math.ceil(units(raw) / (divisor || 1)));
 }
 
-function decode(secret: any, key: string): string | undefined {
+function decode(secret: Secret, key: string): string | undefined {
   const v = secret.data?.[key];
   if (v !== undefined) return Buffer.from(v, "base64").toString("utf8");
   return secret.stringData?.[key];
@@ -118,14 +135,15 @@ export async function resolveEnv(
 ): Promise<{ key: string; value: string }[]> {
   const ns = ctx.pod.metadata?.namespace ?? "default";
   const vars = new Map<string, string>();
-  const cms = new Map<string, any>();
-  const secrets = new Map<string, any>();
-  const getCM = async (name: string) => {
-    if (!cms.has(name)) cms.set(name, await lookups.configMap(ns, name));
+  const cms = new Map<string, ConfigMap | undefined>();
+  const secrets = new Map<string, Secret | undefined>();
+  // a reference without a name (validation refuses one) finds nothing
+  const getCM = async (name = "") => {
+    if (name && !cms.has(name)) cms.set(name, await lookups.configMap(ns, name));
     return cms.get(name);
   };
-  const getSecret = async (name: string) => {
-    if (!secrets.has(name)) secrets.set(name, await lookups.secret(ns, name));
+  const getSecret = async (name = "") => {
+    if (name && !secrets.has(name)) secrets.set(name, await lookups.secret(ns, name));
     return secrets.get(name);
   };
   for (const from of ctx.container.envFrom ?? []) {

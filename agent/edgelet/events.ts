@@ -3,9 +3,10 @@
 // post is dropped; repeats of the same event within a minute are dropped too.
 import { randomBytes } from "node:crypto";
 import { rfc3339 } from "../../api/time";
+import type { Pod } from "../lib/kube-types";
 import { type Api, enc } from "./api";
 
-export type Recorder = (pod: any, type: string, reason: string, message: string, fieldPath?: string) => void;
+export type Recorder = (pod: Pod, type: string, reason: string, message: string, fieldPath?: string) => void;
 
 export function eventRecorder(api: Api, nodeName: string, log: (m: string) => void): Recorder {
   const recent = new Map<string, number>();

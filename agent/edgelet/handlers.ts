@@ -2,12 +2,13 @@
 // tcpSocket from the host to the pod IP, sleep.
 import { connect } from "node:net";
 import type { CriClient } from "../cri/client";
+import type { Handler, HTTPGetAction, PodContainer, TCPSocketAction } from "../lib/kube-types";
 
 export interface HandlerTarget {
   cri: CriClient;
   containerId: string;
   podIP?: string;
-  container: any;
+  container: PodContainer;
 }
 
 export interface HandlerResult {
@@ -16,16 +17,16 @@ export interface HandlerResult {
 }
 
 /** A named or numeric port of the container. */
-export function resolvePort(port: number | string | undefined, container: any): number {
+export function resolvePort(port: number | string | undefined, container: PodContainer): number {
   if (typeof port === "number") return port;
   if (port === undefined) return 0;
   if (/^\d+$/.test(port)) return Number(port);
-  const p = (container.ports ?? []).find((x: any) => x.name === port);
+  const p = (container.ports ?? []).find((x) => x.name === port);
   if (!p) throw new Error(`port "${port}" not found in container ${container.name}`);
   return p.containerPort;
 }
 
-async function httpGet(h: any, t: HandlerTarget, timeoutS: number): Promise<HandlerResult> {
+async function httpGet(h: HTTPGetAction, t: HandlerTarget, timeoutS: number): Promise<HandlerResult> {
   const host = h.host || t.podIP;
   if (!host) return { ok: false, output: "pod has no IP" };
   const port = resolvePort(h.port, t.container);
@@ -48,7 +49,7 @@ async function httpGet(h: any, t: HandlerTarget, timeoutS: number): Promise<Hand
   }
 }
 
-function tcp(h: any, t: HandlerTarget, timeoutS: number): Promise<HandlerResult> {
+function tcp(h: TCPSocketAction, t: HandlerTarget, timeoutS: number): Promise<HandlerResult> {
   const host = h.host || t.podIP;
   const port = resolvePort(h.port, t.container);
   return new Promise((resolve) => {
@@ -71,7 +72,7 @@ function tcp(h: any, t: HandlerTarget, timeoutS: number): Promise<HandlerResult>
 }
 
 /** Runs one handler (exec, httpGet, tcpSocket, sleep) with a timeout in seconds. */
-export async function runHandler(h: any, t: HandlerTarget, timeoutS: number): Promise<HandlerResult> {
+export async function runHandler(h: Handler, t: HandlerTarget, timeoutS: number): Promise<HandlerResult> {
   if (h.exec) {
     try {
       const r = await t.cri.execSync(t.containerId, h.exec.command ?? [], timeoutS);
@@ -92,7 +93,8 @@ export async function runHandler(h: any, t: HandlerTarget, timeoutS: number): Pr
   if (h.httpGet) return httpGet(h.httpGet, t, timeoutS);
   if (h.tcpSocket) return tcp(h.tcpSocket, t, timeoutS);
   if (h.sleep) {
-    await new Promise((r) => setTimeout(r, Math.max(0, Number(h.sleep.seconds ?? 0)) * 1000));
+    const seconds = Math.max(0, Number(h.sleep.seconds ?? 0));
+    await new Promise((r) => setTimeout(r, seconds * 1000));
     return { ok: true, output: "" };
   }
   if (h.grpc) return { ok: true, output: "grpc probes are not supported by edgelet; assumed healthy" };

@@ -4,6 +4,7 @@
 import type { CriClient } from "../cri/client";
 import { CriError } from "../cri/client";
 import type { AuthConfig } from "../cri/types";
+import { isObject as isRecord, type Pod, type PodContainer } from "../lib/kube-types";
 import { type Api, enc } from "./api";
 import { Backoff } from "./backoff";
 import type { ImagePullRecords, PodCredential } from "./image-pulls";
@@ -37,26 +38,40 @@ export interface PullSecret {
   metadata?: { namespace?: string; name?: string; uid?: string };
 }
 
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** The registries of a docker config secret's JSON by key; undefined when it holds none. */
+function dockerConfig(s: PullSecret): Record<string, unknown> | undefined {
+  let cfg: unknown;
+  if (s.type === "kubernetes.io/dockerconfigjson" || s.data?.[".dockerconfigjson"]) {
+    const doc: unknown = JSON.parse(
+      Buffer.from(s.data?.[".dockerconfigjson"] ?? "", "base64").toString("utf8"),
+    );
+    cfg = isRecord(doc) ? doc.auths : undefined;
+  } else if (s.type === "kubernetes.io/dockercfg" || s.data?.[".dockercfg"]) {
+    cfg = JSON.parse(Buffer.from(s.data?.[".dockercfg"] ?? "", "base64").toString("utf8"));
+  }
+  return isRecord(cfg) ? cfg : undefined;
+}
+
 /** authsFromSecrets, each with the secret it came from (what a pull record keeps of it). */
 export function credentialsFromSecrets(image: string, secrets: PullSecret[]): PodCredential[] {
   const host = registryHost(image);
   const out: PodCredential[] = [];
   for (const s of secrets) {
-    let cfg: any;
+    let cfg: Record<string, unknown> | undefined;
     try {
-      if (s.type === "kubernetes.io/dockerconfigjson" || s.data?.[".dockerconfigjson"]) {
-        cfg = JSON.parse(Buffer.from(s.data?.[".dockerconfigjson"] ?? "", "base64").toString("utf8")).auths;
-      } else if (s.type === "kubernetes.io/dockercfg" || s.data?.[".dockercfg"]) {
-        cfg = JSON.parse(Buffer.from(s.data?.[".dockercfg"] ?? "", "base64").toString("utf8"));
-      }
+      cfg = dockerConfig(s);
     } catch {
       continue;
     }
-    for (const [key, entry] of Object.entries<any>(cfg ?? {})) {
-      if (normalizeRegistryKey(key) !== host) continue;
-      let { username, password } = entry;
-      if ((!username || !password) && entry.auth) {
-        const dec = Buffer.from(entry.auth, "base64").toString("utf8");
+    for (const [key, entry] of Object.entries(cfg ?? {})) {
+      if (normalizeRegistryKey(key) !== host || !isRecord(entry)) continue;
+      let username = str(entry.username);
+      let password = str(entry.password);
+      const encoded = str(entry.auth);
+      if ((!username || !password) && encoded) {
+        const dec = Buffer.from(encoded, "base64").toString("utf8");
         const i = dec.indexOf(":");
         username = dec.slice(0, i);
         password = dec.slice(i + 1);
@@ -65,8 +80,8 @@ export function credentialsFromSecrets(image: string, secrets: PullSecret[]): Po
         username,
         password,
         server_address: `http://${host}`,
-        ...(entry.identitytoken ? { identity_token: entry.identitytoken } : {}),
-        ...(entry.registrytoken ? { registry_token: entry.registrytoken } : {}),
+        ...(str(entry.identitytoken) ? { identity_token: str(entry.identitytoken) } : {}),
+        ...(str(entry.registrytoken) ? { registry_token: str(entry.registrytoken) } : {}),
       };
       const m = s.metadata ?? {};
       out.push({ auth, secret: { namespace: m.namespace ?? "", name: m.name ?? "", uid: m.uid ?? "" } });
@@ -85,7 +100,7 @@ export class ImageManager {
     private readonly cri: CriClient,
     private readonly api: Api,
     private readonly events: (
-      pod: any,
+      pod: Pod,
       type: string,
       reason: string,
       message: string,
@@ -99,14 +114,14 @@ export class ImageManager {
   }
 
   /** The pod's pull secrets (missing ones are skipped, as upstream does). */
-  async pullSecrets(pod: any): Promise<PullSecret[]> {
+  async pullSecrets(pod: Pod): Promise<PullSecret[]> {
     const out: PullSecret[] = [];
     for (const ref of pod.spec?.imagePullSecrets ?? []) {
       if (!ref?.name) continue;
       const r = await this.api.get(
         `/api/v1/namespaces/${enc(pod.metadata.namespace)}/secrets/${enc(ref.name)}`,
       );
-      if (r.status === 200) out.push(r.json);
+      if (r.status === 200 && r.json) out.push(r.json as PullSecret); // a GET of a Secret answers with it
     }
     return out;
   }
@@ -154,8 +169,8 @@ export class ImageManager {
   }
 
   /** Makes `container.image` present per its pull policy. */
-  async ensure(pod: any, container: any, fieldPath: string): Promise<PullOutcome> {
-    const image: string = container.image;
+  async ensure(pod: Pod, container: PodContainer, fieldPath: string): Promise<PullOutcome> {
+    const image = container.image ?? "";
     const policy: string =
       container.imagePullPolicy ??
       (/:[^/]+$/.test(image) && !image.endsWith(":latest") ? "IfNotPresent" : "Always");
@@ -220,7 +235,7 @@ export class ImageManager {
   }
 
   /** Pre-pulls the sandbox image, with the pod's credentials when it needs them. */
-  async ensureSandboxImage(image: string, pod?: any): Promise<void> {
+  async ensureSandboxImage(image: string, pod?: Pod): Promise<void> {
     // the sandbox image rarely goes away: trust a check for a minute
     if (this.sandboxChecked?.image === image && Date.now() - this.sandboxChecked.at < 60_000) return;
     if (await this.present(image)) {

@@ -2,13 +2,14 @@
 // every few seconds (leaseDurationSeconds 40), owned by the Node.
 
 import { microTime } from "../../api/time";
+import type { Lease } from "../lib/kube-types";
 import { type Api, enc, errorText } from "./api";
 
 export const LEASE_NAMESPACE = "kube-node-lease";
 export const LEASE_DURATION_SECONDS = 40;
 
 export class LeaseKeeper {
-  private lease: any;
+  private lease: Lease | undefined;
 
   constructor(
     private readonly api: Api,
@@ -20,7 +21,7 @@ export class LeaseKeeper {
     return `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases${name ? `/${enc(name)}` : ""}`;
   }
 
-  private fresh(): any {
+  private fresh(): Lease {
     return {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
@@ -43,7 +44,8 @@ export class LeaseKeeper {
   async renew(attempt = 0): Promise<void> {
     if (!this.lease) {
       const got = await this.api.get(this.path(this.nodeName));
-      if (got.status === 200) this.lease = got.json;
+      // each answer stored below is the Lease itself (a GET, create or update of it)
+      if (got.status === 200) this.lease = got.json as Lease;
       else if (got.status === 404) {
         let r = await this.api.request("POST", this.path(), this.fresh());
         if (r.status === 404) {
@@ -55,7 +57,7 @@ export class LeaseKeeper {
           r = await this.api.request("POST", this.path(), this.fresh());
         }
         if (r.status !== 201 && r.status !== 200) throw new Error(`create lease: ${errorText(r)}`);
-        this.lease = r.json;
+        this.lease = r.json as Lease;
         return;
       } else throw new Error(`get lease: ${errorText(got)}`);
     }
@@ -70,7 +72,7 @@ export class LeaseKeeper {
     };
     const r = await this.api.request("PUT", this.path(this.nodeName), next);
     if (r.status === 200) {
-      this.lease = r.json;
+      this.lease = r.json as Lease;
       return;
     }
     this.lease = undefined; // conflict or gone: re-read next time

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import { rfc3339 } from "../../api/time";
+import type { Node, NodeCondition, NodeStatus } from "../lib/kube-types";
 import { type Api, enc, errorText } from "./api";
 import { createMergePatch } from "./merge-patch";
 
@@ -83,7 +84,7 @@ export function nodeLabels(f: NodeFacts): Record<string, string> {
   };
 }
 
-export function newNode(f: NodeFacts, podCIDR?: string): any {
+export function newNode(f: NodeFacts, podCIDR?: string): Node {
   return {
     apiVersion: "v1",
     kind: "Node",
@@ -105,7 +106,8 @@ export interface Health {
   message?: string;
 }
 
-type Cond = {
+/** A node condition as the agent reports it: every field set. */
+export type Cond = {
   type: string;
   status: string;
   reason: string;
@@ -119,11 +121,11 @@ export function nodeStatus(
   f: NodeFacts,
   health: Health,
   images: { names: string[]; sizeBytes: number }[],
-  previous: Cond[] = [],
+  previous: NodeCondition[] = [],
   now = new Date(),
   /** conditions other parts of the node report (e.g. the network proxier's) */
   extra: { type: string; status: string; reason: string; message: string }[] = [],
-): any {
+): NodeStatus & { conditions: Cond[] } {
   const ts = rfc3339(now.getTime());
   const ready = health.runtimeReady && health.networkReady;
   const cond = (type: string, status: string, reason: string, message: string): Cond => {
@@ -134,7 +136,7 @@ export function nodeStatus(
       reason,
       message,
       lastHeartbeatTime: ts,
-      lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : ts,
+      lastTransitionTime: (prev && prev.status === status ? prev.lastTransitionTime : undefined) ?? ts,
     };
   };
   const cap = capacity(f.machine);
@@ -180,8 +182,9 @@ export function nodeStatus(
  * The node's CSINode, as a kubelet makes it at start: named after the node, owned by it, with
  * no drivers (no CSI driver runs here). Left as it is when it exists.
  */
-export async function ensureCSINode(api: Api, node: any): Promise<void> {
-  const path = `/apis/storage.k8s.io/v1/csinodes/${enc(node.metadata.name)}`;
+export async function ensureCSINode(api: Api, node: Node): Promise<void> {
+  const name = node.metadata?.name ?? "";
+  const path = `/apis/storage.k8s.io/v1/csinodes/${enc(name)}`;
   const got = await api.get(path);
   if (got.status === 200) return;
   if (got.status !== 404) throw new Error(`get csinode: ${errorText(got)}`);
@@ -189,8 +192,8 @@ export async function ensureCSINode(api: Api, node: any): Promise<void> {
     apiVersion: "storage.k8s.io/v1",
     kind: "CSINode",
     metadata: {
-      name: node.metadata.name,
-      ownerReferences: [{ apiVersion: "v1", kind: "Node", name: node.metadata.name, uid: node.metadata.uid }],
+      name,
+      ownerReferences: [{ apiVersion: "v1", kind: "Node", name, uid: node.metadata?.uid }],
     },
     spec: { drivers: [] },
   });
@@ -202,26 +205,28 @@ export async function ensureCSINode(api: Api, node: any): Promise<void> {
  * (its labels reconciled). Returns the node object. Without a podCIDR of its own the node then
  * waits for the one the control plane allocates (waitForPodCIDR).
  */
-export async function registerNode(api: Api, f: NodeFacts, podCIDR?: string): Promise<any> {
+export async function registerNode(api: Api, f: NodeFacts, podCIDR?: string): Promise<Node> {
   const created = await api.request("POST", "/api/v1/nodes", newNode(f, podCIDR));
-  let node: any;
-  if (created.status === 201 || created.status === 200) node = created.json;
+  // each answer below is the Node itself (a create, GET or patch of it)
+  let node: Node;
+  if (created.status === 201 || created.status === 200) node = created.json as Node;
   else if (created.status === 409) {
     const got = await api.get(`/api/v1/nodes/${enc(f.name)}`);
     if (got.status !== 200) throw new Error(`get node ${f.name}: ${errorText(got)}`);
-    node = got.json;
-    const want = { metadata: { labels: { ...(node.metadata.labels ?? {}), ...nodeLabels(f) } } };
-    const patch = createMergePatch({ metadata: { labels: node.metadata.labels ?? {} } }, want);
+    node = got.json as Node;
+    const labels = node.metadata?.labels ?? {};
+    const want = { metadata: { labels: { ...labels, ...nodeLabels(f) } } };
+    const patch = createMergePatch({ metadata: { labels } }, want);
     if (patch) {
       const r = await api.mergePatch(`/api/v1/nodes/${enc(f.name)}`, patch);
-      if (r.status === 200) node = r.json;
+      if (r.status === 200) node = r.json as Node;
     }
     if (podCIDR && !node.spec?.podCIDR) {
       const r = await api.mergePatch(`/api/v1/nodes/${enc(f.name)}`, {
         spec: { podCIDR, podCIDRs: [podCIDR] },
       });
       if (r.status !== 200) throw new Error(`node ${f.name}: setting podCIDR ${podCIDR}: ${errorText(r)}`);
-      node = r.json;
+      node = r.json as Node;
     }
   } else throw new Error(`register node ${f.name}: ${errorText(created)}`);
   return node;
@@ -233,13 +238,14 @@ export async function waitForPodCIDR(
   name: string,
   log: (m: string) => void,
   signal?: AbortSignal,
-): Promise<{ podCIDR: string; node: any }> {
+): Promise<{ podCIDR: string; node: Node }> {
   const began = Date.now();
   let told = 0;
   for (;;) {
     const r = await api.get(`/api/v1/nodes/${enc(name)}`).catch(() => undefined);
-    const cidr = r?.status === 200 ? r.json?.spec?.podCIDR : undefined;
-    if (cidr) return { podCIDR: cidr, node: r!.json };
+    const node = r?.status === 200 ? (r.json as Node | undefined) : undefined;
+    const cidr = node?.spec?.podCIDR;
+    if (node && cidr) return { podCIDR: cidr, node };
     if (signal?.aborted) throw new Error("stopped while waiting for a podCIDR");
     if (Date.now() - began > 5000 * (told + 1)) {
       told++;

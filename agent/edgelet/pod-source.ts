@@ -2,6 +2,8 @@
 // list's resourceVersion with fieldSelector spec.nodeName=<node>; re-list on
 // 410 Gone, reconnect with backoff, and a full re-list every resync period.
 // Every list is diffed against the source's own cache.
+import type { WatchFrame } from "../lib/http";
+import { isPod, itemsOf, type Pod } from "../lib/kube-types";
 import { type Api, sleep } from "./api";
 
 export type PodUpdate = "add" | "update" | "remove" | "resync";
@@ -10,12 +12,12 @@ export interface PodSourceOptions {
   api: Api;
   nodeName: string;
   resyncMs: number;
-  onUpdate(kind: PodUpdate, pod: any): void;
+  onUpdate(kind: PodUpdate, pod: Pod): void;
   log(msg: string): void;
 }
 
 export class PodSource {
-  readonly pods = new Map<string, any>();
+  readonly pods = new Map<string, Pod>();
   private rv = "";
   private readonly abort = new AbortController();
   private running?: Promise<void>;
@@ -43,14 +45,16 @@ export class PodSource {
 
   private async list(): Promise<boolean> {
     const r = await this.o.api.get(`/api/v1/pods?${this.query}`);
-    if (r.status !== 200 || !Array.isArray(r.json?.items)) {
+    const items = r.status === 200 ? itemsOf(r.json) : undefined;
+    if (!items) {
       this.o.log(`list pods: ${r.status} ${r.json?.message ?? ""}`);
       return false;
     }
-    this.rv = r.json.metadata?.resourceVersion ?? "";
+    this.rv = r.json?.metadata?.resourceVersion ?? "";
     this.lists++;
     const seen = new Set<string>();
-    for (const pod of r.json.items) {
+    for (const pod of items) {
+      if (!isPod(pod)) continue; // the apiserver never lists such a thing; it is skipped, not run
       const uid = pod.metadata.uid;
       seen.add(uid);
       const old = this.pods.get(uid);
@@ -69,9 +73,9 @@ export class PodSource {
     return true;
   }
 
-  private event(type: string, pod: any): void {
-    const uid = pod?.metadata?.uid;
-    if (!uid) return;
+  private event(type: WatchFrame["type"], pod: unknown): void {
+    if (!isPod(pod)) return;
+    const uid = pod.metadata.uid;
     if (type === "DELETED") {
       this.pods.delete(uid);
       this.o.onUpdate("remove", pod);

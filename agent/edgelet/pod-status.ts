@@ -3,6 +3,16 @@
 // CrashLoopBackOff) and probe results, as the kubelet derives it.
 
 import { rfc3339 } from "../../api/time";
+import type {
+  ContainerState,
+  ContainerStateTerminated,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  PodContainer,
+  PodSpec,
+  PodStatus,
+} from "../lib/kube-types";
 import { qosClass } from "./qos";
 import type { ContainerInfo, PodRuntime } from "./runtime-cache";
 
@@ -17,7 +27,7 @@ export interface ProbeState {
 }
 
 export interface StatusInput {
-  pod: any;
+  pod: Pod;
   runtime: PodRuntime;
   /** Sandbox in use (newest). */
   sandboxId?: string;
@@ -41,7 +51,7 @@ function nsTime(ns: number): string | undefined {
 
 export const CONTAINER_ID_PREFIX = "containerd://";
 
-function terminated(c: ContainerInfo): any {
+function terminated(c: ContainerInfo): ContainerStateTerminated {
   const reason = c.reason && c.reason !== "" ? c.reason : c.exitCode === 0 ? "Completed" : "Error";
   return {
     exitCode: c.exitCode,
@@ -53,7 +63,7 @@ function terminated(c: ContainerInfo): any {
   };
 }
 
-function stateOf(c: ContainerInfo): any {
+function stateOf(c: ContainerInfo): ContainerState {
   if (c.state === "CONTAINER_RUNNING") return { running: { startedAt: nsTime(c.startedAt) ?? null } };
   if (c.state === "CONTAINER_EXITED") return { terminated: terminated(c) };
   if (c.state === "CONTAINER_CREATED") return { waiting: { reason: "ContainerCreating" } };
@@ -75,16 +85,16 @@ interface Counts {
 }
 
 function containerStatus(
-  spec: any,
+  spec: PodContainer,
   list: ContainerInfo[],
   input: StatusInput,
   defaultWaiting: string,
   isInit: boolean,
-): any {
+): ContainerStatus {
   const latest = list[0];
-  const image = spec.image;
+  const image = spec.image ?? "";
   const waiting = input.waiting.get(spec.name);
-  const base: any = {
+  const base: ContainerStatus = {
     name: spec.name,
     image,
     imageID: "",
@@ -139,13 +149,13 @@ function byName(runtime: PodRuntime, name: string, sandboxId?: string): Containe
 }
 
 function condition(
-  old: any[],
+  old: PodCondition[],
   type: string,
   status: boolean,
   now: string,
   reason?: string,
   message?: string,
-): any {
+): PodCondition {
   const s = status ? "True" : "False";
   const prev = old.find((c) => c.type === type);
   return {
@@ -161,16 +171,16 @@ function condition(
 const OWN_CONDITIONS = new Set(["PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready"]);
 
 /** The PodStatus edgelet reports; fields the API owns (nominatedNodeName, other conditions) are kept. */
-export function computePodStatus(input: StatusInput): any {
+export function computePodStatus(input: StatusInput): PodStatus {
   const { pod } = input;
   const now = rfc3339(input.now?.getTime());
-  const old = pod.status ?? {};
-  const oldConds: any[] = old.conditions ?? [];
-  const spec = pod.spec ?? {};
+  const old: PodStatus = pod.status ?? {};
+  const oldConds = old.conditions ?? [];
+  const spec: Partial<PodSpec> = pod.spec ?? {};
   const policy: string = spec.restartPolicy ?? "Always";
-  const inits: any[] = spec.initContainers ?? [];
-  const apps: any[] = spec.containers ?? [];
-  const status: any = { ...old };
+  const inits = spec.initContainers ?? [];
+  const apps = spec.containers ?? [];
+  const status: PodStatus = { ...old };
   status.qosClass = qosClass(pod);
   status.hostIP = input.hostIP;
   status.hostIPs = [{ ip: input.hostIP }];
@@ -218,18 +228,18 @@ export function computePodStatus(input: StatusInput): any {
       initialized ? "ContainerCreating" : "PodInitializing",
       false,
     );
-    if (st.state.running) c.running++;
-    else if (st.state.terminated) {
+    if (st.state?.running) c.running++;
+    else if (st.state?.terminated) {
       c.stopped++;
       if (st.state.terminated.exitCode === 0) c.succeeded++;
-    } else if (st.state.waiting) {
+    } else if (st.state?.waiting) {
       if (st.lastState?.terminated) c.stopped++;
       else c.waiting++;
     }
     return st;
   });
 
-  let phase: string;
+  let phase: NonNullable<PodStatus["phase"]>;
   if (c.failedInit) phase = "Failed";
   else if (c.initPending) phase = "Pending";
   else if (c.waiting > 0) phase = "Pending";
@@ -297,7 +307,7 @@ export function computePodStatus(input: StatusInput): any {
   if (inits.length) status.initContainerStatuses = initStatuses;
   else delete status.initContainerStatuses;
   status.containerStatuses = appStatuses;
-  const ephemeral: any[] = spec.ephemeralContainers ?? [];
+  const ephemeral = spec.ephemeralContainers ?? [];
   if (ephemeral.length) status.ephemeralContainerStatuses = ephemeral.map((e) => ephemeralStatus(e, input));
   else delete status.ephemeralContainerStatuses;
   return status;
@@ -308,7 +318,7 @@ export function computePodStatus(input: StatusInput): any {
  * but never ready and without `started` (no probe runs for it); it counts toward neither the
  * phase nor the Ready condition.
  */
-function ephemeralStatus(spec: any, input: StatusInput): any {
+function ephemeralStatus(spec: PodContainer, input: StatusInput): ContainerStatus {
   const hasInits = (input.pod.spec?.initContainers ?? []).length > 0;
   const list = byName(input.runtime, spec.name, input.sandboxId);
   const st = containerStatus(spec, list, input, hasInits ? "PodInitializing" : "ContainerCreating", false);

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:f
 import { join } from "node:path";
 import { rfc3339 } from "../../api/time";
 import { CriError } from "../cri/client";
+import type { Pod, PodContainer } from "../lib/kube-types";
 import { enc } from "./api";
 import { applyPodLimits, podCgroupParent, podLimits, removePodCgroupEventually } from "./cgroups";
 import { fieldPath, killContainer, podDir, startContainer } from "./containers";
@@ -33,11 +34,11 @@ function resolvConf(): string {
   return hostResolv;
 }
 
-export function logDirectory(ctx: NodeContext, pod: any): string {
+export function logDirectory(ctx: NodeContext, pod: Pod): string {
   return join(ctx.root, "logs", `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`);
 }
 
-export function gracePeriod(pod: any): number {
+export function gracePeriod(pod: Pod): number {
   return pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
 }
 
@@ -123,11 +124,11 @@ async function ensureSandbox(
 }
 
 /** The CRI runtime handler of the pod's RuntimeClass ("" for the runtime's default). */
-async function runtimeHandler(ctx: NodeContext, pod: any): Promise<string> {
+async function runtimeHandler(ctx: NodeContext, pod: Pod): Promise<string> {
   const name = pod.spec?.runtimeClassName;
   if (!name) return "";
   const r = await ctx.api.get(`/apis/node.k8s.io/v1/runtimeclasses/${enc(name)}`);
-  if (r.status === 200) return r.json?.handler ?? "";
+  if (r.status === 200) return typeof r.json?.handler === "string" ? r.json.handler : "";
   throw new Error(
     r.status === 404
       ? `runtimeclass.node.k8s.io "${name}" not found`
@@ -144,7 +145,12 @@ function nextRestartCount(rt: PodRuntime, name: string): number {
   return prev ? prev.restartCount + 1 : 0;
 }
 
-function crashLoop(ctx: NodeContext, st: PodState, c: any, latest: ContainerInfo): number | undefined {
+function crashLoop(
+  ctx: NodeContext,
+  st: PodState,
+  c: PodContainer,
+  latest: ContainerInfo,
+): number | undefined {
   const key = `${st.uid}/${c.name}`;
   const finished = latest.finishedAt > 0 ? Math.floor(latest.finishedAt / 1e6) : Date.now();
   if (ctx.crashBackoff.inBackoff(key, finished)) {
@@ -258,7 +264,7 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
       const probe = ctx.probes.get(latest.id);
       if (!probe) {
         const shown = (pod.status?.containerStatuses ?? []).find(
-          (x: any) => x.containerID === `containerd://${latest.id}`,
+          (x) => x.containerID === `containerd://${latest.id}`,
         );
         ctx.probes.add({
           uid,
@@ -355,7 +361,7 @@ async function removeDeadContainers(ctx: NodeContext, rt: PodRuntime, sandboxId:
 }
 
 /** How soon to retry a container that failed to start: image backoff aware. */
-function retryDelay(ctx: NodeContext, st: PodState, c: any): number {
+function retryDelay(ctx: NodeContext, st: PodState, c: PodContainer): number {
   const w = st.waiting.get(c.name);
   if (w?.reason === "ErrImagePull") return 1000; // show ImagePullBackOff next
   if (w?.reason === "ImagePullBackOff")
@@ -387,7 +393,7 @@ export async function killPod(ctx: NodeContext, st: PodState, graceS: number): P
 }
 
 /** Removes the pod's containers, sandboxes, cgroup, directories and logs. */
-export async function cleanupPod(ctx: NodeContext, uid: string, pod?: any): Promise<void> {
+export async function cleanupPod(ctx: NodeContext, uid: string, pod?: Pod): Promise<void> {
   const rt = await ctx.cache.refreshPod(uid);
   for (const c of rt.containers) await ctx.cri.removeContainer(c.id).catch(() => {});
   for (const s of rt.sandboxes) {

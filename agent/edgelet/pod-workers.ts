@@ -6,6 +6,7 @@
 // is cleaned up entirely.
 
 import { milliCPU, units } from "../../api/quantity";
+import type { Pod, PodStatus } from "../lib/kube-types";
 import { admitPod } from "./admission";
 import { type Api, enc, errorText } from "./api";
 import { type NodeContext, newPodState, type PodState } from "./context";
@@ -55,7 +56,7 @@ export class PodWorkers {
   }
 
   /** A new or changed pod from the pod source. */
-  update(pod: any): void {
+  update(pod: Pod): void {
     if (this.stopped) return;
     const uid = pod.metadata.uid;
     this.status.observe(pod);
@@ -77,7 +78,7 @@ export class PodWorkers {
   }
 
   /** The pod is gone from the API. */
-  remove(pod: any): void {
+  remove(pod: Pod): void {
     const uid = pod.metadata.uid;
     let w = this.workers.get(uid);
     if (!w) {
@@ -112,7 +113,7 @@ export class PodWorkers {
   /** Removes runtime leftovers of a pod uid no worker knows (orphans found at housekeeping). */
   orphan(uid: string): void {
     if (this.workers.has(uid)) return;
-    const st = newPodState({ metadata: { uid, name: "", namespace: "" }, spec: {} });
+    const st = newPodState({ metadata: { uid, name: "", namespace: "" }, spec: { containers: [] } });
     const w: Worker = {
       uid,
       st,
@@ -126,8 +127,8 @@ export class PodWorkers {
     this.kick(w);
   }
 
-  private activePods(except: string): any[] {
-    const out: any[] = [];
+  private activePods(except: string): Pod[] {
+    const out: Pod[] = [];
     for (const w of this.workers.values()) {
       if (w.uid === except || w.phase !== "sync" || w.st.rejected) continue;
       out.push(w.st.pod);
@@ -175,7 +176,7 @@ export class PodWorkers {
     w.busy = false;
   }
 
-  private report(w: Worker, terminating = false): any {
+  private report(w: Worker, terminating = false): PodStatus {
     const st = w.st;
     const pod = { ...st.pod, status: this.status.known(w.uid) ?? st.pod.status };
     const rt = this.ctx.cache.get(w.uid);

@@ -2,6 +2,7 @@
 // running container, results kept per container id. A change of result asks
 // for a pod sync (liveness failure -> restart; readiness -> status).
 import type { CriClient } from "../cri/client";
+import type { PodContainer, Probe } from "../lib/kube-types";
 import { runHandler } from "./handlers";
 import type { ProbeState } from "./pod-status";
 
@@ -24,7 +25,7 @@ interface Entry {
 export interface ProbeTarget {
   uid: string;
   containerId: string;
-  container: any;
+  container: PodContainer;
   podIP?: string;
   /** Seconds since the container started (for initialDelaySeconds after an edgelet restart). */
   runningForS: number;
@@ -78,7 +79,7 @@ export class ProbeManager {
     };
     this.entries.set(t.containerId, entry);
     for (const kind of ["startup", "liveness", "readiness"] as ProbeKind[]) {
-      const probe = c[`${kind}Probe`];
+      const probe = c[`${kind}Probe` as const];
       if (!probe) continue;
       const w: Worker = { kind, successes: 0, failures: 0, stopped: false };
       entry.workers.push(w);
@@ -93,7 +94,7 @@ export class ProbeManager {
     }
   }
 
-  private async runOnce(t: ProbeTarget, e: Entry, w: Worker, probe: any): Promise<void> {
+  private async runOnce(t: ProbeTarget, e: Entry, w: Worker, probe: Probe): Promise<void> {
     if (w.kind !== "startup" && !e.state.started) return; // gated by the startup probe
     if (w.kind === "startup" && e.state.started) return;
     const r = await runHandler(

@@ -3,19 +3,19 @@
 
 import { milliCPU, units } from "../../api/quantity";
 import type { LinuxContainerResources } from "../cri/types";
+import type { Pod, PodContainer, ResourceList } from "../lib/kube-types";
 
 export type QOSClass = "Guaranteed" | "Burstable" | "BestEffort";
-type Pod = any;
 
 const CPU_PERIOD = 100_000;
 const MIN_SHARES = 2;
 
-function containersOf(pod: Pod): any[] {
+function containersOf(pod: Pod): PodContainer[] {
   return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
 }
 
 /** Requests of a container with limits filling in missing requests. */
-export function effectiveRequests(c: any): Record<string, string> {
+export function effectiveRequests(c: PodContainer): ResourceList {
   return { ...(c.resources?.limits ?? {}), ...(c.resources?.requests ?? {}) };
 }
 
@@ -29,7 +29,7 @@ export function computeQOSClass(pod: Pod): QOSClass {
   let guaranteed = true;
   for (const c of containersOf(pod)) {
     const req = effectiveRequests(c);
-    const lim = c.resources?.limits ?? {};
+    const lim: ResourceList = c.resources?.limits ?? {};
     for (const r of ["cpu", "memory"]) {
       if (req[r] !== undefined || lim[r] !== undefined) any = true;
       const same =
@@ -59,14 +59,18 @@ export function podRequests(pod: Pod): { cpuMilli: number; memory: number } {
     cpu = Math.max(cpu, milliCPU(req.cpu));
     mem = Math.max(mem, units(req.memory));
   }
-  const over = pod.spec?.overhead ?? {};
+  const over: ResourceList = pod.spec?.overhead ?? {};
   return { cpuMilli: cpu + milliCPU(over.cpu), memory: mem + units(over.memory) };
 }
 
 /** CRI Linux resources of one container: cpu shares from the request, quota from the limit, memory limit. */
-export function linuxResources(c: any, qos: QOSClass, memoryCapacity: number): LinuxContainerResources {
+export function linuxResources(
+  c: PodContainer,
+  qos: QOSClass,
+  memoryCapacity: number,
+): LinuxContainerResources {
   const req = effectiveRequests(c);
-  const lim = c.resources?.limits ?? {};
+  const lim: ResourceList = c.resources?.limits ?? {};
   const out: LinuxContainerResources = {};
   const reqCPU = req.cpu !== undefined ? milliCPU(req.cpu) : 0;
   out.cpu_shares = Math.max(MIN_SHARES, Math.floor((reqCPU * 1024) / 1000));

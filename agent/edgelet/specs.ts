@@ -11,6 +11,7 @@ import type {
   PortMapping,
   SecurityProfile,
 } from "../cri/types";
+import type { Pod, PodContainer, PodSpec } from "../lib/kube-types";
 import { linuxResources, type QOSClass } from "./qos";
 import {
   CONTAINER_NAME_LABEL,
@@ -23,7 +24,7 @@ import {
 } from "./runtime-cache";
 
 export interface SandboxInputs {
-  pod: any;
+  pod: Pod;
   nodeName: string;
   attempt: number;
   logDirectory: string;
@@ -32,7 +33,7 @@ export interface SandboxInputs {
   hostHostname: string;
 }
 
-function podLabels(pod: any, nodeName: string): Record<string, string> {
+function podLabels(pod: Pod, nodeName: string): Record<string, string> {
   return {
     [POD_NAME_LABEL]: pod.metadata.name,
     [POD_NAMESPACE_LABEL]: pod.metadata.namespace,
@@ -41,7 +42,7 @@ function podLabels(pod: any, nodeName: string): Record<string, string> {
   };
 }
 
-function seccomp(pod: any, c?: any): SecurityProfile {
+function seccomp(pod: Pod, c?: PodContainer): SecurityProfile {
   const p = c?.securityContext?.seccompProfile ?? pod.spec?.securityContext?.seccompProfile;
   if (p?.type === "Unconfined") return { profile_type: "Unconfined" };
   if (p?.type === "Localhost") return { profile_type: "Localhost", localhost_ref: p.localhostProfile };
@@ -49,12 +50,12 @@ function seccomp(pod: any, c?: any): SecurityProfile {
 }
 
 /** The pod's hostname: spec.hostname or the pod name, at most 63 characters. */
-export function podHostname(pod: any): string {
+export function podHostname(pod: Pod): string {
   const h: string = pod.spec?.hostname || pod.metadata.name;
   return h.slice(0, 63).replace(/[-.]+$/, "");
 }
 
-export function portMappings(pod: any): PortMapping[] {
+export function portMappings(pod: Pod): PortMapping[] {
   const out: PortMapping[] = [];
   for (const c of pod.spec?.containers ?? []) {
     for (const p of c.ports ?? []) {
@@ -72,7 +73,7 @@ export function portMappings(pod: any): PortMapping[] {
 
 export function sandboxConfig(i: SandboxInputs): PodSandboxConfig {
   const { pod } = i;
-  const spec = pod.spec ?? {};
+  const spec: Partial<PodSpec> = pod.spec ?? {};
   const psc = spec.securityContext ?? {};
   const sysctls: Record<string, string> = {};
   for (const s of psc.sysctls ?? []) sysctls[s.name] = s.value;
@@ -151,14 +152,14 @@ const DEFINING_FIELDS = [
   "stdin",
 ] as const;
 
-export function containerHash(c: any): string {
+export function containerHash(c: PodContainer): string {
   const defining = Object.fromEntries(DEFINING_FIELDS.map((k) => [k, c[k]]));
   return createHash("sha256").update(canonical(defining)).digest("hex").slice(0, 8);
 }
 
 export interface ContainerInputs {
-  pod: any;
-  container: any;
+  pod: Pod;
+  container: PodContainer;
   nodeName: string;
   restartCount: number;
   command?: string[];
@@ -175,7 +176,7 @@ export interface ContainerInputs {
   targetId?: string;
 }
 
-function namespaces(spec: any, targetId?: string): NamespaceOption {
+function namespaces(spec: Partial<PodSpec>, targetId?: string): NamespaceOption {
   const pid = spec.hostPID ? "NODE" : spec.shareProcessNamespace ? "POD" : "CONTAINER";
   return {
     network: spec.hostNetwork ? "NODE" : "POD",
@@ -185,10 +186,10 @@ function namespaces(spec: any, targetId?: string): NamespaceOption {
   };
 }
 
-function securityContext(pod: any, c: any, targetId?: string): LinuxContainerSecurityContext {
+function securityContext(pod: Pod, c: PodContainer, targetId?: string): LinuxContainerSecurityContext {
   const psc = pod.spec?.securityContext ?? {};
   const sc = c.securityContext ?? {};
-  const spec = pod.spec ?? {};
+  const spec: Partial<PodSpec> = pod.spec ?? {};
   const runAsUser = sc.runAsUser ?? psc.runAsUser;
   const runAsGroup = sc.runAsGroup ?? psc.runAsGroup;
   return {
@@ -263,7 +264,7 @@ export interface ClusterDnsSettings {
  * resolv.conf (Default), as when the node has no cluster DNS; None starts empty. The pod's
  * dnsConfig is then merged in (nameservers and searches appended, options replaced by name).
  */
-export function dnsConfig(pod: any, hostResolv: string, cluster?: ClusterDnsSettings): DNSConfig {
+export function dnsConfig(pod: Pod, hostResolv: string, cluster?: ClusterDnsSettings): DNSConfig {
   let servers: string[] = [];
   let searches: string[] = [];
   let options: string[] = [];
@@ -298,8 +299,10 @@ export function dnsConfig(pod: any, hostResolv: string, cluster?: ClusterDnsSett
   searches.push(...(dc.searches ?? []));
   const byName = new Map<string, string>();
   for (const o of options) byName.set(o.split(":")[0]!, o);
-  for (const o of dc.options ?? [])
+  for (const o of dc.options ?? []) {
+    if (o.name === undefined) continue; // validation refuses an option without a name
     byName.set(o.name, o.value !== undefined && o.value !== null ? `${o.name}:${o.value}` : o.name);
+  }
   return {
     servers: [...new Set(servers)].slice(0, 3),
     searches: [...new Set(searches)].slice(0, 32),

@@ -2,6 +2,7 @@
 // pods/<name>/status against the status the server last showed, only when
 // something changed, at most one request in flight per pod (later updates
 // coalesce into the next one), retried on failure.
+import type { Pod, PodStatus } from "../lib/kube-types";
 import { type Api, enc, errorText } from "./api";
 import { createMergePatch } from "./merge-patch";
 
@@ -9,9 +10,9 @@ interface Entry {
   namespace: string;
   name: string;
   uid: string;
-  want?: any;
+  want?: PodStatus;
   /** The status the server has, as last seen (watch or patch answer), and its resourceVersion. */
-  known: any;
+  known: PodStatus;
   knownRV: string;
   inFlight?: Promise<void>;
   dirty: boolean;
@@ -31,7 +32,7 @@ export class StatusManager {
     private readonly log: (m: string) => void,
   ) {}
 
-  private entry(pod: any): Entry {
+  private entry(pod: Pod): Entry {
     const uid = pod.metadata.uid;
     let e = this.entries.get(uid);
     if (!e) {
@@ -49,7 +50,7 @@ export class StatusManager {
   }
 
   /** Records the server's view of a pod (from the watch). */
-  observe(pod: any): void {
+  observe(pod: Pod): void {
     const e = this.entry(pod);
     const rv = pod.metadata.resourceVersion ?? "";
     if (rvNewer(rv, e.knownRV)) {
@@ -59,12 +60,12 @@ export class StatusManager {
   }
 
   /** The status the server last showed for the pod. */
-  known(uid: string): any | undefined {
+  known(uid: string): PodStatus | undefined {
     return this.entries.get(uid)?.known;
   }
 
   /** Sets the wanted status; sends it unless the server already has it. */
-  set(pod: any, status: any): void {
+  set(pod: Pod, status: PodStatus): void {
     const e = this.entry(pod);
     e.want = status;
     if (createMergePatch(e.known, status) === undefined) return;
@@ -95,7 +96,8 @@ export class StatusManager {
       this.patches++;
       if (r.status === 200) {
         if (r.json?.metadata?.uid && r.json.metadata.uid !== e.uid) return;
-        e.known = r.json?.status ?? e.want;
+        // the answer is the pod as patched: its status is what the server now has
+        e.known = (r.json?.status as PodStatus | undefined) ?? e.want ?? e.known;
         e.knownRV = r.json?.metadata?.resourceVersion ?? e.knownRV;
         return;
       }

@@ -4,7 +4,18 @@
 // PersistentVolumes.
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, normalize } from "node:path";
+import type { IPersistentVolume } from "kubernetes-models/v1/PersistentVolume";
+import type { IPersistentVolumeClaim } from "kubernetes-models/v1/PersistentVolumeClaim";
 import type { Mount } from "../cri/types";
+import type {
+  ConfigMap,
+  DownwardAPIVolumeSource,
+  KeyToPath,
+  Pod,
+  PodContainer,
+  Secret,
+  ServiceAccountTokenProjection,
+} from "../lib/kube-types";
 import { type Api, enc } from "./api";
 import { type FileProjection, writeAtomic } from "./atomic-writer";
 import { type EnvContext, expand, fieldValue, resourceValue } from "./env";
@@ -21,7 +32,7 @@ const PLUGIN: Record<string, string> = {
 
 export interface VolumeContext {
   api: Api;
-  pod: any;
+  pod: Pod;
   podDir: string;
   env: Omit<EnvContext, "container">;
 }
@@ -30,9 +41,17 @@ function fileMap(): Map<string, FileProjection> {
   return new Map();
 }
 
-async function getObject(api: Api, path: string): Promise<any | undefined> {
+/** A file source of a configMap or secret volume (or projection): what to project, and how. */
+interface FileSource {
+  optional?: boolean;
+  items?: KeyToPath[];
+  defaultMode?: number;
+}
+
+/** GET of one object of a kind: the apiserver answers 200 with that object. */
+async function getObject<T>(api: Api, path: string): Promise<T | undefined> {
   const r = await api.get(path);
-  if (r.status === 200) return r.json;
+  if (r.status === 200) return r.json as T | undefined;
   if (r.status === 404) return undefined;
   throw new VolumeError(`GET ${path}: ${r.status} ${r.json?.message ?? ""}`);
 }
@@ -40,7 +59,7 @@ async function getObject(api: Api, path: string): Promise<any | undefined> {
 function project(
   out: Map<string, FileProjection>,
   data: Record<string, Buffer>,
-  items: any[] | undefined,
+  items: KeyToPath[] | undefined,
   mode: number,
   what: string,
   optional: boolean,
@@ -57,14 +76,14 @@ function project(
   } else for (const [k, v] of Object.entries(data)) out.set(k, { data: v, mode });
 }
 
-function cmData(cm: any): Record<string, Buffer> {
+function cmData(cm: ConfigMap): Record<string, Buffer> {
   const out: Record<string, Buffer> = {};
   for (const [k, v] of Object.entries(cm.data ?? {})) out[k] = Buffer.from(String(v));
   for (const [k, v] of Object.entries(cm.binaryData ?? {})) out[k] = Buffer.from(String(v), "base64");
   return out;
 }
 
-function secretData(s: any): Record<string, Buffer> {
+function secretData(s: Secret): Record<string, Buffer> {
   const out: Record<string, Buffer> = {};
   for (const [k, v] of Object.entries(s.data ?? {})) out[k] = Buffer.from(String(v), "base64");
   return out;
@@ -72,12 +91,15 @@ function secretData(s: any): Record<string, Buffer> {
 
 async function configMapFiles(
   ctx: VolumeContext,
-  src: any,
+  src: FileSource & { name?: string },
   out: Map<string, FileProjection>,
   mode: number,
 ): Promise<void> {
   const ns = ctx.pod.metadata.namespace;
-  const cm = await getObject(ctx.api, `/api/v1/namespaces/${enc(ns)}/configmaps/${enc(src.name)}`);
+  const cm = await getObject<ConfigMap>(
+    ctx.api,
+    `/api/v1/namespaces/${enc(ns)}/configmaps/${enc(String(src.name))}`,
+  );
   if (!cm) {
     if (src.optional) return;
     throw new VolumeError(`configmap "${src.name}" not found`);
@@ -87,13 +109,13 @@ async function configMapFiles(
 
 async function secretFiles(
   ctx: VolumeContext,
-  src: any,
+  src: FileSource,
   name: string,
   out: Map<string, FileProjection>,
   mode: number,
 ): Promise<void> {
   const ns = ctx.pod.metadata.namespace;
-  const s = await getObject(ctx.api, `/api/v1/namespaces/${enc(ns)}/secrets/${enc(name)}`);
+  const s = await getObject<Secret>(ctx.api, `/api/v1/namespaces/${enc(ns)}/secrets/${enc(name)}`);
   if (!s) {
     if (src.optional) return;
     throw new VolumeError(`secret "${name}" not found`);
@@ -101,11 +123,19 @@ async function secretFiles(
   project(out, secretData(s), src.items, src.defaultMode ?? mode, `secret ${name}`, !!src.optional);
 }
 
-function downwardFiles(ctx: VolumeContext, src: any, out: Map<string, FileProjection>, mode: number): void {
-  const containers = [...(ctx.pod.spec?.initContainers ?? []), ...(ctx.pod.spec?.containers ?? [])];
+function downwardFiles(
+  ctx: VolumeContext,
+  src: DownwardAPIVolumeSource,
+  out: Map<string, FileProjection>,
+  mode: number,
+): void {
+  const containers: PodContainer[] = [
+    ...(ctx.pod.spec?.initContainers ?? []),
+    ...(ctx.pod.spec?.containers ?? []),
+  ];
   for (const it of src.items ?? []) {
     let v: string;
-    const ectx = { ...ctx.env, container: containers[0] ?? {} };
+    const ectx = { ...ctx.env, container: containers[0] ?? { name: "" } };
     if (it.fieldRef) v = fieldValue(it.fieldRef.fieldPath, ectx);
     else if (it.resourceFieldRef) v = resourceValue(it.resourceFieldRef, containers, ectx);
     else continue;
@@ -115,7 +145,7 @@ function downwardFiles(ctx: VolumeContext, src: any, out: Map<string, FileProjec
 
 async function tokenFile(
   ctx: VolumeContext,
-  src: any,
+  src: ServiceAccountTokenProjection,
   out: Map<string, FileProjection>,
   mode: number,
   log: (m: string) => void,
@@ -136,7 +166,8 @@ async function tokenFile(
     `/api/v1/namespaces/${enc(pod.metadata.namespace)}/serviceaccounts/${enc(sa)}/token`,
     body,
   );
-  const token = r.json?.status?.token;
+  const status = r.json?.status as { token?: unknown } | undefined;
+  const token = status?.token;
   if ((r.status === 201 || r.status === 200) && typeof token === "string") {
     out.set(src.path, { data: Buffer.from(token), mode });
     return;
@@ -162,12 +193,12 @@ function hostDirectory(p: string, type: string | undefined): string {
  */
 async function claimDirectory(ctx: VolumeContext, claimName: string, owner?: string): Promise<string> {
   const ns = ctx.pod.metadata.namespace;
-  const claim = await getObject(
+  const claim = await getObject<IPersistentVolumeClaim>(
     ctx.api,
     `/api/v1/namespaces/${enc(ns)}/persistentvolumeclaims/${enc(claimName)}`,
   );
   if (!claim) throw new VolumeError(`persistentvolumeclaim "${claimName}" not found`);
-  if (owner && !claim.metadata?.ownerReferences?.some((r: any) => r.controller && r.uid === owner))
+  if (owner && !claim.metadata?.ownerReferences?.some((r) => r.controller && r.uid === owner))
     throw new VolumeError(
       `PVC ${ns}/${claimName} was not created for pod ${ns}/${ctx.pod.metadata.name} (pod is not owner)`,
     );
@@ -176,7 +207,7 @@ async function claimDirectory(ctx: VolumeContext, claimName: string, owner?: str
     throw new VolumeError(
       `PVC ${ns}/${claimName} has non-bound phase ("${claim.status?.phase ?? ""}") or empty pvc.Spec.VolumeName ("${volumeName ?? ""}")`,
     );
-  const pv = await getObject(ctx.api, `/api/v1/persistentvolumes/${enc(volumeName)}`);
+  const pv = await getObject<IPersistentVolume>(ctx.api, `/api/v1/persistentvolumes/${enc(volumeName)}`);
   if (!pv) throw new VolumeError(`persistentvolume "${volumeName}" not found`);
   if (pv.spec?.hostPath) return hostDirectory(pv.spec.hostPath.path, pv.spec.hostPath.type);
   if (pv.spec?.local) return hostDirectory(pv.spec.local.path, "Directory");
@@ -192,7 +223,7 @@ export async function setupVolumes(
 ): Promise<Map<string, string>> {
   const paths = new Map<string, string>();
   for (const v of ctx.pod.spec?.volumes ?? []) {
-    const kind = Object.keys(PLUGIN).find((k) => v[k] !== undefined);
+    const kind = Object.keys(PLUGIN).find((k) => v[k as keyof typeof v] !== undefined);
     if (v.hostPath) {
       paths.set(v.name, hostDirectory(v.hostPath.path, v.hostPath.type));
       continue;
@@ -220,15 +251,16 @@ export async function setupVolumes(
       continue;
     }
     const files = fileMap();
-    if (kind === "configMap") await configMapFiles(ctx, v.configMap, files, 0o644);
-    else if (kind === "secret") await secretFiles(ctx, v.secret, v.secret.secretName, files, 0o644);
-    else if (kind === "downwardAPI") downwardFiles(ctx, v.downwardAPI, files, 0o644);
-    else if (kind === "projected") {
+    if (kind === "configMap" && v.configMap) await configMapFiles(ctx, v.configMap, files, 0o644);
+    else if (kind === "secret" && v.secret)
+      await secretFiles(ctx, v.secret, String(v.secret.secretName), files, 0o644);
+    else if (kind === "downwardAPI" && v.downwardAPI) downwardFiles(ctx, v.downwardAPI, files, 0o644);
+    else if (kind === "projected" && v.projected) {
       const mode = v.projected.defaultMode ?? 0o644;
       for (const s of v.projected.sources ?? []) {
         if (s.configMap) await configMapFiles(ctx, { ...s.configMap, defaultMode: mode }, files, mode);
         else if (s.secret)
-          await secretFiles(ctx, { ...s.secret, defaultMode: mode }, s.secret.name, files, mode);
+          await secretFiles(ctx, { ...s.secret, defaultMode: mode }, String(s.secret.name), files, mode);
         else if (s.downwardAPI) downwardFiles(ctx, { ...s.downwardAPI, defaultMode: mode }, files, mode);
         else if (s.serviceAccountToken)
           await tokenFile(ctx, s.serviceAccountToken, files, mode === 0o644 ? 0o600 : mode, log);
@@ -240,7 +272,7 @@ export async function setupVolumes(
 }
 
 /** Volumes the kubelet always mounts read-only: the API-projected kinds. */
-export function readOnlyVolumes(pod: any): Set<string> {
+export function readOnlyVolumes(pod: Pod): Set<string> {
   const out = new Set<string>();
   for (const v of pod.spec?.volumes ?? [])
     if (v.configMap || v.secret || v.downwardAPI || v.projected || v.persistentVolumeClaim?.readOnly)
@@ -250,7 +282,7 @@ export function readOnlyVolumes(pod: any): Set<string> {
 
 /** CRI mounts of one container; subPath and subPathExpr resolved under the volume's directory. */
 export function containerMounts(
-  container: any,
+  container: PodContainer,
   volumes: Map<string, string>,
   env: { key: string; value: string }[],
   readOnly: Set<string> = new Set(),

@@ -3,15 +3,23 @@
 // JSON requests that never throw on HTTP status, and newline-delimited watch streams.
 import http from "node:http";
 import https from "node:https";
+import { type ApiBody, asApiBody } from "./kube-types";
 
 export interface Reply {
   status: number;
-  json: any;
+  /** The decoded body when it is a JSON object. */
+  json: ApiBody | undefined;
 }
 
 export interface WatchResult {
   status: number;
-  body?: any;
+  body?: ApiBody;
+}
+
+/** One frame of a watch stream (metav1.WatchEvent); a frame that is no object has no type. */
+export interface WatchFrame {
+  type?: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  object?: ApiBody;
 }
 
 export interface TlsOptions {
@@ -36,7 +44,7 @@ export interface JsonRequest {
   contentType: string;
   timeoutMs: number;
   /** Sees every answer, with the raw text (for diagnostics). */
-  onResponse?: (status: number, json: any, text: string) => void;
+  onResponse?: (status: number, json: ApiBody | undefined, text: string) => void;
   /** Sees transport errors of the request before the promise rejects. */
   onRequestError?: (e: Error) => void;
 }
@@ -87,7 +95,7 @@ export class HttpEndpoint {
             answered = true;
             collect(res).then((text) => {
               const status = res.statusCode ?? 0;
-              const json = parseJson(text);
+              const json = asApiBody(parseJson(text));
               r.onResponse?.(status, json, text);
               resolve({ status, json });
             }, reject);
@@ -128,7 +136,7 @@ export class HttpEndpoint {
         (res) => {
           if (res.statusCode !== 200) {
             collect(res).then(
-              (text) => resolve({ status: res.statusCode ?? 0, body: parseJson(text) }),
+              (text) => resolve({ status: res.statusCode ?? 0, body: asApiBody(parseJson(text)) }),
               reject,
             );
             return;
@@ -180,11 +188,19 @@ export function collect(res: http.IncomingMessage): Promise<string> {
 }
 
 /** JSON.parse that yields undefined for empty or malformed text. */
-export function parseJson(text: string): any {
+export function parseJson(text: string): unknown {
   if (!text) return undefined;
   try {
     return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/** A watch stream line as a frame: an object with an object-valued `object`; undefined otherwise. */
+export function parseWatchFrame(line: string): WatchFrame | undefined {
+  const ev = asApiBody(line ? parseJson(line) : undefined);
+  if (!ev) return undefined;
+  const type = typeof ev.type === "string" ? (ev.type as WatchFrame["type"]) : undefined;
+  return { type, object: asApiBody(ev.object) };
 }

@@ -2,23 +2,20 @@
 // resourceVersion, resume from the last seen one after a disconnect, re-list after
 // 410 Gone or an ERROR event. Callers see a full snapshot after every (re-)list.
 // Serves the simulated fleet and the edgelet alike: anything that can GET and watch.
-import type { Reply } from "./http";
+import type { Reply, WatchFrame, WatchResult } from "./http";
+import { itemsOf } from "./kube-types";
 
 /** What an informer needs of a client: a GET, and a watch stream of parsed frames. */
 export interface WatchClient {
   request(method: string, path: string): Promise<Reply>;
   /** onEvent may return false to close the stream. */
-  watch(
-    path: string,
-    onEvent: (ev: any) => unknown,
-    signal: AbortSignal,
-  ): Promise<{ status: number; body?: any }>;
+  watch(path: string, onEvent: (ev: WatchFrame) => unknown, signal: AbortSignal): Promise<WatchResult>;
 }
 
 export interface InformerHandlers {
   /** After every list: the complete current set. */
-  onList(items: any[]): void;
-  onEvent(type: "ADDED" | "MODIFIED" | "DELETED", obj: any): void;
+  onList(items: unknown[]): void;
+  onEvent(type: "ADDED" | "MODIFIED" | "DELETED", obj: unknown): void;
 }
 
 export class Informer {
@@ -64,10 +61,11 @@ export class Informer {
         const r = await withRetry(() => this.client.request("GET", this.url({})), {
           stopped: () => this.stopped,
         });
-        if (r.status === 200 && Array.isArray(r.json?.items)) {
-          this.rv = r.json.metadata?.resourceVersion ?? "";
+        const items = r.status === 200 ? itemsOf(r.json) : undefined;
+        if (items) {
+          this.rv = r.json?.metadata?.resourceVersion ?? "";
           this.lists++;
-          this.handlers.onList(r.json.items);
+          this.handlers.onList(items);
           this.markSynced();
           return;
         }

@@ -4,6 +4,7 @@
 // are dropped.
 import { randomBytes } from "node:crypto";
 import { rfc3339 } from "../../api/time";
+import type { Reply } from "../lib/http";
 
 const API_VERSIONS: Record<string, string> = {
   Node: "v1",
@@ -22,7 +23,7 @@ export type ObjectEvent = (
 ) => void;
 
 export function objectEventRecorder(
-  client: { request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> },
+  client: { request(method: string, path: string, body?: unknown): Promise<Reply> },
   nodeName: string,
   log: (m: string) => void,
 ): ObjectEvent {

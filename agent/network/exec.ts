@@ -23,8 +23,45 @@ export function run(cmd: string, args: string[], input?: string): Promise<string
   });
 }
 
-/** `ip -j ...` parsed ([] for no output). */
-export async function ipJson<T = any>(args: string[]): Promise<T[]> {
+// What `ip -j` and `bridge -j` print, as far as the agent reads it (iproute2's JSON names).
+
+export interface IpAddrInfo {
+  family?: string;
+  local?: string;
+  prefixlen?: number;
+}
+
+export interface IpLink {
+  ifname: string;
+  mtu?: number;
+  addr_info?: IpAddrInfo[];
+  linkinfo?: {
+    info_kind?: string;
+    info_data?: { id?: number; port?: number; local?: string; link?: string; learning?: boolean };
+  };
+}
+
+export interface IpRoute {
+  /** "default" for the default route */
+  dst: string;
+  gateway?: string;
+  dev?: string;
+  flags?: string[];
+}
+
+export interface IpNeighbour {
+  dst: string;
+  lladdr?: string;
+  state?: string[];
+}
+
+export interface FdbEntry {
+  mac: string;
+  dst?: string;
+}
+
+/** `ip -j ...` parsed ([] for no output), as the objects that command prints. */
+export async function ipJson<T extends IpLink | IpRoute | IpNeighbour>(args: string[]): Promise<T[]> {
   const out = await run("ip", ["-j", ...args]);
   return out.trim() ? (JSON.parse(out) as T[]) : [];
 }

@@ -4,7 +4,9 @@
 // into one table; the DNS server behind the kube-dns Service; the relay behind the
 // `kubernetes` Service; and what pods get from them (DNS settings, Service variables).
 import { readFileSync, writeFileSync } from "node:fs";
+import type { Reply } from "../lib/http";
 import type { WatchClient } from "../lib/informer";
+import { stringData } from "../lib/kube-types";
 import { ClusterDns } from "./dns/records";
 import { DnsServer } from "./dns/server";
 import { groupSlices } from "./endpoints";
@@ -15,7 +17,7 @@ import { Proxier, type SyncResult } from "./proxier/proxier";
 import { ApiserverRelay } from "./relay";
 import { serviceEnvVars, servicesForPod } from "./service-env";
 import { ClusterState } from "./state";
-import { type Cidr, cidrContains, intToIp, isIPv4, parseCidr, type Service } from "./types";
+import { type Cidr, cidrContains, intToIp, isIPv4, parseCidr } from "./types";
 
 export const NETWORK_CONFIGMAP = { namespace: "kube-system", name: "edgeplane-network" };
 export const DEFAULT_DOMAIN = "cluster.local";
@@ -32,7 +34,7 @@ export interface NetworkSettings {
 
 export interface NodeNetworkOptions {
   client: WatchClient & {
-    request(method: string, path: string, body?: unknown, contentType?: string): Promise<any>;
+    request(method: string, path: string, body?: unknown, contentType?: string): Promise<Reply>;
   };
   nodeName: string;
   nodeIP: string;
@@ -71,7 +73,7 @@ async function readSettings(opts: NodeNetworkOptions): Promise<NetworkSettings> 
   const { namespace, name } = NETWORK_CONFIGMAP;
   try {
     const r = await opts.client.request("GET", `/api/v1/namespaces/${namespace}/configmaps/${name}`);
-    const d = r.status === 200 ? (r.json?.data ?? {}) : {};
+    const d = (r.status === 200 ? stringData(r.json?.data) : undefined) ?? {};
     if (r.status !== 200 && r.status !== 404)
       opts.log(`reading ${namespace}/${name}: ${r.status} ${r.json?.message ?? ""}; using defaults`);
     return {
@@ -102,7 +104,7 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
   const records = new ClusterDns(state, settings.clusterDomain, reverse);
   const kubeDnsIP = () => {
     if (settings.clusterDNS) return settings.clusterDNS;
-    const ip = state.get<Service>("services", "kube-system/kube-dns")?.spec?.clusterIP;
+    const ip = state.get("services", "kube-system/kube-dns")?.spec?.clusterIP;
     return isIPv4(ip) ? ip : undefined;
   };
   // the pods' range: the cluster CIDR when this node's pods are in it (a node given a pod CIDR

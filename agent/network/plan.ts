@@ -20,6 +20,7 @@ import {
   intToIp,
   parseCIDR,
 } from "../../api/network";
+import type { Node } from "../lib/kube-types";
 
 export interface Self {
   name: string;
@@ -63,8 +64,8 @@ export interface Plan {
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 
 /** The peer a Node is, or undefined when it has not published a pod network of ours. */
-export function peerOf(node: any): Peer | undefined {
-  const name: string | undefined = node?.metadata?.name;
+export function peerOf(node: Node | undefined): Peer | undefined {
+  const name = node?.metadata?.name;
   const ann: Record<string, string> = node?.metadata?.annotations ?? {};
   const backend = ann[ANNOTATIONS.backend] as Backend | undefined;
   const ip = ann[ANNOTATIONS.publicIP];
@@ -72,7 +73,7 @@ export function peerOf(node: any): Peer | undefined {
   if (!name || !backend || !BACKENDS.includes(backend) || backend === "none" || !ip || !podCIDR)
     return undefined;
   if (!parseCIDR(podCIDR) || !/^\d+\.\d+\.\d+\.\d+$/.test(ip)) return undefined;
-  if (node.metadata.deletionTimestamp) return undefined;
+  if (node?.metadata?.deletionTimestamp) return undefined;
   const mac = ann[ANNOTATIONS.vtepMAC]?.toLowerCase();
   return { name, podCIDR, ip, backend, vtepMAC: mac && MAC.test(mac) ? mac : undefined };
 }

@@ -8,7 +8,8 @@ import { writeFileSync } from "node:fs";
 import { ANNOTATIONS, type Backend, formatCIDR, type NetworkSettings, parseCIDR } from "../../api/network";
 import type { Reply } from "../lib/http";
 import { Informer, type WatchClient } from "../lib/informer";
-import { batch, ipJson, run } from "./exec";
+import { asApiBody, type Node } from "../lib/kube-types";
+import { batch, type FdbEntry, type IpLink, type IpNeighbour, type IpRoute, ipJson, run } from "./exec";
 import { applyMasquerade } from "./masquerade";
 import { type Peer, type Plan, peerOf, planRoutes, type Self, vtepAddress, vtepMAC } from "./plan";
 
@@ -25,7 +26,7 @@ export interface Uplink {
 
 /** The interface holding the node's address (its subnet is where host-gw peers are). */
 export async function findUplink(ip: string): Promise<Uplink> {
-  const links = await ipJson<any>(["-4", "addr", "show"]);
+  const links = await ipJson<IpLink>(["-4", "addr", "show"]);
   for (const l of links) {
     for (const a of l.addr_info ?? []) {
       if (a.family === "inet" && a.local === ip) {
@@ -35,9 +36,9 @@ export async function findUplink(ip: string): Promise<Uplink> {
     }
   }
   // an address the node does not hold (behind NAT): no peer shares its subnet
-  const dflt = (await ipJson<any>(["-4", "route", "show", "default"]))[0];
+  const dflt = (await ipJson<IpRoute>(["-4", "route", "show", "default"]))[0];
   if (!dflt?.dev) throw new Error(`no interface holds ${ip} and there is no default route`);
-  const link = (await ipJson<any>(["link", "show", "dev", dflt.dev]))[0];
+  const link = (await ipJson<IpLink>(["link", "show", "dev", dflt.dev]))[0];
   return { dev: dflt.dev, subnet: parseCIDR(`${ip}/32`)!, mtu: Number(link?.mtu) || 1500 };
 }
 
@@ -114,9 +115,10 @@ export async function startPodNetwork(o: PodNetworkOptions): Promise<PodNetwork>
   let running: Promise<void> | undefined;
   let again = false;
 
-  const observe = (node: any, deleted: boolean) => {
-    const name: string | undefined = node?.metadata?.name;
-    if (!name) return;
+  const observe = (item: unknown, deleted: boolean) => {
+    const node = asApiBody(item) as Node | undefined; // the nodes informer serves Nodes
+    const name = node?.metadata?.name;
+    if (!node || !name) return;
     if (name === o.nodeName) {
       // re-registered (deleted and made again) or edited: publish again
       const ann = node.metadata?.annotations ?? {};
@@ -212,7 +214,7 @@ export async function startPodNetwork(o: PodNetworkOptions): Promise<PodNetwork>
 async function ensureVtep(dev: string, mac: string, o: PodNetworkOptions): Promise<void> {
   const mtu = o.uplink.mtu - 50;
   const want = { id: o.settings.vxlanVNI, port: o.settings.vxlanPort, local: o.nodeIP, link: o.uplink.dev };
-  const have = (await ipJson<any>(["-d", "link", "show", "dev", dev]).catch(() => []))[0];
+  const have = (await ipJson<IpLink>(["-d", "link", "show", "dev", dev]).catch((): IpLink[] => []))[0];
   const info = have?.linkinfo?.info_data;
   const same =
     have &&
@@ -242,15 +244,15 @@ async function ensureVtep(dev: string, mac: string, o: PodNetworkOptions): Promi
     ]);
   await run("ip", ["link", "set", "dev", dev, "address", mac, "mtu", String(mtu), "up"]);
   const vtep = `${vtepAddress(o.podCIDR)}/32`;
-  const addrs = (await ipJson<any>(["-4", "addr", "show", "dev", dev]))[0]?.addr_info ?? [];
-  const stale = addrs.filter((a: any) => `${a.local}/${a.prefixlen}` !== vtep);
+  const addrs = (await ipJson<IpLink>(["-4", "addr", "show", "dev", dev]))[0]?.addr_info ?? [];
+  const stale = addrs.filter((a) => `${a.local}/${a.prefixlen}` !== vtep);
   for (const a of stale) await run("ip", ["addr", "del", `${a.local}/${a.prefixlen}`, "dev", dev]);
   if (stale.length === addrs.length) await run("ip", ["addr", "add", vtep, "dev", dev]);
 }
 
 /** Makes the kernel hold exactly the plan's routes (of ours), neighbours and forwarding entries. */
 async function reconcile(self: Self, plan: Plan): Promise<void> {
-  const routes = await ipJson<any>(["-4", "route", "show", "proto", ROUTE_PROTO]);
+  const routes = await ipJson<IpRoute>(["-4", "route", "show", "proto", ROUTE_PROTO]);
   const haveRoute = new Map<string, string>();
   for (const r of routes) haveRoute.set(r.dst, `${r.gateway} ${r.dev} ${(r.flags ?? []).includes("onlink")}`);
   const wantRoute = new Map(plan.routes.map((r) => [r.dst, r]));
@@ -258,16 +260,16 @@ async function reconcile(self: Self, plan: Plan): Promise<void> {
   const bridgeLines: string[] = [];
   const dev = self.vxlanDevice;
   if (dev) {
-    const neigh = await ipJson<any>(["-4", "neigh", "show", "dev", dev]);
+    const neigh = await ipJson<IpNeighbour>(["-4", "neigh", "show", "dev", dev]);
     const wantNeigh = new Map(plan.neighbors.map((n) => [n.ip, n.mac]));
     for (const n of neigh) if (!wantNeigh.has(n.dst)) ipLines.push(`neigh del ${n.dst} dev ${dev}`);
     const haveNeigh = new Map(
-      neigh.filter((n: any) => (n.state ?? []).includes("PERMANENT")).map((n: any) => [n.dst, n.lladdr]),
+      neigh.filter((n) => (n.state ?? []).includes("PERMANENT")).map((n) => [n.dst, n.lladdr]),
     );
     for (const [ip, mac] of wantNeigh)
       if (haveNeigh.get(ip) !== mac)
         ipLines.push(`neigh replace ${ip} lladdr ${mac} dev ${dev} nud permanent`);
-    const fdb = JSON.parse((await run("bridge", ["-j", "fdb", "show", "dev", dev])) || "[]") as any[];
+    const fdb = JSON.parse((await run("bridge", ["-j", "fdb", "show", "dev", dev])) || "[]") as FdbEntry[];
     const wantFdb = new Map(plan.fdb.map((f) => [f.mac, f.dst]));
     for (const f of fdb)
       if (f.dst && wantFdb.get(f.mac) !== f.dst) bridgeLines.push(`fdb del ${f.mac} dev ${dev} dst ${f.dst}`);

@@ -7,6 +7,7 @@ import {
   parseNetworkConfig,
 } from "../../api/network";
 import type { Reply } from "../lib/http";
+import { stringData } from "../lib/kube-types";
 
 export async function readNetworkSettings(
   api: { get(path: string): Promise<Reply> },
@@ -15,7 +16,7 @@ export async function readNetworkSettings(
   const r = await api.get(
     `/api/v1/namespaces/${NETWORK_CONFIGMAP_NAMESPACE}/configmaps/${NETWORK_CONFIGMAP}`,
   );
-  if (r.status === 200) return parseNetworkConfig(r.json?.data);
+  if (r.status === 200) return parseNetworkConfig(stringData(r.json?.data));
   log(
     `${NETWORK_CONFIGMAP_NAMESPACE}/${NETWORK_CONFIGMAP}: ${r.status} ${r.json?.message ?? ""}; using the default network settings`,
   );

@@ -1,7 +1,14 @@
 // A small JSON client for the apiserver, tuned for one process speaking for thousands of
 // simulated nodes: keep-alive sockets, bounded concurrency with a lane for leases that a
 // burst of pod writes cannot starve, and newline-delimited watch streams.
-import { forEachLine, HttpEndpoint, parseJson, type Reply } from "../lib/http";
+import {
+  forEachLine,
+  HttpEndpoint,
+  parseWatchFrame,
+  type Reply,
+  type WatchFrame,
+  type WatchResult,
+} from "../lib/http";
 
 export type { Reply };
 
@@ -72,18 +79,14 @@ export class ApiClient {
    * Opens a watch; calls onEvent per JSON line (returning false closes the stream). Resolves
    * when the stream ends, with the status and, for a non-200 answer, its body.
    */
-  watch(
-    path: string,
-    onEvent: (ev: any) => boolean,
-    signal: AbortSignal,
-  ): Promise<{ status: number; body?: any }> {
+  watch(path: string, onEvent: (ev: WatchFrame) => boolean, signal: AbortSignal): Promise<WatchResult> {
     return this.http.watch(
       path,
       signal,
       (res, req, { resolve, reject }) => {
         let open = true;
         const deliver = (line: string) => {
-          const ev = line ? parseJson(line) : undefined;
+          const ev = parseWatchFrame(line);
           if (ev && open && onEvent(ev) === false) {
             open = false;
             req.destroy();

@@ -3,6 +3,7 @@
 // are phase-spread so N nodes make about N / leaseSeconds renewals a second, evenly.
 
 import { Informer } from "../lib/informer";
+import { type ApiBody, asApiBody, isObject, type Lease, stringData } from "../lib/kube-types";
 import { type ApiClient, type Lane, type Reply, withRetry } from "./client";
 import {
   microTime,
@@ -22,7 +23,7 @@ export interface SimNode {
   name: string;
   index: number;
   uid?: string;
-  lease?: any;
+  lease?: Lease;
   leaseDue: number;
   statusDue: number;
   /** When the reported conditions last changed. */
@@ -79,14 +80,18 @@ export class Fleet {
         // a list may predate a registration in flight: only DELETED events and 404s retire nodes
         onList: (items) => {
           for (const item of items) {
-            opts.onNode?.(item);
-            this.observe(item);
+            const obj = asApiBody(item);
+            if (!obj) continue;
+            opts.onNode?.(nodeView(obj));
+            this.observe(obj);
           }
         },
-        onEvent: (type, obj) => {
-          if (type !== "DELETED") opts.onNode?.(obj);
-          const n = this.nodes.get(obj?.metadata?.name);
-          if (n && type === "DELETED" && obj.metadata.uid === n.uid) n.gone = true;
+        onEvent: (type, item) => {
+          const obj = asApiBody(item);
+          if (!obj) return;
+          if (type !== "DELETED") opts.onNode?.(nodeView(obj));
+          const n = this.nodes.get(String(obj.metadata?.name));
+          if (n && type === "DELETED" && obj.metadata?.uid === n.uid) n.gone = true;
           else this.observe(obj);
         },
       },
@@ -199,21 +204,25 @@ export class Fleet {
   }
 
   /** The pod CIDR a Node object of ours holds: taken on, and reported in its status soon. */
-  private notePodCIDR(n: SimNode, obj: any): void {
-    const cidr: string | undefined = obj?.spec?.podCIDRs?.[0] ?? obj?.spec?.podCIDR;
+  private notePodCIDR(n: SimNode, obj: ApiBody | undefined): void {
+    const spec = isObject(obj?.spec) ? obj.spec : {};
+    const first = Array.isArray(spec.podCIDRs) ? spec.podCIDRs[0] : undefined;
+    const cidr =
+      typeof first === "string" ? first : typeof spec.podCIDR === "string" ? spec.podCIDR : undefined;
     if (!cidr || cidr === n.podCIDR) return;
     n.podCIDR = cidr;
     this.opts.onPodCIDR?.(n.name, cidr);
   }
 
   /** The node lifecycle controller marked one of ours unhealthy: say otherwise soon. */
-  private observe(obj: any): void {
-    const n = this.nodes.get(obj?.metadata?.name);
-    if (n?.uid && obj.metadata.uid === n.uid) this.notePodCIDR(n, obj);
-    if (!n || obj.metadata.uid !== n.uid || n.leasesStopped || n.busyStatus) return;
-    if (notNewer(obj.metadata.resourceVersion, n.statusRV)) return;
+  private observe(obj: ApiBody): void {
+    const n = this.nodes.get(String(obj.metadata?.name));
+    if (n?.uid && obj.metadata?.uid === n.uid) this.notePodCIDR(n, obj);
+    if (!n || obj.metadata?.uid !== n.uid || n.leasesStopped || n.busyStatus) return;
+    if (notNewer(obj.metadata?.resourceVersion, n.statusRV)) return;
     if (!statusIsHealthy(obj.status)) {
-      const ready = obj.status?.conditions?.find((c: any) => c?.type === "Ready");
+      const conds = isObject(obj.status) ? obj.status.conditions : undefined;
+      const ready = (Array.isArray(conds) ? conds : []).map(asApiBody).find((c) => c?.type === "Ready");
       this.opts.log(
         `node ${n.name}: the API says Ready=${ready?.status ?? "<none>"} (${ready?.reason ?? ""}); reporting status again`,
       );
@@ -261,7 +270,7 @@ export class Fleet {
     n.statusDue = Date.now() + this.opts.statusSeconds * 1000 * (0.9 + Math.random() * 0.2);
   }
 
-  private leaseBody(n: SimNode): any {
+  private leaseBody(n: SimNode): Lease {
     const spec = {
       holderIdentity: n.name,
       leaseDurationSeconds: LEASE_DURATION_SECONDS,
@@ -289,12 +298,13 @@ export class Fleet {
         const r = n.lease
           ? await this.call("PUT", leasePath(n.name), this.leaseBody(n), undefined, lane)
           : await this.call("POST", leasePath(), this.leaseBody(n), undefined, lane);
+        // the answers are the Lease itself (a create, update or GET of it)
         if (r.status === 200 || r.status === 201) {
-          n.lease = r.json;
+          n.lease = r.json as Lease | undefined;
           ok = true;
         } else if (r.status === 409) {
           const g = await this.call("GET", leasePath(n.name), undefined, undefined, lane);
-          n.lease = g.status === 200 ? g.json : undefined;
+          n.lease = g.status === 200 ? (g.json as Lease | undefined) : undefined;
         } else if (r.status === 404) {
           n.lease = undefined;
         } else {
@@ -329,4 +339,15 @@ export class Fleet {
 function notNewer(a: string | undefined, b: string | undefined): boolean {
   if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
   return BigInt(a) <= BigInt(b);
+}
+
+/** What onNode is shown of a Node: its name and annotations, when they are what they should be. */
+function nodeView(obj: ApiBody): { metadata?: { name?: string; annotations?: Record<string, string> } } {
+  const m = obj.metadata as { name?: unknown; annotations?: unknown } | undefined;
+  return {
+    metadata: {
+      name: typeof m?.name === "string" ? m.name : undefined,
+      annotations: stringData(m?.annotations),
+    },
+  };
 }

@@ -3,12 +3,13 @@
 // allocates (as for any node); its InternalIP is derived from that CIDR, so no two nodes of
 // the cluster share one whichever simulator joined them: 10.1.0.1 up to 10.2.0.0, by block.
 import { parseCIDR } from "../../api/network";
+import { asApiBody, isObject, type Node, type NodeStatus, type Taint } from "../lib/kube-types";
 
 export interface NodeTemplate {
   zones: string[];
   capacity: Record<string, string>;
   labels: Record<string, string>;
-  taints: Array<{ key: string; value?: string; effect: string }>;
+  taints: Taint[];
   instanceType: string;
 }
 
@@ -27,7 +28,7 @@ export function nodeIPFor(podCIDR: string): string | undefined {
   return `10.${1 + ((k >> 16) & 0x3f)}.${(k >> 8) & 255}.${k & 255}`;
 }
 
-export function nodeObject(name: string, index: number, t: NodeTemplate): any {
+export function nodeObject(name: string, index: number, t: NodeTemplate): Node {
   const zone = t.zones.length ? t.zones[index % t.zones.length] : undefined;
   return {
     apiVersion: "v1",
@@ -75,7 +76,7 @@ export function nodeStatus(
   now: string,
   since: string,
   ip?: string,
-): any {
+): NodeStatus {
   const id = `${index.toString(16).padStart(8, "0")}-0000-4000-8000-${hex(name)}`;
   return {
     capacity: { ...t.capacity },
@@ -125,8 +126,9 @@ export function nodeStatus(
 }
 
 /** Whether the status the API holds still says what this node reports (Ready and healthy). */
-export function statusIsHealthy(status: any): boolean {
-  const conds: any[] = Array.isArray(status?.conditions) ? status.conditions : [];
+export function statusIsHealthy(status: unknown): boolean {
+  const list = isObject(status) ? status.conditions : undefined;
+  const conds = (Array.isArray(list) ? list : []).map(asApiBody);
   const want: Record<string, string> = {
     Ready: "True",
     MemoryPressure: "False",

@@ -14,61 +14,13 @@
 // restartPolicy Never, and otherwise the containers restart (restartCount + 1, the last run
 // in lastState) and run again.
 import { rfc3339 } from "../../api/time";
+import type { ContainerState, ContainerStatus, Pod, PodCondition } from "../lib/kube-types";
 
 export const RUN_SECONDS_ANNOTATION = "sim.edgeplane.dev/run-seconds";
 export const EXIT_CODE_ANNOTATION = "sim.edgeplane.dev/exit-code";
 
-/** What is read of a pod here (the informer's objects are plain JSON). */
-export interface SimPod {
-  metadata: {
-    uid?: string;
-    annotations?: Record<string, string>;
-    ownerReferences?: { kind?: string; controller?: boolean }[];
-  };
-  spec?: {
-    restartPolicy?: string;
-    containers?: { name: string; image?: string }[];
-    initContainers?: { name: string; image?: string; restartPolicy?: string }[];
-  };
-  status?: {
-    phase?: string;
-    conditions?: PodCondition[];
-    containerStatuses?: ContainerStatus[];
-    initContainerStatuses?: ContainerStatus[];
-  };
-}
-
-interface PodCondition {
-  type: string;
-  status: string;
-  reason?: string;
-  lastProbeTime?: string | null;
-  lastTransitionTime?: string;
-}
-
-interface ContainerState {
-  running?: { startedAt?: string };
-  terminated?: {
-    exitCode: number;
-    reason?: string;
-    startedAt?: string;
-    finishedAt?: string;
-    containerID?: string;
-  };
-  waiting?: { reason?: string };
-}
-
-interface ContainerStatus {
-  name: string;
-  image?: string;
-  imageID?: string;
-  containerID?: string;
-  ready?: boolean;
-  started?: boolean;
-  restartCount?: number;
-  state?: ContainerState;
-  lastState?: ContainerState;
-}
+/** What is read of a pod here: a pod as the informer gives it (agent/lib/kube-types.ts). */
+export type SimPod = Pod;
 
 /** How a pod's containers end, or undefined when they run until the pod is deleted. */
 export interface Lifetime {

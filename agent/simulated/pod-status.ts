@@ -1,5 +1,6 @@
 // The status a kubelet would report for a pod whose containers all started: Running,
 // every condition True, init containers Completed (sidecars running), fake IPs.
+import type { ContainerStatus, Pod, PodCondition, PodContainer, PodStatus } from "../lib/kube-types";
 import { rfc3339 } from "./node-spec";
 
 export interface PodPlacement {
@@ -15,7 +16,7 @@ const CONDITION_TYPES = [
   "PodScheduled",
 ];
 
-function running(c: any, uid: string, at: string, ready = true) {
+function running(c: PodContainer, uid: string, at: string, ready = true): ContainerStatus {
   return {
     name: c.name,
     image: c.image ?? "",
@@ -29,7 +30,7 @@ function running(c: any, uid: string, at: string, ready = true) {
   };
 }
 
-function completed(c: any, uid: string, at: string) {
+function completed(c: PodContainer, uid: string, at: string): ContainerStatus {
   return {
     name: c.name,
     image: c.image ?? "",
@@ -52,13 +53,17 @@ function completed(c: any, uid: string, at: string) {
 }
 
 /** A merge patch for pods/<name>/status that makes the pod Running. */
-export function runningStatusPatch(pod: any, where: PodPlacement, now = new Date()): any {
+export function runningStatusPatch(
+  pod: Pod,
+  where: PodPlacement,
+  now = new Date(),
+): { status: PodStatus; metadata?: { uid: string } } {
   const at = rfc3339(now.getTime());
   const uid: string = pod.metadata?.uid ?? "";
-  const spec = pod.spec ?? {};
-  const old = pod.status ?? {};
-  const oldConds: any[] = Array.isArray(old.conditions) ? old.conditions : [];
-  const conditions = CONDITION_TYPES.map((type) => {
+  const spec: Partial<NonNullable<Pod["spec"]>> = pod.spec ?? {};
+  const old: PodStatus = pod.status ?? {};
+  const oldConds: PodCondition[] = Array.isArray(old.conditions) ? old.conditions : [];
+  const conditions: PodCondition[] = CONDITION_TYPES.map((type) => {
     const prev = oldConds.find((c) => c?.type === type);
     const since = prev?.status === "True" && prev.lastTransitionTime ? prev.lastTransitionTime : at;
     return { type, status: "True", lastProbeTime: null, lastTransitionTime: since };
@@ -66,7 +71,7 @@ export function runningStatusPatch(pod: any, where: PodPlacement, now = new Date
   // readiness gates and other conditions someone else owns stay as they are
   for (const c of oldConds) if (c?.type && !CONDITION_TYPES.includes(c.type)) conditions.push(c);
   const podIP = spec.hostNetwork ? where.hostIP : where.podIP;
-  const status: any = {
+  const status: PodStatus = {
     phase: "Running",
     conditions,
     hostIP: where.hostIP,
@@ -74,11 +79,11 @@ export function runningStatusPatch(pod: any, where: PodPlacement, now = new Date
     podIP,
     podIPs: [{ ip: podIP }],
     startTime: old.startTime ?? at,
-    containerStatuses: (Array.isArray(spec.containers) ? spec.containers : []).map((c: any) =>
+    containerStatuses: (Array.isArray(spec.containers) ? spec.containers : []).map((c) =>
       running(c, uid, at),
     ),
   };
-  const inits: any[] = Array.isArray(spec.initContainers) ? spec.initContainers : [];
+  const inits = Array.isArray(spec.initContainers) ? spec.initContainers : [];
   if (inits.length) {
     // restartPolicy Always on an init container makes it a sidecar: it keeps running
     status.initContainerStatuses = inits.map((c) =>
@@ -90,7 +95,7 @@ export function runningStatusPatch(pod: any, where: PodPlacement, now = new Date
 }
 
 /** Whether the pod already reports what this simulator would (e.g. after a restart). */
-export function looksStarted(pod: any): boolean {
+export function looksStarted(pod: Pod): pod is Pod & { status: { podIP: string } } {
   const s = pod.status ?? {};
   return s.phase === "Running" && typeof s.podIP === "string" && s.podIP !== "";
 }

@@ -4,6 +4,7 @@
 
 import { contains, type IPv4Net, intToIp, netSize } from "../../api/network";
 import { Informer } from "../lib/informer";
+import { isPod, type Pod } from "../lib/kube-types";
 import { type ApiClient, sleep, withRetry } from "./client";
 import {
   finishedStatusPatch,
@@ -39,7 +40,7 @@ interface PodState {
   timer?: NodeJS.Timeout;
   ipOctet?: number;
   /** The latest object seen. */
-  pod: any;
+  pod: Pod;
 }
 
 export interface PodStats {
@@ -61,7 +62,7 @@ export class PodSimulator {
   readonly stats: PodStats = { started: 0, deleted: 0, failures: 0, finished: 0, restarts: 0 };
   private readonly pods = new Map<string, PodState>();
   /** Latest pods seen on dead nodes, by uid: worked on if the node comes back. */
-  private readonly parked = new Map<string, any>();
+  private readonly parked = new Map<string, Pod>();
   private readonly informer: Informer;
   private stopped = false;
 
@@ -78,7 +79,11 @@ export class PodSimulator {
       { fieldSelector: "spec.nodeName!=" },
       {
         onList: (items) => this.resync(items),
-        onEvent: (type, pod) => (type === "DELETED" ? this.forget(pod?.metadata?.uid) : this.observe(pod)),
+        onEvent: (type, pod) => {
+          if (!isPod(pod)) return;
+          if (type === "DELETED") this.forget(pod.metadata.uid);
+          else this.observe(pod);
+        },
       },
       log,
     );
@@ -102,11 +107,11 @@ export class PodSimulator {
     return n;
   }
 
-  private resync(items: any[]): void {
+  private resync(items: unknown[]): void {
     const seen = new Set<string>();
     for (const pod of items) {
-      const uid = pod?.metadata?.uid;
-      if (uid) seen.add(uid);
+      if (!isPod(pod)) continue;
+      seen.add(pod.metadata.uid);
       this.observe(pod);
     }
     for (const uid of [...this.pods.keys()]) if (!seen.has(uid)) this.forget(uid);
@@ -122,9 +127,9 @@ export class PodSimulator {
     }
   }
 
-  private observe(pod: any): void {
-    const uid: string | undefined = pod?.metadata?.uid;
-    const nodeName: string | undefined = pod?.spec?.nodeName;
+  private observe(pod: Pod): void {
+    const uid = pod.metadata.uid;
+    const nodeName = pod.spec?.nodeName;
     if (!uid || !nodeName || this.stopped) return;
     const node = this.nodes.get(nodeName);
     if (!node) return;
@@ -150,7 +155,7 @@ export class PodSimulator {
     if (looksStarted(pod)) {
       // started earlier (by a previous run): keep its address reserved
       st.phase = "running";
-      const ip: string = pod.status.podIP;
+      const ip = pod.status.podIP;
       if (node.cidr && ip !== node.hostIP && contains(node.cidr, ip)) {
         st.ipOctet = ((ip.split(".").reduce((n, o) => n * 256 + Number(o), 0) >>> 0) - node.cidr.base) >>> 0;
         node.used.add(st.ipOctet);
@@ -169,7 +174,7 @@ export class PodSimulator {
     s.timer = setTimeout(() => void this.run(s, pod, node), this.startDelayMs);
   }
 
-  private track(pod: any, node: string): PodState {
+  private track(pod: Pod, node: string): PodState {
     const st: PodState = {
       uid: pod.metadata.uid,
       node,
@@ -182,7 +187,7 @@ export class PodSimulator {
     return st;
   }
 
-  private async run(st: PodState, pod: any, node: SimNodeRef): Promise<void> {
+  private async run(st: PodState, pod: Pod, node: SimNodeRef): Promise<void> {
     st.timer = undefined;
     if (this.stopped || st.phase !== "starting" || this.pods.get(st.uid) !== st) return;
     if (this.parkIfDead(st)) return;
@@ -201,7 +206,7 @@ export class PodSimulator {
       if (r.status === 200) {
         if (st.phase === "starting") {
           st.phase = "running";
-          if (r.json?.metadata) st.pod = r.json;
+          if (isPod(r.json)) st.pod = r.json;
           this.scheduleEnd(st, node, Date.now());
         }
         this.stats.started++;
@@ -249,7 +254,7 @@ export class PodSimulator {
       );
       if (r.status === 200) {
         if (st.phase !== "running") return; // deleted meanwhile
-        if (r.json?.metadata) st.pod = r.json;
+        if (isPod(r.json)) st.pod = r.json;
         if (again) {
           this.stats.restarts++;
           this.scheduleEnd(st, node, Date.now(), MIN_RESTART_MS);
@@ -273,7 +278,7 @@ export class PodSimulator {
       st.timer = setTimeout(() => void this.end(st, node), 5000);
   }
 
-  private terminate(st: PodState, pod: any): void {
+  private terminate(st: PodState, pod: Pod): void {
     st.phase = "terminating";
     clearTimeout(st.timer);
     const grace = Number(

@@ -3,6 +3,7 @@
 // to it: they go Running with fake IPs, finish when their run time is up (a Job's pods after
 // a second; see pod-finish.ts), and deleted ones are finished after a short grace.
 import { parseCIDR } from "../../api/network";
+import { asApiBody, itemsOf, type Taint } from "../lib/kube-types";
 import { ApiClient, type ClientStats } from "./client";
 import { Fleet, type FleetStats, LEASE_NAMESPACE } from "./fleet";
 import { nodeIPFor } from "./node-spec";
@@ -18,7 +19,7 @@ export interface SimulatedNodesOptions {
   zones?: string[];
   capacity?: Record<string, string>;
   labels?: Record<string, string>;
-  taints?: Array<{ key: string; value?: string; effect: string }>;
+  taints?: Taint[];
   /** Lease renewal period (leaseDurationSeconds is 40). */
   leaseSeconds?: number;
   /** Full node status report period (the kubelet's nodeStatusReportFrequency). */
@@ -180,9 +181,12 @@ export async function removeLabelledNodes(
   try {
     const r = await client.request("GET", `/api/v1/nodes?labelSelector=${encodeURIComponent(label)}`);
     if (r.status !== 200) throw new Error(`listing nodes: ${r.status} ${r.json?.message ?? ""}`);
-    const items: { metadata: { name: string; uid: string } }[] = r.json?.items ?? [];
+    const nodes = (itemsOf(r.json) ?? []).flatMap((item) => {
+      const m = asApiBody(item)?.metadata;
+      return typeof m?.name === "string" ? [{ name: m.name, uid: m.uid }] : [];
+    });
     await Promise.all(
-      items.map(async ({ metadata: { name, uid } }) => {
+      nodes.map(async ({ name, uid }) => {
         const body = { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid } };
         await client.request("DELETE", `/api/v1/nodes/${name}`, body);
         await client.request(
@@ -191,7 +195,7 @@ export async function removeLabelledNodes(
         );
       }),
     );
-    return items.map((i) => i.metadata.name);
+    return nodes.map((n) => n.name);
   } finally {
     client.close();
   }

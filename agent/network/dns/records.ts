@@ -15,16 +15,27 @@
 
 import { type Endpoint, groupSlices, type ServiceEndpoints } from "../endpoints";
 import type { ClusterState } from "../state";
-import { type Cidr, cidrContains, isIPv4, keyOf, type Pod, podIPv4, type Service } from "../types";
+import { type Cidr, cidrContains, isIPv4, keyOf, podIPv4, type Service } from "../types";
 
 export const TTL = 5;
 
-export interface Rr {
-  name: string;
-  type: "A" | "CNAME" | "SRV" | "PTR" | "SOA";
-  ttl: number;
-  data: any;
-}
+/** A resource record: an address or a name, or an SRV's or SOA's fields, by type. */
+export type Rr = { name: string; ttl: number } & (
+  | { type: "A" | "CNAME" | "PTR"; data: string }
+  | { type: "SRV"; data: { priority: number; weight: number; port: number; target: string } }
+  | {
+      type: "SOA";
+      data: {
+        mname: string;
+        rname: string;
+        serial: number;
+        refresh: number;
+        retry: number;
+        expire: number;
+        minimum: number;
+      };
+    }
+);
 
 export interface Answer {
   /** 0 NOERROR, 3 NXDOMAIN */
@@ -65,7 +76,7 @@ export class ClusterDns {
   private get idx(): Indexed {
     if (this.index?.version === this.state.version) return this.index;
     const services = new Map<string, Service>();
-    for (const s of this.state.list<Service>("services")) services.set(keyOf(s), s);
+    for (const s of this.state.list("services")) services.set(keyOf(s), s);
     const endpoints = groupSlices(this.state.list("endpointslices"));
     const nsCache = this.state.caches.get("namespaces");
     const namespaces = nsCache
@@ -86,7 +97,7 @@ export class ClusterDns {
       if (isIPv4(ip)) ptr.set(ip, `${name}.${ns}.svc.${this.zone}`);
     }
     const pods = new Map<string, string>();
-    for (const p of this.state.list<Pod>("pods")) {
+    for (const p of this.state.list("pods")) {
       const ip = podIPv4(p);
       if (ip && !p.spec?.hostNetwork) pods.set(ip, `${dashed(ip)}.${p.metadata?.namespace}.pod.${this.zone}`);
     }
@@ -240,7 +251,7 @@ export class ClusterDns {
     if (!answers.length) return this.none(svc.spec?.clusterIP === "None" && eps.length === 0 ? 3 : 0);
     // CoreDNS's weights: 100 shared among the records of one priority
     const weight = Math.max(1, Math.floor(100 / answers.length));
-    for (const r of answers) r.data.weight = weight;
+    for (const r of answers) if (r.type === "SRV") r.data.weight = weight;
     return { rcode: 0, answers, additionals, authorities: [] };
   }
 

@@ -8,6 +8,8 @@
 // ingress where it arrives. Traffic between a pod and its own node (probes, the node-local
 // DNS server and apiserver relay) does not cross the forward hook and is never filtered, as
 // upstream leaves node traffic alone.
+import type { INetworkPolicyEgressRule } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyEgressRule";
+import type { INetworkPolicyIngressRule } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyIngressRule";
 import type { Ruleset } from "../proxier/ruleset";
 import {
   cidrContains,
@@ -102,7 +104,10 @@ export function addPolicies(
         const polKey = `${pol.metadata?.namespace}/${pol.metadata?.name}`;
         const polRules = (dir === "ingress" ? pol.spec?.ingress : pol.spec?.egress) ?? [];
         for (const rule of polRules) {
-          const peersSpec = (dir === "ingress" ? (rule as any).from : (rule as any).to) as any[] | undefined;
+          const peersSpec =
+            dir === "ingress"
+              ? (rule as INetworkPolicyIngressRule).from
+              : (rule as INetworkPolicyEgressRule).to;
           // the peers as match fragments; undefined: any peer
           let podPeers: PodInfo[] | undefined;
           const blocks: { cidr: string; except: string[] }[] = [];
@@ -124,7 +129,7 @@ export function addPolicies(
                   }
                   continue;
                 }
-                blocks.push({ cidr: cidr.text, except: except.map((e: any) => e.text) });
+                blocks.push({ cidr: cidr.text, except: except.map((e) => e!.text) });
                 continue;
               }
               const nsSel = peer.namespaceSelector;
@@ -155,7 +160,7 @@ export function addPolicies(
               });
             }
           }
-          const ports = (rule as any).ports as any[] | undefined;
+          const ports = rule.ports;
           for (const pm of peerMatches) {
             if (!ports?.length) {
               rules.push(`${pm.match}return`.trim());
