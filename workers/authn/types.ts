@@ -43,6 +43,8 @@ export interface AuthnVars {
   EDGEPLANE_CLIENT_CA_ISSUER_DN?: string;
   /** How long a verified token is remembered per isolate (upstream: 10s); 0 turns the cache off. */
   EDGEPLANE_TOKEN_CACHE_TTL_SECONDS?: string;
+  /** How long a node credential lasts, in seconds (default 3600); the agent renews it at ~80%. */
+  EDGEPLANE_NODE_CREDENTIAL_SECONDS?: string;
 }
 
 export type AuthnEnv = Env & AuthnVars;
