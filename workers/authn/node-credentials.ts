@@ -94,7 +94,13 @@ export const nodeCredentials: TokenAuthenticator = async (token, ctx) => {
   const uid = registered?.metadata?.uid ?? "";
   if (binding.nodeUID && binding.nodeUID !== uid)
     throw new AuthnFailure("node credential revoked: its Node was deleted");
-  if (!binding.nodeUID && uid) await bindNodeUID(ctx.env, binding, uid);
+  if (!binding.nodeUID) {
+    // not bound to a Node yet: bound by the first check that finds it registered; until
+    // then every request is checked afresh, so that a Node deleted right after it
+    // registered still revokes
+    if (uid) await bindNodeUID(ctx.env, binding, uid);
+    else ctx.uncached = true;
+  }
   return {
     name: `${NODE_USER_PREFIX}${node}`,
     uid: "",

@@ -65,6 +65,8 @@ export interface TokenContext {
   /** The audiences the caller accepts (TokenReview spec.audiences); the API audiences when unset. */
   audiences?: string[];
   now?: () => number;
+  /** Set by an authenticator whose answer must not be remembered (the token cache skips it). */
+  uncached?: boolean;
 }
 
 /** A token that is this authenticator's kind but does not check out (-> 401). */
