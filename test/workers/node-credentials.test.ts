@@ -182,8 +182,16 @@ describe("node credentials", () => {
     const name = nodeName("joining");
     const first = await join(name);
     const second = await join(name);
-    await until("the first joiner refused", async () => (await readOwnNode(first, name)).status === 401, 5_000);
-    const n = await api(as(second), "POST", "/api/v1/nodes", { apiVersion: "v1", kind: "Node", metadata: { name } });
+    await until(
+      "the first joiner refused",
+      async () => (await readOwnNode(first, name)).status === 401,
+      5_000,
+    );
+    const n = await api(as(second), "POST", "/api/v1/nodes", {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name },
+    });
     expect(n.status, n.text).toBe(201);
     await api(t, "DELETE", `/api/v1/nodes/${name}`);
   }, 20_000);
