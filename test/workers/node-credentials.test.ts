@@ -61,9 +61,15 @@ const readOwnNode = (token: string, name: string) => api(as(token), "GET", `/api
 
 async function renewLease(token: string, name: string): Promise<number> {
   const got = await api(as(token), "GET", `${LEASES}/${name}`);
-  if (got.status !== 200) return got.status;
+  if (got.status !== 200) return failed("GET lease", got);
   const next = { ...got.json, spec: { ...got.json.spec, renewTime: microTime() } };
-  return (await api(as(token), "PUT", `${LEASES}/${name}`, next)).status;
+  const put = await api(as(token), "PUT", `${LEASES}/${name}`, next);
+  return put.status === 200 ? 200 : failed("PUT lease", put);
+}
+
+function failed(what: string, r: { status: number; text: string }): number {
+  console.error(`${new Date().toISOString()} ${what}: ${r.status} ${r.text}\n${t.output().slice(-3000)}`);
+  return r.status;
 }
 
 describe("node credentials", () => {
@@ -101,6 +107,12 @@ describe("node credentials", () => {
     const name = nodeName("deleted");
     const token = await join(name);
     await register(token, name);
+    const record = await api(t, "GET", `/api/v1/namespaces/kube-system/secrets/node-credential.${name}`);
+    expect(record.status, record.text).toBe(200);
+    expect(record.json).toMatchObject({
+      type: "edgeplane.io/node-credential",
+      metadata: { annotations: { "edgeplane.io/node": name, "edgeplane.io/node-uid": expect.any(String) } },
+    });
     // while the agent is alive, a second exchange is refused
     expect((await exchange(name)).status).toBe(409);
     expect((await api(t, "DELETE", `/api/v1/nodes/${name}`)).status).toBe(200);
@@ -181,6 +193,10 @@ describe("node credentials", () => {
     // no Node and no Lease yet: nothing is alive, the latest exchange holds the name
     const name = nodeName("joining");
     const first = await join(name);
+    // no renewal before the node registered (403): such a credential ends with its lifetime
+    const early = await api(as(first), "POST", PATH, { nodeName: name });
+    expect(early.status, early.text).toBe(403);
+    expect(early.json).toMatchObject({ kind: "Status", reason: "Forbidden" });
     const second = await join(name);
     await until(
       "the first joiner refused",

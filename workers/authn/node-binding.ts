@@ -3,7 +3,8 @@
 // exchange admitted and, once the node registered, its Node's uid. A credential whose agent
 // is not the recorded one (another agent joined as the node since), or whose Node is gone or
 // was replaced (a new uid), no longer authenticates. Deleting the record revokes the node's
-// credentials as well.
+// credentials as well. (No ownerReference to the Node: the garbage collector does not cache
+// Secrets; a record outlives its Node, one small object per node name, replaced on the next join.)
 import { StatusError } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
@@ -92,7 +93,12 @@ export async function recordAgent(
       await s.create({
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name, namespace: RECORD_NAMESPACE, labels: { [NODE]: "credential" }, annotations },
+        metadata: {
+          name,
+          namespace: RECORD_NAMESPACE,
+          labels: { [NODE]: "credential" },
+          annotations,
+        },
         type: RECORD_TYPE,
       });
       return;
@@ -101,10 +107,8 @@ export async function recordAgent(
     prior = { node, agent: "", nodeUID: "", record: existing };
   }
   const old = prior.record;
-  await s.update(
-    { ...old, type: RECORD_TYPE, metadata: { ...old.metadata, annotations } },
-    { expectRV: old.metadata.resourceVersion },
-  );
+  const metadata = { ...old.metadata, annotations };
+  await s.update({ ...old, type: RECORD_TYPE, metadata }, { expectRV: old.metadata.resourceVersion });
 }
 
 /** Binds the record to the Node's uid once the node registered (best effort: a racing write wins). */

@@ -90,7 +90,9 @@ export const nodeCredentials: TokenAuthenticator = async (token, ctx) => {
     ctx.objects.get("nodes", "", node),
   ]);
   if (!binding || binding.agent !== agent)
-    throw new AuthnFailure("node credential revoked: another agent joined as this node");
+    throw new AuthnFailure(
+      "node credential revoked: another agent joined as this node, or its Node was deleted",
+    );
   const uid = registered?.metadata?.uid ?? "";
   if (binding.nodeUID && binding.nodeUID !== uid)
     throw new AuthnFailure("node credential revoked: its Node was deleted");
@@ -139,9 +141,19 @@ async function renewNodeCredential(
       `forbidden: User "${NODE_USER_PREFIX}${node}" cannot renew the credential of node ${JSON.stringify(asked)}`,
     );
   // read again: the authentication above may have been remembered from a few seconds ago
-  const binding = await readBinding(storeObjects(env), node);
+  const objects = storeObjects(env);
+  const [binding, registered] = await Promise.all([
+    readBinding(objects, node),
+    objects.get("nodes", "", node),
+  ]);
   if (!binding || binding.agent !== agent)
     throw new StatusError(401, "Unauthorized", "node credential revoked: another agent joined as this node");
+  // not bound to a Node (it was never registered, or deleted before a request of the agent's
+  // bound it): no renewal, so such a credential ends with its lifetime
+  if (!binding.nodeUID && !registered?.metadata?.uid)
+    throw forbidden(
+      `forbidden: User "${NODE_USER_PREFIX}${node}" cannot renew its credential before its Node is registered`,
+    );
   return issueNodeCredential(env, node, agent);
 }
 
@@ -166,7 +178,9 @@ export async function exchangeBootstrapToken(
   if (live) throw heldByAgent(nodeName, live);
   const agent = crypto.randomUUID();
   try {
-    await recordAgent(env, nodeName, agent, node?.metadata?.uid ?? "", prior);
+    // a Node on its way out is not bound to: the new agent registers the next one
+    const bindTo = node?.metadata?.deletionTimestamp ? "" : (node?.metadata?.uid ?? "");
+    await recordAgent(env, nodeName, agent, bindTo, prior);
   } catch (e) {
     if (e instanceof StatusError && (e.code === 409 || e.code === 404))
       throw heldByAgent(nodeName, "another agent joined as it at the same moment");
