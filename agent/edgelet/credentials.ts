@@ -125,6 +125,11 @@ export async function obtainCredentials(
  * up). A failed renewal is retried until the credential expires; a revoked one (401) is
  * reported and left alone: only a new join can make this agent the node's again.
  */
+/** A client whose bearer token can be replaced. */
+export interface TokenHolder {
+  setToken(token: string): void;
+}
+
 /** Waits without holding the process open (an agent that failed to start still exits). */
 function idle(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -144,15 +149,21 @@ export class CredentialRenewer {
   private loop?: Promise<void>;
   renewals = 0;
 
+  private readonly clients: TokenHolder[];
+
+  /** `api` renews (the node's own connection) and, with `others`, gets each new token. */
   constructor(
     private readonly cfg: CredentialConfig,
     private readonly creds: NodeCredentials,
-    private readonly clients: Api[],
+    private readonly api: Api,
     private readonly log: (m: string) => void,
-  ) {}
+    others: TokenHolder[] = [],
+  ) {
+    this.clients = [api, ...others];
+  }
 
   /** Another client of the node's that gets each renewed token (given the current one now). */
-  add(client: Api): void {
+  add(client: TokenHolder): void {
     client.setToken(this.creds.token);
     this.clients.push(client);
   }
@@ -172,7 +183,7 @@ export class CredentialRenewer {
       await idle(Math.max(wait, 0), signal);
       if (signal.aborted) return;
       try {
-        const r = await this.clients[0]!.request("POST", NODE_CREDENTIAL_PATH, {
+        const r = await this.api.request("POST", NODE_CREDENTIAL_PATH, {
           nodeName: this.cfg.nodeName,
         });
         const got = issued(r);

@@ -99,7 +99,7 @@ export async function startEdgelet(
   const creds = await obtainCredentials(cfg, log);
   const api = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
   // renewed at ~80% of its life; each client (and the tunnel, on its next connect) takes the new one
-  const renewer = new CredentialRenewer(cfg, creds, [api], log);
+  const renewer = new CredentialRenewer(cfg, creds, api, log);
   renewer.start();
   const cri = new CriClient({ endpoint: cfg.containerdSocket });
   // the runtime; its network is ready once the CNI config below is written
