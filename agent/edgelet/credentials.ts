@@ -176,6 +176,7 @@ export class CredentialRenewer {
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     let failures = 0;
+    let refused = false;
     while (!signal.aborted) {
       const left = (this.creds.expiresAt ?? 0) - Date.now();
       const wait =
@@ -187,6 +188,10 @@ export class CredentialRenewer {
           nodeName: this.cfg.nodeName,
         });
         const got = issued(r);
+        if (got && signal.aborted) {
+          store(this.cfg, got.token, r.json.expirationTimestamp, this.log);
+          return;
+        }
         if (got) {
           this.creds.token = got.token;
           this.creds.expiresAt = got.expiresAt;
@@ -194,27 +199,36 @@ export class CredentialRenewer {
           store(this.cfg, got.token, r.json.expirationTimestamp, this.log);
           this.renewals++;
           failures = 0;
+          refused = false;
           continue;
         }
         if (r.status === 401) {
-          const expired = Date.now() >= (this.creds.expiresAt ?? 0);
-          this.log(
-            expired
-              ? `node credential EXPIRED before it could be renewed: this agent can no longer act for the node ${this.cfg.nodeName} (restart it to join again)`
-              : `node credential REVOKED: the Node ${this.cfg.nodeName} was deleted or another agent joined as it; this agent can no longer act for the node (restart it to join again)`,
-          );
-          return;
+          // revoked, or (rarely) the control plane could not check it: asked again until it expires
+          if (Date.now() >= (this.creds.expiresAt ?? 0)) {
+            this.log(
+              `node credential EXPIRED before it could be renewed: this agent can no longer act for the node ${this.cfg.nodeName} (restart it to join again)`,
+            );
+            return;
+          }
+          if (!refused)
+            this.log(
+              `node credential REVOKED: the Node ${this.cfg.nodeName} was deleted or another agent joined as it; this agent can no longer act for the node (restart it to join again)`,
+            );
+          refused = true;
+          failures++;
+          continue;
         }
         throw new Error(errorText(r));
       } catch (e) {
+        if (signal.aborted) return;
         failures++;
         this.log(`renewing the node credential failed: ${(e as Error).message}; retrying`);
       }
     }
   }
 
+  /** Stops renewing; a renewal in flight is not waited for (its answer is only kept on disk). */
   async stop(): Promise<void> {
     this.abort.abort();
-    await this.loop;
   }
 }
