@@ -6,7 +6,7 @@ import { notFoundPath } from "../api/errors";
 import { RELAY_PATH } from "../durable-objects/store/relay";
 import type { AppEnv } from "./app-env";
 import { audit } from "./audit/index";
-import { exchangeBootstrapToken, NODE_CREDENTIAL_PATH } from "./authn/node-credentials";
+import { NODE_CREDENTIAL_PATH, nodeCredentialRequest } from "./authn/node-credentials";
 import { bootstrap } from "./bootstrap";
 import { servedDefs } from "./custom-resources";
 import { handleDiscovery } from "./discovery/routes";
@@ -53,10 +53,10 @@ app.use("*", async (c, next) => {
   await next();
 });
 // a bootstrap token's one permission: exchanging itself for its node's credential (the
-// handler authorizes: system:bootstrappers or system:masters only)
+// handler authorizes: system:bootstrappers or system:masters only); a node renews its own here
 app.post(NODE_CREDENTIAL_PATH, async (c) => {
   const body = await decodeObject(c.req.raw);
-  return json(await exchangeBootstrapToken(c.env, c.get("user"), body), 201);
+  return json(await nodeCredentialRequest(c.env, c.get("user"), body), 201);
 });
 app.use("*", authorization());
 app.use("*", issuerDiscovery());

@@ -21,17 +21,26 @@ export async function main(argv: string[]): Promise<number> {
   const log = (m: string) => console.error(`${new Date().toISOString()} edgelet[${cfg.nodeName}]: ${m}`);
   let stop: () => Promise<void>;
   if (cfg.runtime === "simulated") {
-    // agent/simulated joins nodes named <prefix><index>: one node, "<name>-0"
+    // agent/simulated joins nodes named <prefix><index>: one node, "<name>-0"; a bootstrap
+    // token is exchanged for that node's credential, renewed as a real node's is
     const { startSimulatedNodes } = await import("../simulated/simnodes");
+    const { joinSimulatedNode } = await import("./simulated-join");
+    const joined = await joinSimulatedNode(cfg, `${cfg.nodeName}-0`, log);
     const sim = await startSimulatedNodes({
       server: cfg.server,
-      token: cfg.token,
+      token: joined.token,
       count: 1,
       namePrefix: `${cfg.nodeName}-`,
       log,
     });
-    log(`RUNTIME: simulated (no containers run); node ${sim.nodes.join(", ")}`);
-    stop = () => sim.stop();
+    joined.renew(sim);
+    log(
+      `RUNTIME: simulated (no containers run); node ${sim.nodes.join(", ")}, credentials from ${joined.source}`,
+    );
+    stop = async () => {
+      await joined.stop();
+      await sim.stop();
+    };
   } else {
     const e = await startEdgelet(cfg, log);
     log(`RUNTIME: containerd at ${cfg.containerdSocket}; watching pods of node ${e.nodeName}`);

@@ -15,7 +15,7 @@ import { ensureCniConfig } from "./cni";
 import type { EdgeletConfig } from "./config";
 import type { NodeContext } from "./context";
 import { StaticCpuManager } from "./cpu-manager";
-import { obtainCredentials } from "./credentials";
+import { CredentialRenewer, obtainCredentials } from "./credentials";
 import { eventRecorder } from "./events";
 import { ImagePullRecords } from "./image-pulls";
 import { ImageManager } from "./images";
@@ -97,8 +97,11 @@ export async function startEdgelet(
   cfg: EdgeletConfig,
   log: (m: string) => void = (m) => console.error(`edgelet: ${m}`),
 ): Promise<Edgelet> {
-  const creds = await obtainCredentials(cfg);
+  const creds = await obtainCredentials(cfg, log);
   const api = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
+  // renewed at ~80% of its life; each client (and the tunnel, on its next connect) takes the new one
+  const renewer = new CredentialRenewer(cfg, creds, api, log);
+  renewer.start();
   const cri = new CriClient({ endpoint: cfg.containerdSocket });
   // the runtime; its network is ready once the CNI config below is written
   await cri.waitReady(60_000, 200, ["RuntimeReady"]);
@@ -243,6 +246,7 @@ export async function startEdgelet(
     insecure: cfg.insecure,
     maxWatches: 8,
   });
+  renewer.add(netApi);
   if (cfg.proxy) {
     try {
       nodeNet = await startNodeNetwork({
@@ -377,6 +381,7 @@ export async function startEdgelet(
     podCIDR,
     async stop() {
       abort.abort();
+      await renewer.stop();
       await nodeNet?.stop();
       netApi.close();
       await podNetwork?.stop();

@@ -59,6 +59,11 @@ export class ApiClient {
     );
   }
 
+  /** Replaces the bearer token (a node credential renewed); requests after this carry the new one. */
+  setToken(token: string): void {
+    this.http.headers = { ...this.http.headers, authorization: `Bearer ${token}` };
+  }
+
   /** One request; resolves with the status and parsed body, rejects only on transport errors. */
   async request(
     method: string,

@@ -66,6 +66,8 @@ export interface SimulatedNodes {
   /** The node comes back: heartbeats at once, then it catches up with its pods. */
   resumeLeases(name: string): void;
   stats(): SimulatedNodesStats;
+  /** Replaces the bearer token every request uses from now on (a renewed node credential). */
+  setToken(token: string): void;
 }
 
 export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<SimulatedNodes> {
@@ -160,6 +162,7 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
       refs.get(name)!.alive = true;
       sims.revive(name);
     },
+    setToken: (token) => client.setToken(token),
     stats: () => ({
       client: { ...client.stats, byVerb: { ...client.stats.byVerb } },
       fleet: { ...fleet.stats },

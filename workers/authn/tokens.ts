@@ -80,7 +80,7 @@ export async function authenticateToken(token: string, ctx: TokenContext): Promi
   }
   const r = await checkToken(token, ctx);
   if (!r.ok) throw unauthorized();
-  if (ttl) {
+  if (ttl && !ctx.uncached) {
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
     cache.set(key, { user: copyUser(r.user), until: now + ttl });
   }

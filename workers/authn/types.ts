@@ -43,6 +43,8 @@ export interface AuthnVars {
   EDGEPLANE_CLIENT_CA_ISSUER_DN?: string;
   /** How long a verified token is remembered per isolate (upstream: 10s); 0 turns the cache off. */
   EDGEPLANE_TOKEN_CACHE_TTL_SECONDS?: string;
+  /** How long a node credential lasts, in seconds (default 3600); the agent renews it at ~80%. */
+  EDGEPLANE_NODE_CREDENTIAL_SECONDS?: string;
 }
 
 export type AuthnEnv = Env & AuthnVars;
@@ -63,6 +65,8 @@ export interface TokenContext {
   /** The audiences the caller accepts (TokenReview spec.audiences); the API audiences when unset. */
   audiences?: string[];
   now?: () => number;
+  /** Set by an authenticator whose answer must not be remembered (the token cache skips it). */
+  uncached?: boolean;
 }
 
 /** A token that is this authenticator's kind but does not check out (-> 401). */
