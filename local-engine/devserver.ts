@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { workerBundle } from "./bundle";
 import type { EngineConfig } from "./engine-host";
 import { startFront } from "./front-door";
-import { ensureAdminClientCert, ensurePki } from "./pki";
+import { caKeyPkcs8, ensureAdminClientCert, ensurePki } from "./pki";
 
 export interface DevServerOptions {
   /** where its state lives (created if missing) */
@@ -296,6 +296,8 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const vars: Record<string, string> = {
     EDGEPLANE_TOKENS: tokens,
     EDGEPLANE_ROOT_CA: pki.caCert,
+    // the CSR signers sign with the local CA (kube-controller-manager's --cluster-signing-key-file)
+    EDGEPLANE_CA_KEY: caKeyPkcs8(stateDir),
     EDGEPLANE_APISERVER_ADDRESS: `127.0.0.1:${port}`,
     ...(opts.vars ?? {}),
   };

@@ -2,7 +2,7 @@
 // once per state dir with the openssl CLI. kubectl sends credentials only over TLS, so
 // the local control plane speaks HTTPS (and plain HTTP on the same port for curl).
 import { execFileSync } from "node:child_process";
-import { X509Certificate } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -72,6 +72,12 @@ export function ensurePki(
     cert: readFileSync(files.cert, "utf8"),
     key: readFileSync(files.key, "utf8"),
   };
+}
+
+/** The CA's key as PKCS#8 PEM (what WebCrypto imports): the Worker's CSR signers sign with it. */
+export function caKeyPkcs8(stateDir: string): string {
+  const key = createPrivateKey(readFileSync(join(stateDir, "pki", "ca.key")));
+  return key.export({ type: "pkcs8", format: "pem" }).toString();
 }
 
 /** Signs server.key's certificate with the CA, for the names in server.ext. */

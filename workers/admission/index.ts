@@ -7,6 +7,7 @@
 // default: all on except SecurityContextDeny.
 import type { KubeObject } from "../../api/types";
 import { authzAdmission } from "../authz/index";
+import { certificatesAdmission } from "./certificates";
 import type { WriteContext } from "../handlers/write-context";
 import { defaultTolerationSeconds } from "./default-toleration-seconds";
 import { initializers } from "./initializers";
@@ -57,6 +58,7 @@ const PLUGINS: AdmissionPlugin[] = [
   storageObjectInUseProtection,
   persistentVolumeClaimResize,
   runtimeClass,
+  certificatesAdmission, // CertificateApproval, CertificateSigning, CertificateSubjectRestriction
   mutatingWebhooks, // MutatingAdmissionWebhook: the last mutating plugin
   validatingAdmissionPolicy,
   validatingWebhooks, // ValidatingAdmissionWebhook
