@@ -7,8 +7,8 @@
 // default: all on except SecurityContextDeny.
 import type { KubeObject } from "../../api/types";
 import { authzAdmission } from "../authz/index";
-import { certificatesAdmission } from "./certificates";
 import type { WriteContext } from "../handlers/write-context";
+import { certificatesAdmission } from "./certificates";
 import { defaultTolerationSeconds } from "./default-toleration-seconds";
 import { initializers } from "./initializers";
 import { limitRanger } from "./limit-ranger";
