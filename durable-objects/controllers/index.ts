@@ -1,5 +1,6 @@
 // Every controller the manager runs, in one list.
 
+import { csrApprover } from "./certificates/approver";
 import { createCertificateSigner, type SignerOptions } from "./certificates/signer";
 import { crdFinalizer } from "./crd/finalizer";
 import { crdNaming } from "./crd/naming";
@@ -79,6 +80,7 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     createPodGC({ terminatedThreshold: config.terminatedPodGCThreshold }),
     createNodeIpamController({ clusterCIDR: config.clusterCIDR, nodeCIDRMaskSize: config.nodeCIDRMaskSize }),
     ...(config.rootCA ? [createRootCAPublisher(config.rootCA)] : []),
+    csrApprover,
     ...(config.certificateSigner ? [createCertificateSigner(config.certificateSigner)] : []),
     ...(config.legacyToken
       ? [createTokensController({ rootCA: config.rootCA, generate: config.legacyToken })]

@@ -128,6 +128,67 @@ describe.skipIf(!hasKubectl || !hasOpenssl)("CSR signing (kubernetes.io signers)
     expect(after.stdout).toContain("namespace/default");
   });
 
+  it("a node client CSR from a bootstrap token is approved at once (csrapproving) and signed", async () => {
+    const id = Math.random().toString(36).slice(2, 8).padEnd(6, "0");
+    const secret = `bootstrap-token-${id}`;
+    const put = await api(t, "POST", "/api/v1/namespaces/kube-system/secrets", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: secret },
+      type: "bootstrap.kubernetes.io/token",
+      data: Object.fromEntries(
+        Object.entries({
+          "token-id": id,
+          "token-secret": "0123456789abcdef",
+          expiration: new Date(Date.now() + 3600_000).toISOString(),
+          "usage-bootstrap-authentication": "true",
+        }).map(([k, v]) => [k, b64(v)]),
+      ),
+    });
+    expect(put.status, put.text).toBe(201);
+    cleanup.push(`/api/v1/namespaces/kube-system/secrets/${secret}`);
+    const node = `system:node:csr-node-${uniq()}`;
+    const { csr, key } = certificateRequest(node, ["system:nodes"]);
+    const name = `node-csr-${uniq()}`;
+    cleanup.push(`${CSR}/${name}`);
+    const bootstrap = { ...t, token: `${id}.0123456789abcdef` };
+    const made = await api(
+      bootstrap,
+      "POST",
+      CSR,
+      csrObject(name, csr, {
+        signerName: "kubernetes.io/kube-apiserver-client-kubelet",
+        usages: ["digital signature", "client auth"],
+      }),
+    );
+    expect(made.status, made.text).toBe(201);
+    const cert = Buffer.from(await issued(name), "base64").toString();
+    expect((await get(name)).status.conditions[0]).toMatchObject({
+      type: "Approved",
+      reason: "AutoApproved",
+    });
+    const config = join(dir, "node.kubeconfig");
+    writeFileSync(config, kubeconfig(httpsUrl, { cert, key }, clusterCA(dirname(t.kubeconfigPath)).cert));
+    const who = await kubectl({ ...t, kubeconfigPath: config }, ["auth", "whoami", "-o", "json"]);
+    expect(JSON.parse(who.stdout).status.userInfo).toEqual({
+      username: node,
+      groups: ["system:nodes", "system:authenticated"],
+    });
+    // the same request from a user who may create CSRs but is no bootstrapper waits for a person
+    const other = `not-a-node-${uniq()}`;
+    await grant(other, [
+      { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests"], verbs: ["create"] },
+    ]);
+    const pendingName = `node-csr-${uniq()}`;
+    const second = csrObject(pendingName, certificateRequest(node, ["system:nodes"]).csr, {
+      signerName: "kubernetes.io/kube-apiserver-client-kubelet",
+      usages: ["digital signature", "client auth"],
+    });
+    expect((await create(second, other)).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await get(pendingName)).status?.conditions).toBeUndefined();
+  });
+
   it("a denied request is never signed, and cannot be approved after", async () => {
     const name = `denied-${uniq()}`;
     expect((await create(csrObject(name, certificateRequest("someone").csr))).code).toBe(0);
