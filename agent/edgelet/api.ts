@@ -9,6 +9,9 @@ export interface ApiOptions {
   token?: string;
   ca?: string;
   insecure?: boolean;
+  /** a client certificate and key (PEM), in place of a token */
+  cert?: string;
+  key?: string;
   userAgent?: string;
   /** watches held at once (default 4); more wait for a free connection */
   maxWatches?: number;

@@ -97,7 +97,8 @@ export async function startEdgelet(
   log: (m: string) => void = (m) => console.error(`edgelet: ${m}`),
 ): Promise<Edgelet> {
   const creds = await obtainCredentials(cfg);
-  const api = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
+  const tls = { ca: cfg.ca, insecure: cfg.insecure, cert: creds.cert, key: creds.key };
+  const api = new Api({ server: cfg.server, token: creds.token, ...tls });
   const cri = new CriClient({ endpoint: cfg.containerdSocket });
   // the runtime; its network is ready once the CNI config below is written
   await cri.waitReady(60_000, 200, ["RuntimeReady"]);
@@ -238,8 +239,7 @@ export async function startEdgelet(
   const netApi = new Api({
     server: cfg.server,
     token: creds.token,
-    ca: cfg.ca,
-    insecure: cfg.insecure,
+    ...tls,
     maxWatches: 8,
   });
   if (cfg.proxy) {
@@ -351,6 +351,8 @@ export async function startEdgelet(
   const tunnel = startTunnel({
     server: cfg.server,
     token: () => creds.token,
+    cert: creds.cert,
+    key: creds.key,
     nodeName: cfg.nodeName,
     lookup: {
       locate: (ns, pod, container, previous) => locateContainer(cache, ns, pod, container, previous),

@@ -19,6 +19,9 @@ export interface TlsOptions {
   ca?: string;
   /** Skip TLS verification (https only). */
   insecure?: boolean;
+  /** A client certificate and its key (PEM), https only. */
+  cert?: string;
+  key?: string;
 }
 
 export interface Pools {
@@ -62,7 +65,13 @@ export class HttpEndpoint {
     this.mod = secure ? https : http;
     const pool = (opts: http.AgentOptions): http.Agent =>
       secure
-        ? new https.Agent({ ...opts, ca: tls.ca, rejectUnauthorized: !tls.insecure })
+        ? new https.Agent({
+            ...opts,
+            ca: tls.ca,
+            cert: tls.cert,
+            key: tls.key,
+            rejectUnauthorized: !tls.insecure,
+          })
         : new http.Agent(opts);
     this.agent = pool(pools.requests);
     this.watchAgent = pool(pools.watches);
