@@ -37,6 +37,11 @@ export class Api {
     this.http.headers = { ...this.http.headers, authorization: `Bearer ${token}` };
   }
 
+  /** Presents this client certificate from now on (a rotation). */
+  setClientCertificate(cert: string, key: string): void {
+    this.http.setClientCertificate(cert, key);
+  }
+
   get server(): string {
     return this.http.base.toString();
   }

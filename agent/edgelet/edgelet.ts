@@ -21,6 +21,7 @@ import { ImageManager } from "./images";
 import { LeaseKeeper } from "./lease";
 import { type ContainerLocation, locateContainer, locateSandbox } from "./lookup";
 import { createMergePatch } from "./merge-patch";
+import { rotateNodeCertificate } from "./node-certificate";
 import {
   capacity,
   ensureCSINode,
@@ -351,8 +352,7 @@ export async function startEdgelet(
   const tunnel = startTunnel({
     server: cfg.server,
     token: () => creds.token,
-    cert: creds.cert,
-    key: creds.key,
+    clientCertificate: () => ({ cert: creds.cert, key: creds.key }),
     nodeName: cfg.nodeName,
     lookup: {
       locate: (ns, pod, container, previous) => locateContainer(cache, ns, pod, container, previous),
@@ -363,6 +363,14 @@ export async function startEdgelet(
     insecure: cfg.insecure,
     log: (m) => log(`tunnel: ${m}`),
   });
+  // a client certificate is renewed before it ends, over the node's own connection
+  if (creds.cert)
+    loops.push(
+      rotateNodeCertificate(api, cfg.nodeName, creds, abort.signal, log, (cert, key) => {
+        api.setClientCertificate(cert, key);
+        netApi.setClientCertificate(cert, key);
+      }),
+    );
   return {
     nodeName: cfg.nodeName,
     get node() {

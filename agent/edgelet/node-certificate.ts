@@ -3,10 +3,9 @@
 // kubernetes.io/kube-apiserver-client-kubelet, CN system:node:<name>, O system:nodes), which
 // the control plane's csrapproving controller approves at once for bootstrap tokens and its
 // signer issues; the node then authenticates with the certificate instead of a token.
-import { generateKeyPairSync, sign } from "node:crypto";
+import { generateKeyPairSync, sign, X509Certificate } from "node:crypto";
 import { bitString, objectId, pem, sequence, smallInteger, tlv } from "../../api/x509/der";
-import type { Api } from "./api";
-import { errorText } from "./api";
+import { type Api, errorText, sleep } from "./api";
 
 const CSR_PATH = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
 export const KUBELET_CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client-kubelet";
@@ -65,5 +64,49 @@ export async function requestNodeCertificate(
     if (Date.now() > deadline)
       throw new Error(`the node's CSR ${name} was not signed within ${timeoutMs / 1000} s`);
     await new Promise((res) => setTimeout(res, 500));
+  }
+}
+
+/**
+ * When to renew a certificate, as a kubelet does: at a random point between 70 % and 90 % of
+ * its life. EDGELET_CERT_ROTATE_SECONDS (for tests) renews that many seconds from now instead.
+ */
+export function rotationDelayMs(certPem: string, now = Date.now()): number {
+  const fixed = Number(process.env.EDGELET_CERT_ROTATE_SECONDS);
+  if (fixed > 0) return fixed * 1000;
+  const x = new X509Certificate(certPem);
+  const from = Date.parse(x.validFrom);
+  const life = Date.parse(x.validTo) - from;
+  return Math.max(0, from + life * (0.7 + 0.2 * Math.random()) - now);
+}
+
+/**
+ * Renews the node's client certificate before it ends, for as long as `signal` lasts: a new
+ * key and CSR sent with the current certificate (approved at once: a node renewing its own),
+ * then `use` hands the new one to the node's clients. A failure is tried again 30 s later.
+ */
+export async function rotateNodeCertificate(
+  api: Api,
+  nodeName: string,
+  creds: { cert?: string; key?: string },
+  signal: AbortSignal,
+  log: (m: string) => void,
+  use: (cert: string, key: string) => void,
+): Promise<void> {
+  let wait = rotationDelayMs(creds.cert!);
+  while (!signal.aborted) {
+    await sleep(wait, signal);
+    if (signal.aborted) return;
+    try {
+      const next = await requestNodeCertificate(api, nodeName);
+      creds.cert = next.cert;
+      creds.key = next.key;
+      use(next.cert, next.key);
+      log(`rotated the node's client certificate (valid until ${new X509Certificate(next.cert).validTo})`);
+      wait = rotationDelayMs(next.cert);
+    } catch (e) {
+      log(`renewing the node's client certificate: ${(e as Error).message}; trying again in 30 s`);
+      wait = 30_000;
+    }
   }
 }

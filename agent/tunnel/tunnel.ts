@@ -36,9 +36,8 @@ export interface TunnelOptions {
   server: string;
   /** the node's bearer token, or a function giving the current one (rotation); none with a certificate */
   token?: string | (() => string | undefined);
-  /** a client certificate and its key (PEM) */
-  cert?: string;
-  key?: string;
+  /** a client certificate and its key (PEM), or a function giving the current ones (rotation) */
+  clientCertificate?: () => { cert?: string; key?: string };
   nodeName: string;
   lookup: TunnelLookup;
   cri: CriClient;
@@ -193,8 +192,7 @@ export function startTunnel(opts: TunnelOptions): Tunnel {
     const sock = new WebSocket(tunnelUrl(opts.server, opts.nodeName), {
       headers: token() ? { authorization: `Bearer ${token()}` } : {},
       ca: opts.ca,
-      cert: opts.cert,
-      key: opts.key,
+      ...opts.clientCertificate?.(),
       rejectUnauthorized: !opts.insecure,
       perMessageDeflate: false,
     });

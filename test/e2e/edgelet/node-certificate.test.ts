@@ -2,7 +2,10 @@
 // over HTTPS makes a key, submits a CSR for system:node:<name> (signer
 // kubernetes.io/kube-apiserver-client-kubelet), which csrapproving approves at once for a
 // bootstrap token and the signer issues; the node then works with the certificate alone: it
-// becomes Ready, runs a pod, and `kubectl logs` reaches it through its tunnel.
+// becomes Ready, runs a pod, and `kubectl logs` reaches it through its tunnel. It renews the
+// certificate over its own connection (EDGELET_CERT_ROTATE_SECONDS brings the renewal to
+// seconds after the join): a CSR of system:node:<name> approved as a node renewing its own,
+// and the node keeps its pod and its heartbeats.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,7 +63,9 @@ describe.skipIf(!available || !hasKubectl)("edgelet TLS bootstrap with a client 
       root,
       ["--ca", caFile, "--client-certificate"],
     );
+    process.env.EDGELET_CERT_ROTATE_SECONDS = "10"; // (the child's environment)
     edgelet.start();
+    delete process.env.EDGELET_CERT_ROTATE_SECONDS;
   }, 120_000);
 
   afterAll(async () => {
@@ -91,26 +96,54 @@ describe.skipIf(!available || !hasKubectl)("edgelet TLS bootstrap with a client 
     expect(mine.spec.signerName).toBe("kubernetes.io/kube-apiserver-client-kubelet");
     expect(mine.status.conditions[0]).toMatchObject({ type: "Approved", reason: "AutoApproved" });
     expect(mine.status.certificate).toBeTruthy();
-    // the node's own writes come from its certificate's user
-    const lease = await api(
-      server,
-      "GET",
-      `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`,
-    );
-    expect(lease.status).toBe(200);
-    expect(JSON.stringify(lease.json.metadata.managedFields ?? [])).toContain("edgelet");
+    // the node renews its own Lease (with its certificate: it has no other credential)
+    const leasePath = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`;
+    await waitFor("the node's lease", async () => (await api(server, "GET", leasePath)).status === 200);
 
     await createPod(server, ns, {
       metadata: { name: "hello" },
       spec: {
         nodeName: NODE,
         restartPolicy: "Never",
-        containers: [{ name: "main", image: BUSYBOX, command: ["sh", "-c", "echo hello-from-cert-node"] }],
+        containers: [
+          { name: "main", image: BUSYBOX, command: ["sh", "-c", "echo hello-from-cert-node; sleep 3600"] },
+        ],
       },
     });
-    await waitPod(server, ns, "hello", "Succeeded", (p) => p.status?.phase === "Succeeded", 90_000);
+    await waitPod(server, ns, "hello", "Running", (p) => p.status?.phase === "Running", 90_000);
     const logs = await kubectl(server, ["logs", "-n", ns, "hello"]);
     expect(logs.stdout, logs.stderr).toContain("hello-from-cert-node");
-    expect(edgelet.output).toMatch(/certificate/i);
+    expect(edgelet.output).toContain("credentials from certificate-signing-request");
+
+    // the renewal: a CSR of the node itself, approved as selfnodeclient, used from then on
+    await waitFor(
+      "a rotation",
+      async () => edgelet.output.includes("rotated the node's client certificate"),
+      60_000,
+    );
+    const renewed = (await api(server, "GET", CSR)).json.items.find(
+      (c: any) => c.spec.username === `system:node:${NODE}`,
+    );
+    expect(renewed.status.conditions[0]).toMatchObject({ type: "Approved", reason: "AutoApproved" });
+    expect(renewed.status.certificate).toBeTruthy();
+    const rotatedAt = Date.now();
+    // heartbeats go on with the new certificate, and the pod stays as it was
+    await waitFor(
+      "a heartbeat after the rotation",
+      async () => {
+        const l = await api(
+          server,
+          "GET",
+          `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`,
+        );
+        return Date.parse(l.json.spec.renewTime) > rotatedAt;
+      },
+      30_000,
+      250,
+    );
+    const pod = await waitPod(server, ns, "hello", "still Running", (p) => p.status?.phase === "Running");
+    expect(pod.status.containerStatuses[0].restartCount).toBe(0);
+    const again = await kubectl(server, ["logs", "-n", ns, "hello"]);
+    expect(again.stdout, again.stderr).toContain("hello-from-cert-node");
   }, 240_000);
 });
