@@ -26,6 +26,8 @@ export interface ClientIdentity {
   lines: Buffer;
 }
 
+/** certificates whose verdict is kept (the oldest goes first) */
+const MAX_VERIFIED = 10_000;
 const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
 const ANY_USAGE = "2.5.29.37.0";
 
@@ -68,25 +70,44 @@ export function clientCertJudge(caPem: string, secret: string) {
     for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
     return { credential, headers, lines: Buffer.from(text, "latin1") };
   };
+  // certificates verified before (by their SHA-256 fingerprint), and when their verdict holds:
+  // a client's next connections skip the signature check, not the dates
+  const verified = new Map<string, { id: ClientIdentity; from: number; to: number }>();
   /** The identity of a TLS connection's client certificate; undefined when it sent none. */
   return (socket: tls.TLSSocket): ClientIdentity | undefined => {
     const peer = socket.getPeerCertificate();
     if (!peer?.raw) return undefined;
+    const now = Date.now();
+    const fingerprint = peer.fingerprint256;
+    const known = fingerprint ? verified.get(fingerprint) : undefined;
+    if (known && now >= known.from && now <= known.to) return known.id;
     let why: string | undefined;
+    let x: X509Certificate | undefined;
     try {
-      why = refusal(new X509Certificate(peer.raw), cas);
+      x = new X509Certificate(peer.raw);
+      why = refusal(x, cas, now);
     } catch (e) {
       why = `malformed certificate: ${(e as Error).message}`;
     }
-    if (why)
-      return identity([FRONT_SECRET_HEADER, secret, CLIENT_CERT_ERROR_HEADER, encodeURIComponent(why)]);
+    if (why || !x)
+      return identity([FRONT_SECRET_HEADER, secret, CLIENT_CERT_ERROR_HEADER, encodeURIComponent(why ?? "")]);
     // upstream takes the last CN (Go's pkix.Name keeps the last one it reads)
     const cn = values(peer.subject?.CN).at(-1) ?? "";
     const dn = subjectDN(cn, values(peer.subject?.O));
-    return identity(
+    const id = identity(
       [FRONT_SECRET_HEADER, secret, CLIENT_SUBJECT_HEADER, encodeURIComponent(dn)],
       `x509 ${dn}`,
     );
+    const ca = cas.find((c) => x.checkIssued(c));
+    const dates = [x, ...(ca ? [ca] : [])];
+    if (!fingerprint) return id;
+    if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);
+    verified.set(fingerprint, {
+      id,
+      from: Math.max(...dates.map((c) => Date.parse(c.validFrom))),
+      to: Math.min(...dates.map((c) => Date.parse(c.validTo))),
+    });
+    return id;
   };
 }
 

@@ -89,5 +89,12 @@ describe.skipIf(!hasOpenssl)("judging a certificate", () => {
     expect(refused.credential).toBeUndefined();
     expect(refused.headers[2]).toBe("x-edgeplane-client-cert-error");
     expect(judge({ getPeerCertificate: () => ({}) } as never)).toBeUndefined();
+    // a certificate judged before is not verified again while its dates hold
+    const seen = (raw: Buffer, subject: object) => ({
+      getPeerCertificate: () => ({ raw, subject, fingerprint256: "AA:BB" }),
+    });
+    const first = judge(seen(x(good.cert).raw, { CN: "alice", O: ["devs", "ops"] }) as never);
+    // (the same fingerprint: the verdict kept, whatever the bytes now)
+    expect(judge(seen(Buffer.from("not a certificate"), {}) as never)).toBe(first);
   });
 });
