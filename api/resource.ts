@@ -42,6 +42,12 @@ export interface ResourceStrategy {
   /** Adjust a status subresource update against the stored object (e.g. a phase's transition time). */
   prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
   /**
+   * Other subresources whose body is the object itself, served like status (a
+   * CertificateSigningRequest's approval): each adjusts the update (the stored object with
+   * the status the client sent) against the stored object.
+   */
+  prepareForSubresourceUpdate?: Record<string, (obj: KubeObject, old: KubeObject) => void>;
+  /**
    * Drops the fields the kind's schema does not declare and returns their paths
    * (a custom resource's pruning); fieldValidation decides what the client hears of them.
    */

@@ -48,6 +48,7 @@ export const ALL_PLUGINS_OFF = [
   "SecurityContextDeny",
   "PodSecurity",
   "NodeRestriction+RBACEscalation",
+  "CertificateApproval+CertificateSigning+CertificateSubjectRestriction",
   "MutatingAdmissionWebhook",
   "ValidatingAdmissionPolicy",
   "ValidatingAdmissionWebhook",

@@ -62,6 +62,15 @@ export interface Env {
    * upstream's do, and token Secrets carry it as ca.crt. `npm start` sets it to its local CA.
    */
   EDGEPLANE_ROOT_CA?: string;
+  /**
+   * The root CA's private key (PKCS#8 PEM, a secret): with it the CSR signers
+   * (kubernetes.io/kube-apiserver-client, -kubelet, kubelet-serving) sign approved
+   * CertificateSigningRequests, as kube-controller-manager's --cluster-signing-key-file.
+   * `npm start` sets it to its local CA's key.
+   */
+  EDGEPLANE_CA_KEY?: string;
+  /** --cluster-signing-duration in seconds: the longest certificate the signers issue (a year) */
+  EDGEPLANE_CLUSTER_SIGNING_DURATION_SECONDS?: string;
   /** Static tokens, one per line as upstream's token file: token,user,uid,"group1,group2" (a secret). */
   EDGEPLANE_TOKENS?: string;
   /** Shared with the local front door, made afresh at each start: lets it relay watches (handlers/relay.ts). */

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { workerBundle } from "./bundle";
 import type { EngineConfig } from "./engine-host";
 import { startFront } from "./front-door";
-import { ensurePki } from "./pki";
+import { caKeyPkcs8, ensureAdminClientCert, ensurePki } from "./pki";
 
 export interface DevServerOptions {
   /** where its state lives (created if missing) */
@@ -47,6 +47,8 @@ export interface DevServer {
   /** the admin's bearer token */
   token: string;
   kubeconfigPath: string;
+  /** the same admin with a client certificate (<state>/kubeconfig-x509) */
+  x509KubeconfigPath: string;
   /** the local CA (PEM) */
   caCert: string;
   stateDir: string;
@@ -144,7 +146,20 @@ export function adminToken(stateDir: string): string {
   return token;
 }
 
-export function kubeconfig(server: string, token: string, caCert: string, name = "edgeplane"): string {
+/** A user's credential in a kubeconfig: a bearer token, or a client certificate and key (PEM). */
+export type KubeconfigCredential = string | { cert: string; key: string };
+
+export function kubeconfig(
+  server: string,
+  credential: KubeconfigCredential,
+  caCert: string,
+  name = "edgeplane",
+): string {
+  const b64 = (s: string) => Buffer.from(s).toString("base64");
+  const user =
+    typeof credential === "string"
+      ? `token: ${credential}`
+      : `client-certificate-data: ${b64(credential.cert)}\n    client-key-data: ${b64(credential.key)}`;
   return `apiVersion: v1
 kind: Config
 clusters:
@@ -162,7 +177,7 @@ current-context: ${name}
 users:
 - name: ${name}-admin
   user:
-    token: ${token}
+    ${user}
 `;
 }
 
@@ -278,9 +293,11 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const tokens = [`${token},admin,admin,system:masters`, ...(opts.tokens ?? [])].join("\n");
   // the local CA is the cluster's root CA: published to every namespace as kube-root-ca.crt;
   // the front door is the apiserver address nodes dial (the `kubernetes` Service's endpoint)
-  const vars = {
+  const vars: Record<string, string> = {
     EDGEPLANE_TOKENS: tokens,
     EDGEPLANE_ROOT_CA: pki.caCert,
+    // the CSR signers sign with the local CA (kube-controller-manager's --cluster-signing-key-file)
+    EDGEPLANE_CA_KEY: caKeyPkcs8(stateDir),
     EDGEPLANE_APISERVER_ADDRESS: `127.0.0.1:${port}`,
     ...(opts.vars ?? {}),
   };
@@ -288,8 +305,15 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const httpsUrl = `https://127.0.0.1:${port}`;
   const kubeconfigPath = join(stateDir, "kubeconfig");
   writeFileSync(kubeconfigPath, kubeconfig(httpsUrl, token, pki.caCert), { mode: 0o600 });
+  // the same admin with a client certificate (kubeadm's admin.conf), which the engine's front
+  // door verifies against the local CA and reports to the Worker (local-engine/client-cert.ts)
+  const x509KubeconfigPath = join(stateDir, "kubeconfig-x509");
+  writeFileSync(x509KubeconfigPath, kubeconfig(httpsUrl, ensureAdminClientCert(stateDir), pki.caCert), {
+    mode: 0o600,
+  });
   const engine = opts.engine ?? process.env.EDGEPLANE_DEV_ENGINE ?? "miniflare";
-  const frontOpts: FrontTls = { port, cert: pki.cert, key: pki.key };
+  if (engine !== "wrangler") vars.EDGEPLANE_CLIENT_CERT_AUTH ??= "front";
+  const frontOpts: FrontTls = { port, cert: pki.cert, key: pki.key, clientCa: pki.caCert };
   const spawnChild = await spawnEngine(
     { ...opts, engine },
     { stateDir, internalPort, vars, front: engine === "wrangler" ? undefined : frontOpts },
@@ -364,6 +388,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     internalPort,
     token,
     kubeconfigPath,
+    x509KubeconfigPath,
     caCert: pki.caCert,
     stateDir,
     get child() {

@@ -49,8 +49,8 @@ export interface EngineConfig extends Bundle {
   logLevel: string;
   /** DevTools, for profiling; off when not given */
   inspectorPort?: number;
-  /** the front door to serve, and its serving certificate and key (PEM) */
-  front?: { port: number; cert: string; key: string };
+  /** the front door to serve, its serving certificate and key, and its client CAs (PEM) */
+  front?: { port: number; cert: string; key: string; clientCa?: string };
   /** wrangler.toml's cron triggers */
   crons?: string[];
   /** the period of "* * * * *" in seconds (60), for tests */
@@ -264,6 +264,7 @@ if (config.front) {
       key: config.front.key,
       relaySecret,
       frontSecret,
+      clientCa: config.front.clientCa,
     });
   } catch (e) {
     const inUse = (e as NodeJS.ErrnoException).code === "EADDRINUSE";

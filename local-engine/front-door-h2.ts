@@ -9,7 +9,9 @@
 import http from "node:http";
 import http2 from "node:http2";
 import type net from "node:net";
+import { FRONT_ONLY_HEADERS } from "../api/wire/client-cert";
 import { PRIORITY_ASK_HEADER, PRIORITY_LEVEL_HEADER } from "../api/wire/priority";
+import type { ClientIdentity } from "./client-cert";
 import {
   type AdmissionQueue,
   type CredentialLevels,
@@ -34,8 +36,11 @@ const UPLOAD_WINDOW = 1 << 20;
 const SESSION_MEMORY_MB = 256;
 /** Request bytes kept for a resend: a body over the apiserver's 3 MiB limit is not resent. */
 export const RESEND_LIMIT = 4 << 20;
-/** request headers that belong to one connection, or that HTTP/1.1 spells differently */
-const NOT_FORWARDED = new Set([...HOP_BY_HOP, "te", "host"]);
+/**
+ * request headers that belong to one connection, or that HTTP/1.1 spells differently, and
+ * those only the front door may send (a client's are dropped; see client-cert.ts)
+ */
+const NOT_FORWARDED = new Set([...HOP_BY_HOP, "te", "host", ...FRONT_ONLY_HEADERS]);
 
 /**
  * The headers to send on as HTTP/1.1, as a flat [name, value, ...] list (the client's raw
@@ -96,14 +101,19 @@ interface Credential {
 type H2Watch = RelayWatch<http2.ServerHttp2Stream>;
 
 export interface H2Door {
-  /** Serves an HTTP/2 connection on `socket`, whose standing `guard` keeps (guard.ts). */
-  accept(socket: net.Socket, guard: Guard): void;
+  /**
+   * Serves an HTTP/2 connection on `socket`, whose standing `guard` keeps (guard.ts), and whose
+   * client certificate says `identity` (client-cert.ts).
+   */
+  accept(socket: net.Socket, guard: Guard, identity?: ClientIdentity): void;
   close(): void;
 }
 
 /** What a session carries besides its streams: its connection's guard and its open streams. */
 const GUARD = Symbol("guard");
-type GuardedSession = http2.ServerHttp2Session & { [GUARD]?: { guard: Guard; open: number } };
+type GuardedSession = http2.ServerHttp2Session & {
+  [GUARD]?: { guard: Guard; open: number; identity?: ClientIdentity };
+};
 
 /**
  * The HTTP/2 side of one front door: accept(socket) serves a connection (a TLS socket that
@@ -170,8 +180,10 @@ export function h2Door({
       );
     if (!available.up) return statusOnStream(stream, 503, "ServiceUnavailable", available.message, 1);
     const forwarded = forwardedHeaders(headers, raw);
+    const identity = guarded?.identity;
+    if (identity) forwarded.push(...identity.headers);
     const head = headOf(headers, forwarded);
-    const authorization = headers.authorization;
+    const authorization = headers.authorization ?? identity?.credential;
     // a known credential: the connection is no longer bounded as an anonymous one
     if (authorization !== undefined && levels.get(authorization)) guarded?.guard.trust();
     const resource = relay && watchedResource(head);
@@ -292,10 +304,10 @@ export function h2Door({
   }
 
   return {
-    accept(socket, guard) {
+    accept(socket, guard, identity) {
       guard.expired = () => socket.destroy();
       const setGuard = (s: GuardedSession) => {
-        s[GUARD] = { guard, open: 0 };
+        s[GUARD] = { guard, open: 0, identity };
       };
       server.once("session", setGuard);
       server.emit("connection", socket);

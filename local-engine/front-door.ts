@@ -8,6 +8,7 @@ import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
 import { PRIORITY_ASK_HEADER, PRIORITY_LEVEL_HEADER } from "../api/wire/priority";
+import { type ClientIdentity, clientCertJudge, rewriteHead } from "./client-cert";
 import {
   type AdmissionOptions,
   type AdmissionQueue,
@@ -57,6 +58,11 @@ export interface FrontDoorOptions {
   frontSecret?: string;
   /** the head deadline and the bounds on connections without a verified credential (guard.ts) */
   guards?: GuardOptions;
+  /**
+   * the client CA bundle (PEM): with it (and frontSecret) the TLS side asks for an optional
+   * client certificate and reports it to the Worker (client-cert.ts)
+   */
+  clientCa?: string;
 }
 
 export interface FrontDoor {
@@ -207,6 +213,7 @@ function carry(
   { upstream: target, idleCloseMs, queue, relay, levels, askLine, guards, available }: CarryOptions,
   guard: Guard,
   sockets: Set<net.Socket>,
+  identity: ClientIdentity | undefined,
 ) {
   let upstream: net.Socket | undefined;
   /** whether the upstream connection carried a byte of a request (one never used can go quietly) */
@@ -378,12 +385,14 @@ function carry(
     guard.headDone();
     const head = requestHead(chunk, end);
     if (!head) return void send(chunk); // not a request: workerd answers it (400)
+    // headers only the front door may send: a client's go, the client certificate's come in
+    ({ chunk, end } = rewriteHead(chunk, end, head.headers, identity));
     if (!available.up)
       return refuse(statusAnswer(503, "ServiceUnavailable", available.message, { retryAfter: 1 }));
     between = false;
     guard.busy(true);
     framing.request(head.method);
-    const authorization = credentialOf(head);
+    const authorization = credentialOf(head) ?? identity?.credential;
     // a known credential: the connection is no longer bounded as an anonymous one
     if (authorization !== undefined && levels.get(authorization)) guard.trust();
     const resource = relay && watchedResource(head);
@@ -465,6 +474,7 @@ export function startFront({
   relaySecret,
   frontSecret,
   guards: guardOptions,
+  clientCa,
 }: FrontDoorOptions): Promise<FrontDoor> {
   const queue = admissionQueue(admission);
   const levels = new CredentialLevels();
@@ -482,14 +492,17 @@ export function startFront({
   const h2 = h2Door({ target: requestTarget, queue, relay, idleCloseMs, levels, frontSecret, available });
   const carried: CarryOptions = { upstream, idleCloseMs, queue, relay, levels, askLine, guards, available };
   const sockets = new Set<net.Socket>();
-  const serve = (down: net.Socket, guard: Guard, alpn?: string | false | null) => {
-    if (alpn === "h2") return h2.accept(down, guard);
+  const judge = clientCa && frontSecret ? clientCertJudge(clientCa, frontSecret) : undefined;
+  const serve = (down: net.Socket, guard: Guard, alpn?: string | false | null, identity?: ClientIdentity) => {
+    if (alpn === "h2") return h2.accept(down, guard, identity);
     down.setNoDelay?.(true);
-    carry(down, carried, guard, sockets);
+    carry(down, carried, guard, sockets, identity);
   };
   // TLS over the replayed bytes; the socket says which protocol the client chose (ALPN) once
   // the handshake is done (within the head deadline, which runs from the connection's opening)
-  const secureContext = cert && key ? tls.createSecureContext({ cert, key }) : undefined;
+  // (the client CAs are named in the certificate request: a client picks its certificate by them)
+  const secureContext =
+    cert && key ? tls.createSecureContext({ cert, key, ...(judge ? { ca: clientCa } : {}) }) : undefined;
   const server = net.createServer((client) => {
     sockets.add(client);
     const guard = guards.accept(client.remoteAddress, () => client.destroy());
@@ -506,12 +519,15 @@ export function startFront({
           isServer: true,
           secureContext,
           ALPNProtocols: ["h2", "http/1.1"],
+          // optional, and judged here rather than by the handshake (client-cert.ts)
+          requestCert: judge !== undefined,
+          rejectUnauthorized: false,
         });
         down.on("error", () => down.destroy());
         down.once("secure", () => {
           // as node:tls's own server marks a socket it hands on (an HTTP/2 session waits otherwise)
           (down as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
-          serve(down, guard, down.alpnProtocol);
+          serve(down, guard, down.alpnProtocol, judge?.(down));
         });
         return void client.resume();
       }

@@ -2,6 +2,7 @@
 // once per state dir with the openssl CLI. kubectl sends credentials only over TLS, so
 // the local control plane speaks HTTPS (and plain HTTP on the same port for curl).
 import { execFileSync } from "node:child_process";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -73,6 +74,12 @@ export function ensurePki(
   };
 }
 
+/** The CA's key as PKCS#8 PEM (what WebCrypto imports): the Worker's CSR signers sign with it. */
+export function caKeyPkcs8(stateDir: string): string {
+  const key = createPrivateKey(readFileSync(join(stateDir, "pki", "ca.key")));
+  return key.export({ type: "pkcs8", format: "pem" }).toString();
+}
+
 /** Signs server.key's certificate with the CA, for the names in server.ext. */
 function issueServerCert(dir: string) {
   openssl(
@@ -100,4 +107,63 @@ function issueServerCert(dir: string) {
     ],
     dir,
   );
+}
+
+/** The admin's client certificate: kubeadm's admin.conf user, in the masters group. */
+export const ADMIN_CLIENT_SUBJECT = { cn: "kubernetes-admin", groups: ["system:masters"] };
+/** issued for a year; issued again when less than a month is left */
+const CLIENT_CERT_DAYS = 365;
+const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
+
+/** An openssl -subj for a user: the O values (groups), then the CN, each /-separator escaped. */
+export function subjectArg(cn: string, groups: string[] = []): string {
+  const esc = (v: string) => v.replace(/[\\/=+]/g, (c) => `\\${c}`);
+  return [...groups.map((g) => `/O=${esc(g)}`), `/CN=${esc(cn)}`].join("");
+}
+
+/**
+ * The admin's client certificate and key (PEM) under <stateDir>/pki (admin.crt, admin.key),
+ * signed by the cluster CA for client authentication; made with the CA (ensurePki first), and
+ * made again when it is missing or near its end.
+ */
+export function ensureAdminClientCert(stateDir: string): { cert: string; key: string } {
+  const dir = join(stateDir, "pki");
+  const cert = join(dir, "admin.crt");
+  const key = join(dir, "admin.key");
+  let fresh = existsSync(cert) && existsSync(key);
+  if (fresh) {
+    const until = Date.parse(new X509Certificate(readFileSync(cert)).validTo);
+    fresh = until - Date.now() > RENEW_BEFORE_MS;
+  }
+  if (!fresh) {
+    openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "admin.key"], dir);
+    writeFileSync(
+      join(dir, "client.ext"),
+      "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
+    );
+    const subj = subjectArg(ADMIN_CLIENT_SUBJECT.cn, ADMIN_CLIENT_SUBJECT.groups);
+    openssl(["req", "-new", "-key", "admin.key", "-subj", subj, "-out", "admin.csr"], dir);
+    openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        "admin.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        String(CLIENT_CERT_DAYS),
+        "-sha256",
+        "-extfile",
+        "client.ext",
+        "-out",
+        "admin.crt",
+      ],
+      dir,
+    );
+  }
+  return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
 }

@@ -73,7 +73,7 @@ if (stopping) {
 }
 console.log(`
 edgeplane control plane is up at ${server.url}
-  kubeconfig: ${server.kubeconfigPath}
+  kubeconfig: ${server.kubeconfigPath}  (the same admin by client certificate: ${server.x509KubeconfigPath})
   try:        export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces
 `);
 superviseEngine(server);

@@ -16,6 +16,9 @@ export interface ApiOptions {
   token?: string;
   ca?: string;
   insecure?: boolean;
+  /** a client certificate and key (PEM), in place of a token */
+  cert?: string;
+  key?: string;
   userAgent?: string;
   /** watches held at once (default 4); more wait for a free connection */
   maxWatches?: number;
@@ -39,6 +42,11 @@ export class Api {
   /** Replaces the bearer token (after a credential exchange or rotation). */
   setToken(token: string): void {
     this.http.headers = { ...this.http.headers, authorization: `Bearer ${token}` };
+  }
+
+  /** Presents this client certificate from now on (a rotation). */
+  setClientCertificate(cert: string, key: string): void {
+    this.http.setClientCertificate(cert, key);
   }
 
   get server(): string {

@@ -35,6 +35,8 @@ export interface EdgeletConfig {
   labels: Record<string, string>;
   ca?: string;
   insecure: boolean;
+  /** with a bootstrap token: ask for a client certificate through a CSR (TLS bootstrap) */
+  clientCertificate: boolean;
   cpuManagerPolicy: "none" | "static";
   verbose: boolean;
   /** Services, cluster DNS and NetworkPolicy on this node (agent/network); off: none of them */
@@ -77,6 +79,8 @@ export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
   --cpu-manager-policy none|static
   --node-labels k=v,k=v
   --ca FILE | --insecure     TLS options for an https server
+  --client-certificate       with a bootstrap token: authenticate with a client certificate
+                             issued through a CertificateSigningRequest (https servers)
   --proxy on|off             Services, cluster DNS, NetworkPolicy on this node (default on; needs nft)
   --nft-table NAME           the node's nftables table (default ${DEFAULTS.nftTable})
   --cluster-dns-port N       port of the node-local DNS server on the node IP (default: any free one)
@@ -109,6 +113,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       "resync-seconds": { type: "string" },
       ca: { type: "string" },
       insecure: { type: "boolean" },
+      "client-certificate": { type: "boolean" },
       verbose: { type: "boolean", short: "v" },
       proxy: { type: "string" },
       "nft-table": { type: "string" },
@@ -172,6 +177,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     labels,
     ca: values.ca === undefined ? undefined : caBundle(values.ca),
     insecure: values.insecure ?? false,
+    clientCertificate: values["client-certificate"] ?? env.EDGELET_CLIENT_CERTIFICATE === "1",
     cpuManagerPolicy: cpuPolicy,
     verbose: values.verbose ?? false,
     proxy: proxy === "on",

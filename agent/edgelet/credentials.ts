@@ -1,6 +1,8 @@
 // How edgelet authenticates to the control plane. A bootstrap token (`<6>.<16>` as
 // kubeadm prints them) is exchanged for this node's own credential (system:node:<name>,
-// group system:nodes) at POST /edgeplane/node-credentials; any other token is used as given.
+// group system:nodes) at POST /edgeplane/node-credentials, or, with --client-certificate, for
+// a client certificate through a CertificateSigningRequest (node-certificate.ts, which rotates
+// it); any other token is used as given.
 // A node credential is short-lived: the agent renews it at ~80% of its life with the same
 // call, authenticated by the credential itself (as kubelet rotates its client certificate),
 // and keeps it in <root>/node-credential.json so that a restarted agent carries on as the same
@@ -9,20 +11,26 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import { join } from "node:path";
 import { Api, errorText, type Reply, sleep } from "./api";
 import type { EdgeletConfig } from "./config";
+import { requestNodeCertificate } from "./node-certificate";
 
 export const NODE_CREDENTIAL_PATH = "/edgeplane/node-credentials";
 export const CREDENTIAL_FILE = "node-credential.json";
 
 export interface NodeCredentials {
-  /** The current token; replaced in place by renewal. */
-  token: string;
+  /** The current token (none with a client certificate); replaced in place by renewal. */
+  token?: string;
+  /** a client certificate and its key (PEM) */
+  cert?: string;
+  key?: string;
   /** Where the credential came from, for the logs. */
-  source: "token-flag" | "bootstrap-exchange" | "stored-credential";
+  source: "token-flag" | "bootstrap-exchange" | "stored-credential" | "certificate-signing-request";
   /** When a node credential expires (ms since the epoch); undefined for a token given as is. */
   expiresAt?: number;
 }
 
-type CredentialConfig = Pick<EdgeletConfig, "server" | "token" | "nodeName" | "ca" | "insecure" | "root">;
+type CredentialConfig = Pick<EdgeletConfig, "server" | "token" | "nodeName" | "ca" | "insecure" | "root"> & {
+  clientCertificate?: boolean;
+};
 
 interface Stored {
   server: string;
@@ -63,10 +71,14 @@ function store(cfg: CredentialConfig, token: string, expirationTimestamp: string
   }
 }
 
-function issued(r: Reply): { token: string; expiresAt: number } | undefined {
-  if (r.status !== 201 || typeof r.json?.token !== "string") return undefined;
-  const expiresAt = Date.parse(r.json.expirationTimestamp);
-  return { token: r.json.token, expiresAt: Number.isFinite(expiresAt) ? expiresAt : Date.now() + 3600_000 };
+/** A credential the control plane issued: the token, its expiry (ms) and its timestamp text. */
+function issued(r: Reply): { token: string; expiresAt: number; expirationTimestamp: string } | undefined {
+  const token = r.json?.token;
+  if (r.status !== 201 || typeof token !== "string") return undefined;
+  const stamp = r.json?.expirationTimestamp;
+  const parsed = typeof stamp === "string" ? Date.parse(stamp) : Number.NaN;
+  const expiresAt = Number.isFinite(parsed) ? parsed : Date.now() + 3600_000;
+  return { token, expiresAt, expirationTimestamp: new Date(expiresAt).toISOString() };
 }
 
 /**
@@ -79,6 +91,14 @@ export async function obtainCredentials(
   log: (m: string) => void = () => {},
 ): Promise<NodeCredentials> {
   if (!isBootstrapToken(cfg.token)) return { token: cfg.token, source: "token-flag" };
+  if (cfg.clientCertificate) {
+    const api = new Api({ server: cfg.server, token: cfg.token, ca: cfg.ca, insecure: cfg.insecure });
+    try {
+      return { ...(await requestNodeCertificate(api, cfg.nodeName)), source: "certificate-signing-request" };
+    } finally {
+      api.close();
+    }
+  }
   const kept = readStored(cfg);
   if (kept) {
     const api = new Api({ server: cfg.server, token: kept.token, ca: cfg.ca, insecure: cfg.insecure });
@@ -86,8 +106,8 @@ export async function obtainCredentials(
       const r = await api.request("POST", NODE_CREDENTIAL_PATH, { nodeName: cfg.nodeName });
       const got = issued(r);
       if (got) {
-        store(cfg, got.token, r.json.expirationTimestamp, log);
-        return { ...got, source: "stored-credential" };
+        store(cfg, got.token, got.expirationTimestamp, log);
+        return { token: got.token, expiresAt: got.expiresAt, source: "stored-credential" };
       }
       log(`the kept node credential no longer holds (${errorText(r)}): joining with the bootstrap token`);
     } catch (e) {
@@ -104,8 +124,8 @@ export async function obtainCredentials(
       const r = await api.request("POST", NODE_CREDENTIAL_PATH, { nodeName: cfg.nodeName });
       const got = issued(r);
       if (got) {
-        store(cfg, got.token, r.json.expirationTimestamp, log);
-        return { ...got, source: "bootstrap-exchange" };
+        store(cfg, got.token, got.expirationTimestamp, log);
+        return { token: got.token, expiresAt: got.expiresAt, source: "bootstrap-exchange" };
       }
       if (r.status !== 409)
         throw new Error(`exchanging the bootstrap token for node credentials failed: ${errorText(r)}`);
@@ -164,7 +184,7 @@ export class CredentialRenewer {
 
   /** Another client of the node's that gets each renewed token (given the current one now). */
   add(client: TokenHolder): void {
-    client.setToken(this.creds.token);
+    if (this.creds.token) client.setToken(this.creds.token);
     this.clients.push(client);
   }
 
@@ -189,14 +209,14 @@ export class CredentialRenewer {
         });
         const got = issued(r);
         if (got && signal.aborted) {
-          store(this.cfg, got.token, r.json.expirationTimestamp, this.log);
+          store(this.cfg, got.token, got.expirationTimestamp, this.log);
           return;
         }
         if (got) {
           this.creds.token = got.token;
           this.creds.expiresAt = got.expiresAt;
           for (const c of this.clients) c.setToken(got.token);
-          store(this.cfg, got.token, r.json.expirationTimestamp, this.log);
+          store(this.cfg, got.token, got.expirationTimestamp, this.log);
           this.renewals++;
           failures = 0;
           refused = false;

@@ -22,6 +22,7 @@ import { ImageManager } from "./images";
 import { LeaseKeeper } from "./lease";
 import { type ContainerLocation, locateContainer, locateSandbox } from "./lookup";
 import { createMergePatch } from "./merge-patch";
+import { rotateNodeCertificate } from "./node-certificate";
 import {
   capacity,
   ensureCSINode,
@@ -98,8 +99,10 @@ export async function startEdgelet(
   log: (m: string) => void = (m) => console.error(`edgelet: ${m}`),
 ): Promise<Edgelet> {
   const creds = await obtainCredentials(cfg, log);
-  const api = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
-  // renewed at ~80% of its life; each client (and the tunnel, on its next connect) takes the new one
+  const tls = { ca: cfg.ca, insecure: cfg.insecure, cert: creds.cert, key: creds.key };
+  const api = new Api({ server: cfg.server, token: creds.token, ...tls });
+  // a node credential is renewed at ~80% of its life; each client (and the tunnel, on its next
+  // connect) takes the new one. A client certificate rotates itself (node-certificate.ts).
   const renewer = new CredentialRenewer(cfg, creds, api, log);
   renewer.start();
   const cri = new CriClient({ endpoint: cfg.containerdSocket });
@@ -242,8 +245,7 @@ export async function startEdgelet(
   const netApi = new Api({
     server: cfg.server,
     token: creds.token,
-    ca: cfg.ca,
-    insecure: cfg.insecure,
+    ...tls,
     maxWatches: 8,
   });
   renewer.add(netApi);
@@ -356,6 +358,7 @@ export async function startEdgelet(
   const tunnel = startTunnel({
     server: cfg.server,
     token: () => creds.token,
+    clientCertificate: () => ({ cert: creds.cert, key: creds.key }),
     nodeName: cfg.nodeName,
     lookup: {
       locate: (ns, pod, container, previous) => locateContainer(cache, ns, pod, container, previous),
@@ -366,6 +369,14 @@ export async function startEdgelet(
     insecure: cfg.insecure,
     log: (m) => log(`tunnel: ${m}`),
   });
+  // a client certificate is renewed before it ends, over the node's own connection
+  if (creds.cert)
+    loops.push(
+      rotateNodeCertificate(api, cfg.nodeName, creds, abort.signal, log, (cert, key) => {
+        api.setClientCertificate(cert, key);
+        netApi.setClientCertificate(cert, key);
+      }),
+    );
   return {
     nodeName: cfg.nodeName,
     get node() {

@@ -19,13 +19,15 @@ export async function joinSimulatedNode(
   log: (m: string) => void,
 ): Promise<SimulatedJoin> {
   const nodeCfg = { ...cfg, nodeName };
-  const creds = await obtainCredentials(nodeCfg, log);
+  // simulated nodes join with tokens (a client certificate is a real node's choice)
+  const creds = await obtainCredentials({ ...nodeCfg, clientCertificate: false }, log);
+  const token = creds.token ?? cfg.token;
   if (creds.expiresAt === undefined)
-    return { token: creds.token, source: creds.source, renew: () => {}, stop: async () => {} };
-  const api = new Api({ server: cfg.server, token: creds.token, ca: cfg.ca, insecure: cfg.insecure });
+    return { token, source: creds.source, renew: () => {}, stop: async () => {} };
+  const api = new Api({ server: cfg.server, token, ca: cfg.ca, insecure: cfg.insecure });
   let renewer: CredentialRenewer | undefined;
   return {
-    token: creds.token,
+    token,
     source: creds.source,
     renew(client) {
       renewer = new CredentialRenewer(nodeCfg, creds, api, log, [client]);

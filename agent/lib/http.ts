@@ -27,6 +27,9 @@ export interface TlsOptions {
   ca?: string;
   /** Skip TLS verification (https only). */
   insecure?: boolean;
+  /** A client certificate and its key (PEM), https only. */
+  cert?: string;
+  key?: string;
 }
 
 export interface Pools {
@@ -55,8 +58,11 @@ export type Settle = { resolve: (r: WatchResult) => void; reject: (e: unknown) =
 export class HttpEndpoint {
   readonly base: URL;
   private readonly mod: typeof http | typeof https;
-  private readonly agent: http.Agent;
-  private readonly watchAgent: http.Agent;
+  private agent: http.Agent;
+  private watchAgent: http.Agent;
+  private readonly makeAgent: (opts: http.AgentOptions, tls: TlsOptions) => http.Agent;
+  private readonly pools: Pools;
+  private tls: TlsOptions;
 
   constructor(
     server: string,
@@ -68,12 +74,14 @@ export class HttpEndpoint {
     this.base = new URL(server);
     const secure = this.base.protocol === "https:";
     this.mod = secure ? https : http;
-    const pool = (opts: http.AgentOptions): http.Agent =>
+    this.makeAgent = (opts, t) =>
       secure
-        ? new https.Agent({ ...opts, ca: tls.ca, rejectUnauthorized: !tls.insecure })
+        ? new https.Agent({ ...opts, ca: t.ca, cert: t.cert, key: t.key, rejectUnauthorized: !t.insecure })
         : new http.Agent(opts);
-    this.agent = pool(pools.requests);
-    this.watchAgent = pool(pools.watches);
+    this.agent = this.makeAgent(pools.requests, tls);
+    this.watchAgent = this.makeAgent(pools.watches, tls);
+    this.pools = pools;
+    this.tls = tls;
   }
 
   /** One request with a JSON (or string) body; resolves with status and parsed body, rejects on transport errors. */
@@ -147,6 +155,18 @@ export class HttpEndpoint {
       req.on("error", (e) => onRequestError(e, settle));
       req.end();
     });
+  }
+
+  /**
+   * Connections from now on present this client certificate (a rotation). Requests in flight
+   * finish on the old connections, which go a minute later; open watches run until they end.
+   */
+  setClientCertificate(cert: string, key: string): void {
+    const old = this.agent;
+    this.tls = { ...this.tls, cert, key };
+    this.agent = this.makeAgent(this.pools.requests, this.tls);
+    this.watchAgent = this.makeAgent(this.pools.watches, this.tls);
+    setTimeout(() => old.destroy(), 60_000).unref();
   }
 
   close(): void {

@@ -34,8 +34,10 @@ export type { TunnelLookup } from "./handlers";
 export interface TunnelOptions {
   /** the apiserver's base URL, http(s)://host:port */
   server: string;
-  /** the node's bearer token, or a function giving the current one (rotation) */
-  token: string | (() => string);
+  /** the node's bearer token, or a function giving the current one (rotation); none with a certificate */
+  token?: string | (() => string | undefined);
+  /** a client certificate and its key (PEM), or a function giving the current ones (rotation) */
+  clientCertificate?: () => { cert?: string; key?: string };
   nodeName: string;
   lookup: TunnelLookup;
   cri: CriClient;
@@ -188,8 +190,9 @@ export function startTunnel(opts: TunnelOptions): Tunnel {
   const connect = () => {
     if (stopped) return;
     const sock = new WebSocket(tunnelUrl(opts.server, opts.nodeName), {
-      headers: { authorization: `Bearer ${token()}` },
+      headers: token() ? { authorization: `Bearer ${token()}` } : {},
       ca: opts.ca,
+      ...opts.clientCertificate?.(),
       rejectUnauthorized: !opts.insecure,
       perMessageDeflate: false,
     });

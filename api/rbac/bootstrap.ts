@@ -258,6 +258,16 @@ const ROLES: RoleSpec[] = [
     name: "system:node-bootstrapper",
     rules: [r(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"])],
   },
+  // what the csrapproving controller asks before it approves a node's client CSR: a new node's
+  // (nodeclient) or a node renewing its own (selfnodeclient)
+  {
+    name: "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+    rules: [r(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/nodeclient"])],
+  },
+  {
+    name: "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+    rules: [r(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/selfnodeclient"])],
+  },
   { name: "system:node", rules: [] /* filled below from NODE_RULES */ },
   {
     name: "system:node-proxier",
@@ -386,6 +396,19 @@ const BINDINGS: BindingSpec[] = [
   },
   { name: "system:kube-scheduler", role: "system:kube-scheduler", users: ["system:kube-scheduler"] },
   { name: "edgeplane:node-network", role: "edgeplane:node-network", groups: ["system:nodes"] },
+  // kubeadm's TLS bootstrap bindings: bootstrap tokens may ask for a node client certificate,
+  // which is approved at once; nodes may renew their own
+  { name: "edgeplane:kubelet-bootstrap", role: "system:node-bootstrapper", groups: ["system:bootstrappers"] },
+  {
+    name: "edgeplane:node-autoapprove-bootstrap",
+    role: "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+    groups: ["system:bootstrappers"],
+  },
+  {
+    name: "edgeplane:node-autoapprove-certificate-rotation",
+    role: "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+    groups: ["system:nodes"],
+  },
   // Kept without subjects, as upstream does since the Node authorizer took over from it.
   { name: "system:node", role: "system:node" },
 ];

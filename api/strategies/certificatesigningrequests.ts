@@ -7,8 +7,11 @@
 // Validation: any name, a PEM "CERTIFICATE REQUEST" that parses (csr-request.ts), a qualified
 // signerName, usages from the known set without repeats, expirationSeconds of 600 or more,
 // well-formed conditions, and a status.certificate of CERTIFICATE blocks. Table: NAME AGE
-// SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION, as `kubectl get csr` prints it. Nothing
-// approves or signs requests here (no approval subresource, no signer controllers).
+// SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION, as `kubectl get csr` prints it. The
+// approval subresource (`kubectl certificate approve|deny`) changes the conditions only, and
+// may add Approved or Denied (never both, never removing one); who may approve for a signer is
+// the CertificateApproval admission plugin's (workers/admission/certificates.ts), and the
+// signers are durable-objects/controllers/certificates/.
 import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
@@ -212,7 +215,26 @@ function validateObject(obj: KubeObject, old: KubeObject | undefined, opts: Opti
   return causes;
 }
 
-/** upstream's validateCertificateSigningRequestUpdate (no approval subresource is served). */
+/** upstream's ValidateCertificateSigningRequestApprovalUpdate: Approved and Denied may be added, not removed. */
+function validateApproval(obj: KubeObject, old: KubeObject): StatusCause[] {
+  const causes = validateObject(obj, old, optionsFor(obj, old, false));
+  for (const t of ["Approved", "Denied"])
+    if (ofType(obj, t).length < ofType(old, t).length)
+      causes.push(field.forbidden("status.conditions", `updates may not remove a condition of type "${t}"`));
+  return causes;
+}
+
+/** An approval update: the stored object with the conditions the client sent, their times stamped. */
+function prepareApproval(obj: KubeObject, old: KubeObject): void {
+  const conditions = obj.status?.conditions;
+  obj.spec = old.spec;
+  obj.status = { ...(old.status ?? {}) };
+  if (conditions === undefined) delete obj.status.conditions;
+  else obj.status.conditions = conditions;
+  stampTimes(obj, old);
+}
+
+/** upstream's validateCertificateSigningRequestUpdate (main resource and status). */
 function validateUpdate(obj: KubeObject, old: KubeObject, status: boolean): StatusCause[] {
   const causes = validateObject(obj, old, optionsFor(obj, old, status));
   for (const t of ["Approved", "Denied", "Failed"])
@@ -261,8 +283,13 @@ function prepareStatus(obj: KubeObject, old: KubeObject): void {
       next[i] = was[n];
     });
   }
+  stampTimes(obj, old);
+}
+
+/** upstream's populateConditionTimestamps: a condition's times, when it came without them. */
+function stampTimes(obj: KubeObject, old: KubeObject): void {
   const now = rfc3339();
-  for (const c of next) {
+  for (const c of conditionsOf(obj)) {
     if (!c.lastUpdateTime) c.lastUpdateTime = now;
     if (!c.lastTransitionTime) {
       const same = conditionsOf(old).find(
@@ -294,6 +321,7 @@ export const certificatesigningrequests: ResourceDef = {
   verbs: STANDARD_VERBS,
   subresources: {
     status: { kind: "CertificateSigningRequest", verbs: ["get", "patch", "update"] },
+    approval: { kind: "CertificateSigningRequest", verbs: ["get", "patch", "update"] },
   },
   strategy: {
     prepareForCreate: (obj, user) => {
@@ -305,11 +333,12 @@ export const certificatesigningrequests: ResourceDef = {
       obj.spec = old.spec;
     },
     prepareForStatusUpdate: prepareStatus,
+    prepareForSubresourceUpdate: { approval: prepareApproval },
     validate: (obj, old) =>
       old
         ? validateUpdate(obj, old, false)
         : validateObject(obj, undefined, optionsFor(obj, undefined, false)),
-    validateSubresource: { status: (obj, old) => validateUpdate(obj, old, true) },
+    validateSubresource: { status: (obj, old) => validateUpdate(obj, old, true), approval: validateApproval },
     columns: [
       nameColumn,
       ageColumn,

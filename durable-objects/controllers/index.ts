@@ -1,5 +1,7 @@
 // Every controller the manager runs, in one list.
 
+import { csrApprover } from "./certificates/approver";
+import { createCertificateSigner, type SignerOptions } from "./certificates/signer";
 import { crdFinalizer } from "./crd/finalizer";
 import { crdNaming } from "./crd/naming";
 import { cronJobController } from "./cronjob/controller";
@@ -40,6 +42,8 @@ export interface ControllerConfig {
   /** --cluster-cidr and --node-cidr-mask-size; EDGEPLANE_CLUSTER_CIDR, EDGEPLANE_NODE_CIDR_MASK_SIZE */
   clusterCIDR?: string;
   nodeCIDRMaskSize?: string;
+  /** the cluster CA the CSR signers sign with (EDGEPLANE_ROOT_CA, EDGEPLANE_CA_KEY); unset: no signers */
+  certificateSigner?: SignerOptions;
   /** signs legacy tokens (the service account key); unset: no tokens controller */
   legacyToken?: TokensOptions["generate"];
 }
@@ -76,6 +80,8 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     createPodGC({ terminatedThreshold: config.terminatedPodGCThreshold }),
     createNodeIpamController({ clusterCIDR: config.clusterCIDR, nodeCIDRMaskSize: config.nodeCIDRMaskSize }),
     ...(config.rootCA ? [createRootCAPublisher(config.rootCA)] : []),
+    csrApprover,
+    ...(config.certificateSigner ? [createCertificateSigner(config.certificateSigner)] : []),
     ...(config.legacyToken
       ? [createTokensController({ rootCA: config.rootCA, generate: config.legacyToken })]
       : []),

@@ -50,6 +50,14 @@ export class ControllerManager extends DurableObject<Env> {
       nodeMonitorGraceSeconds: num(this.env.EDGEPLANE_NODE_MONITOR_GRACE_SECONDS),
       defaultTolerationSeconds: num(this.env.EDGEPLANE_DEFAULT_TOLERATION_SECONDS),
       rootCA: this.env.EDGEPLANE_ROOT_CA || undefined,
+      certificateSigner:
+        this.env.EDGEPLANE_ROOT_CA && this.env.EDGEPLANE_CA_KEY
+          ? {
+              caCert: this.env.EDGEPLANE_ROOT_CA,
+              caKey: this.env.EDGEPLANE_CA_KEY,
+              signingSeconds: num(this.env.EDGEPLANE_CLUSTER_SIGNING_DURATION_SECONDS),
+            }
+          : undefined,
       clusterCIDR: this.env.EDGEPLANE_CLUSTER_CIDR,
       nodeCIDRMaskSize: this.env.EDGEPLANE_NODE_CIDR_MASK_SIZE,
       // the apiserver's own key (EDGEPLANE_SA_SIGNING_KEY or the one kept in kube-system)

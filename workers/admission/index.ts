@@ -8,6 +8,7 @@
 import type { KubeObject } from "../../api/types";
 import { authzAdmission } from "../authz/index";
 import type { WriteContext } from "../handlers/write-context";
+import { certificatesAdmission } from "./certificates";
 import { defaultTolerationSeconds } from "./default-toleration-seconds";
 import { initializers } from "./initializers";
 import { limitRanger } from "./limit-ranger";
@@ -57,6 +58,7 @@ const PLUGINS: AdmissionPlugin[] = [
   storageObjectInUseProtection,
   persistentVolumeClaimResize,
   runtimeClass,
+  certificatesAdmission, // CertificateApproval, CertificateSigning, CertificateSubjectRestriction
   mutatingWebhooks, // MutatingAdmissionWebhook: the last mutating plugin
   validatingAdmissionPolicy,
   validatingWebhooks, // ValidatingAdmissionWebhook

@@ -6,6 +6,11 @@
 // subject in X-Edgeplane-Client-Subject, believed only next to X-Edgeplane-Front-Secret
 // equal to EDGEPLANE_FRONT_SECRET (a random value the front door and the Worker share).
 import type { UserInfo } from "../../api/user";
+import {
+  CLIENT_CERT_ERROR_HEADER,
+  CLIENT_SUBJECT_HEADER,
+  FRONT_SECRET_HEADER as SECRET_HEADER,
+} from "../../api/wire/client-cert";
 import { type AuthnEnv, AuthnFailure, safeEqual } from "./types";
 
 export interface TlsClientAuth {
@@ -39,19 +44,26 @@ export function parseDN(dn: string): { type: string; value: string }[] {
       }
       i++;
     } else {
+      // spaces around a value go, unless escaped ("\\ "): kept is how much may not be trimmed
+      while (i < n && dn[i] === " ") i++;
+      let kept = 0;
       while (i < n && dn[i] !== "," && dn[i] !== "+" && dn[i] !== ";") {
         if (dn[i] === "\\" && i + 1 < n) {
           const hex = dn.slice(i + 1, i + 3);
           if (/^[0-9a-fA-F]{2}$/.test(hex)) {
             value += String.fromCharCode(parseInt(hex, 16));
             i += 3;
+            kept = value.length;
             continue;
           }
           i++;
+          value += dn[i++];
+          kept = value.length;
+          continue;
         }
         value += dn[i++];
       }
-      value = value.trim();
+      value = value.slice(0, kept) + value.slice(kept).trimEnd();
     }
     out.push({ type: type.trim().toUpperCase(), value });
   }
@@ -71,16 +83,22 @@ export function clientCertAuthEnabled(env: AuthnEnv): boolean {
   return env.EDGEPLANE_CLIENT_CERT_AUTH === "cloudflare" || env.EDGEPLANE_CLIENT_CERT_AUTH === "front";
 }
 
-export const FRONT_SECRET_HEADER = "x-edgeplane-front-secret";
-export const FRONT_SUBJECT_HEADER = "x-edgeplane-client-subject";
+export const FRONT_SECRET_HEADER = SECRET_HEADER;
+export const FRONT_SUBJECT_HEADER = CLIENT_SUBJECT_HEADER;
 
-/** The front door's report: the subject DN (percent-encoded), only with the shared secret. */
+/**
+ * The front door's report (api/wire/client-cert.ts), only with the shared secret: the subject
+ * DN (percent-encoded) of a verified certificate, or why a presented one was refused.
+ */
 function fromFrontDoor(req: Request, env: AuthnEnv): UserInfo | undefined {
   const subject = req.headers.get(FRONT_SUBJECT_HEADER);
-  if (subject === null) return undefined;
+  const refused = req.headers.get(CLIENT_CERT_ERROR_HEADER);
+  if (subject === null && refused === null) return undefined;
   const secret = req.headers.get(FRONT_SECRET_HEADER) ?? "";
   if (!env.EDGEPLANE_FRONT_SECRET || !safeEqual(secret, env.EDGEPLANE_FRONT_SECRET))
     throw new AuthnFailure("x509: client certificate header not from the front door");
+  if (refused !== null || subject === null)
+    throw new AuthnFailure(`x509: ${safeDecode(refused ?? "") || "certificate refused"}`);
   let dn: string;
   try {
     dn = decodeURIComponent(subject);
@@ -88,6 +106,14 @@ function fromFrontDoor(req: Request, env: AuthnEnv): UserInfo | undefined {
     throw new AuthnFailure("x509: malformed client certificate subject");
   }
   return userFromDN(dn);
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return "";
+  }
 }
 
 /**

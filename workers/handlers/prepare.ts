@@ -190,14 +190,17 @@ export function prepareUpdate(
     next.spec = { ...next.spec, ephemeralContainers: obj.spec?.ephemeralContainers };
     if (next.spec.ephemeralContainers === undefined) delete next.spec.ephemeralContainers;
     if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
-  } else if (subresource === "status") {
+  } else if (subresource === "status" || def.strategy.prepareForSubresourceUpdate?.[subresource]) {
     next = clone(old); // JSON from the store: a plain deep copy, without the runtime's serializer
     next.status = obj.status;
     // labels and annotations may be written alongside status, as upstream allows
     if (obj.metadata.labels !== undefined) next.metadata.labels = obj.metadata.labels;
     if (obj.metadata.annotations !== undefined) next.metadata.annotations = obj.metadata.annotations;
     if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
-    const forStatus = def.strategy.prepareForStatusUpdate;
+    const forStatus =
+      subresource === "status"
+        ? def.strategy.prepareForStatusUpdate
+        : def.strategy.prepareForSubresourceUpdate?.[subresource];
     if (forStatus) prepare = () => forStatus(next, old);
   } else {
     next = obj;

@@ -155,7 +155,12 @@ export async function handleResource(c: C): Promise<Response> {
     warnings: [],
   };
   // status and ephemeralcontainers are the object itself, read and written by the generic paths
-  if (info.subresource && !OBJECT_SUBRESOURCES.has(info.subresource)) return subresourceHandler(w, namespace);
+  if (
+    info.subresource &&
+    !OBJECT_SUBRESOURCES.has(info.subresource) &&
+    !def.strategy.prepareForSubresourceUpdate?.[info.subresource]
+  )
+    return subresourceHandler(w, namespace);
   // a resource with a REST storage of its own (rest-storages.ts) serves the verbs it names
   const own = REST_STORAGES.get(def)?.[info.verb];
   if (own) return own(w, namespace);

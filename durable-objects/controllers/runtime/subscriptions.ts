@@ -32,6 +32,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "storage.k8s.io/storageclasses": ["controllers", "scheduler"],
   "autoscaling/horizontalpodautoscalers": ["controllers"],
   "apiextensions.k8s.io/customresourcedefinitions": ["controllers"],
+  "certificates.k8s.io/certificatesigningrequests": ["controllers"],
 };
 
 /**
