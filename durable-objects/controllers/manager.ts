@@ -4,6 +4,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
+import { objectEnv } from "../clusters";
 import type { Env } from "../env";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./gc/garbage-collector";
 import { buildControllers } from "./index";
@@ -32,6 +33,8 @@ export class ControllerManager extends DurableObject<Env> {
     private readonly apiserver: Apiserver,
   ) {
     super(ctx, env);
+    // the cluster it runs for, by its name (durable-objects/clusters.ts)
+    this.env = objectEnv(ctx, env);
   }
 
   private informers?: Informers;

@@ -31,6 +31,7 @@ import {
   payloadJson,
   type WireStatus,
 } from "../../api/wire/node-tunnel";
+import { objectEnv } from "../clusters";
 import type { Env } from "../env";
 
 const AGENT_TAG = "agent";
@@ -57,6 +58,7 @@ export class NodeTunnel extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.env = objectEnv(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
   }
 

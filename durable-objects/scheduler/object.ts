@@ -12,6 +12,7 @@ import { EventRecorder } from "../controllers/runtime/recorder";
 import { stayResident } from "../controllers/runtime/resident";
 import { resourcesOf } from "../controllers/runtime/subscriptions";
 import { CLASSES, PVCS, PVS } from "../controllers/volume/persistentvolume-binder";
+import { objectEnv } from "../clusters";
 import type { Env } from "../env";
 import { type SchedulingAction, SchedulingLoop } from "./loop";
 import type { Pod } from "./podinfo";
@@ -31,6 +32,8 @@ export class SchedulerObject extends DurableObject<Env> {
     private readonly apiserver: Apiserver,
   ) {
     super(ctx, env);
+    // the cluster it runs for, by its name (durable-objects/clusters.ts)
+    this.env = objectEnv(ctx, env);
   }
 
   private informers?: Informers;

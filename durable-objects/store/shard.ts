@@ -20,6 +20,7 @@ import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
+import { objectEnv } from "../clusters";
 import type { Env } from "../env";
 import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
@@ -76,9 +77,11 @@ export class StoreShard extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // its cluster's settings (durable-objects/clusters.ts): pokes go to that cluster's loops
+    this.env = objectEnv(ctx, env);
     this.sql = ctx.storage.sql;
     this.db = drizzle(ctx.storage);
-    this.pokes = new Pokes(env, () => this.revision);
+    this.pokes = new Pokes(this.env, () => this.revision);
     this.hub = new WatchHub(
       () => this.def,
       () => this.revision,
