@@ -68,6 +68,15 @@ export class HttpEndpoint {
     this.watchAgent = pool(pools.watches);
   }
 
+  /**
+   * An API path under the server URL, its path prefix kept: a cluster served at
+   * https://host/clusters/<name> is asked at /clusters/<name>/api/... (docs/clusters.md).
+   */
+  url(path: string): URL {
+    const prefix = this.base.pathname.replace(/\/+$/, "");
+    return new URL(prefix && path.startsWith("/") ? `${prefix}${path}` : path, this.base);
+  }
+
   /** One request with a JSON (or string) body; resolves with status and parsed body, rejects on transport errors. */
   send(r: JsonRequest): Promise<Reply> {
     const payload =
@@ -81,7 +90,7 @@ export class HttpEndpoint {
       new Promise((resolve, reject) => {
         let answered = false;
         const req = this.mod.request(
-          new URL(r.path, this.base),
+          this.url(r.path),
           { method: r.method, headers, agent: this.agent },
           (res) => {
             answered = true;
@@ -123,7 +132,7 @@ export class HttpEndpoint {
     return new Promise((resolve, reject) => {
       const settle: Settle = { resolve, reject };
       const req = this.mod.request(
-        new URL(path, this.base),
+        this.url(path),
         { method: "GET", headers: this.headers, agent: this.watchAgent, signal },
         (res) => {
           if (res.statusCode !== 200) {

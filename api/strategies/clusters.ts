@@ -43,7 +43,8 @@ export const clusters: ResourceDef = {
   listKind: "ClusterList",
   singular: "cluster",
   namespaced: false,
-  verbs: STANDARD_VERBS,
+  // no deletecollection: each cluster's delete tears it down (workers/clusters/handlers.ts)
+  verbs: STANDARD_VERBS.filter((v) => v !== "deletecollection"),
   subresources: {
     status: { kind: "Cluster", verbs: ["get", "patch", "update"] },
     // an admin credential of the cluster (system:masters in it, nobody anywhere else)

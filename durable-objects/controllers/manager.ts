@@ -139,6 +139,16 @@ export class ControllerManager extends DurableObject<Env> {
     await this.resync();
   }
 
+  /**
+   * Its cluster was deleted (workers/clusters/teardown.ts): storage and alarm gone, and the
+   * object reset, so no timer of it runs on.
+   */
+  async destroy(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.abort("cluster deleted");
+  }
+
   /** componentstatuses' probe: "ok" once the caches are filled (upstream's /healthz body). */
   async healthz(): Promise<string> {
     await this.start();

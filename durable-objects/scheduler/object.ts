@@ -5,6 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
+import { objectEnv } from "../clusters";
 import { ApiClient, componentUserAgent, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
 import { once } from "../controllers/runtime/once";
@@ -12,7 +13,6 @@ import { EventRecorder } from "../controllers/runtime/recorder";
 import { stayResident } from "../controllers/runtime/resident";
 import { resourcesOf } from "../controllers/runtime/subscriptions";
 import { CLASSES, PVCS, PVS } from "../controllers/volume/persistentvolume-binder";
-import { objectEnv } from "../clusters";
 import type { Env } from "../env";
 import { type SchedulingAction, SchedulingLoop } from "./loop";
 import type { Pod } from "./podinfo";
@@ -87,6 +87,16 @@ export class SchedulerObject extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     await this.resync();
+  }
+
+  /**
+   * Its cluster was deleted (workers/clusters/teardown.ts): storage and alarm gone, and the
+   * object reset, so no timer of it runs on.
+   */
+  async destroy(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.abort("cluster deleted");
   }
 
   /** componentstatuses' probe: "ok" once the caches are filled (upstream's /healthz body). */

@@ -519,6 +519,23 @@ export class StoreShard extends DurableObject<Env> {
     this.compacted = point;
   }
 
+  /**
+   * Its cluster was deleted (workers/clusters/teardown.ts): watches end, the rows, change log
+   * and alarm are gone, and the object is reset (its next life starts empty).
+   */
+  async destroy(): Promise<void> {
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.close(1001, "cluster deleted");
+      } catch {
+        // already closed
+      }
+    }
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.abort("cluster deleted");
+  }
+
   /** Operator and test hook: compact the change log up to the head now. */
   async compactNow(): Promise<number> {
     this.flush();

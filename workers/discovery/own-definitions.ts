@@ -4,8 +4,14 @@
 import type { Schema } from "./definitions";
 
 const REF = "#/definitions/";
-const API_VERSION: Schema = { type: "string", description: "The versioned schema of this representation of an object." };
-const KIND: Schema = { type: "string", description: "The REST resource this object represents, in CamelCase." };
+const API_VERSION: Schema = {
+  type: "string",
+  description: "The versioned schema of this representation of an object.",
+};
+const KIND: Schema = {
+  type: "string",
+  description: "The REST resource this object represents, in CamelCase.",
+};
 
 const CLUSTER = "dev.edgeplane.tenancy.v1alpha1.Cluster";
 
@@ -27,7 +33,9 @@ export const OWN_DEFINITIONS: Record<string, Schema> = {
         },
       },
     },
-    "x-kubernetes-group-version-kind": [{ group: "tenancy.edgeplane.dev", kind: "Cluster", version: "v1alpha1" }],
+    "x-kubernetes-group-version-kind": [
+      { group: "tenancy.edgeplane.dev", kind: "Cluster", version: "v1alpha1" },
+    ],
   },
   [`${CLUSTER}List`]: {
     description: "ClusterList is a list of Clusters.",
