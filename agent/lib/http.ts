@@ -3,6 +3,7 @@
 // JSON requests that never throw on HTTP status, and newline-delimited watch streams.
 import http from "node:http";
 import https from "node:https";
+import { noteAnswer } from "./cluster-gone";
 
 export interface Reply {
   status: number;
@@ -97,6 +98,7 @@ export class HttpEndpoint {
             collect(res).then((text) => {
               const status = res.statusCode ?? 0;
               const json = parseJson(text);
+              noteAnswer(status, json);
               r.onResponse?.(status, json, text);
               resolve({ status, json });
             }, reject);
@@ -136,10 +138,11 @@ export class HttpEndpoint {
         { method: "GET", headers: this.headers, agent: this.watchAgent, signal },
         (res) => {
           if (res.statusCode !== 200) {
-            collect(res).then(
-              (text) => resolve({ status: res.statusCode ?? 0, body: parseJson(text) }),
-              reject,
-            );
+            collect(res).then((text) => {
+              const body = parseJson(text);
+              noteAnswer(res.statusCode ?? 0, body);
+              resolve({ status: res.statusCode ?? 0, body });
+            }, reject);
             return;
           }
           onStream(res, req, settle);
