@@ -4,7 +4,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
-import { objectEnv } from "../clusters";
+import { clusterNameOf, objectEnv } from "../clusters";
 import type { Env } from "../env";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./gc/garbage-collector";
 import { buildControllers } from "./index";
@@ -132,7 +132,17 @@ export class ControllerManager extends DurableObject<Env> {
     await this.start();
     await Promise.all(this.informers!.resources.map((r) => this.informers!.pull(r)));
     this.resyncAll();
-    await this.ctx.storage.setAlarm(Date.now() + 60_000);
+    // The root cluster's safety net runs every minute. Another cluster's runs only while it
+    // has something time passes for (nodes, CronJobs): an idle cluster sets no alarm at all
+    // (docs/clusters.md); its next request or commit wakes it.
+    if (!clusterNameOf(this.env) || this.timeMatters()) await this.ctx.storage.setAlarm(Date.now() + 60_000);
+    else await this.ctx.storage.deleteAlarm();
+  }
+
+  private timeMatters(): boolean {
+    const has = (res: string) =>
+      this.informers!.resources.includes(res) && this.informers!.keys(res).length > 0;
+    return has("/nodes") || has("batch/cronjobs");
   }
 
   override async alarm(): Promise<void> {
