@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { api, hasKubectl, kubectl, shared, type Target, until } from "../helpers/cluster";
 
 const run = promisify(execFile);
@@ -189,6 +190,24 @@ describe.skipIf(!hasKubectl)("clusters", () => {
     expect((await api({ ...a, token: node }, "GET", "/api/v1/nodes/n1")).status).not.toBe(401);
     expect((await api({ ...b, token: node }, "GET", "/api/v1/nodes/n1")).status).toBe(401);
     expect((await api({ ...b, token: node }, "GET", "/edgeplane/tunnel/n1")).status).toBe(401);
+    // its tunnel (a WebSocket through the cluster's path) opens in a only
+    const open = (t: Target) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(`${t.url.replace(/^http/, "ws")}/edgeplane/tunnel/n1`, {
+          headers: { authorization: `Bearer ${node}` },
+        });
+        ws.on("open", () => {
+          ws.close();
+          resolve(101);
+        });
+        ws.on("unexpected-response", (_req, res) => {
+          resolve(res.statusCode ?? 0);
+          ws.terminate();
+        });
+        ws.on("error", () => resolve(-1));
+      });
+    expect(await open(a)).toBe(101);
+    expect(await open(b)).toBe(401);
   });
 
   it("schedules each cluster's Deployment onto its own nodes only", async () => {
