@@ -32,8 +32,26 @@ function validateCluster(obj: KubeObject, old?: KubeObject): StatusCause[] {
   const spec = (obj as { spec?: unknown }).spec;
   if (spec !== undefined && spec !== null && !isObject(spec))
     causes.push(field.invalid("spec", spec as string, "must be an object"));
+  const limits = isObject(spec) ? spec.limits : undefined;
+  if (limits !== undefined && limits !== null) {
+    if (!isObject(limits)) causes.push(field.invalid("spec.limits", limits as string, "must be an object"));
+    else {
+      const rate = limits.requestsPerSecond;
+      if (
+        rate !== undefined &&
+        rate !== null &&
+        (typeof rate !== "number" || !Number.isInteger(rate) || rate < 1)
+      )
+        causes.push(
+          field.invalid("spec.limits.requestsPerSecond", rate as number, "must be a positive integer"),
+        );
+    }
+  }
   return causes;
 }
+
+const statusOf = (o: KubeObject): { phase?: string; url?: string } =>
+  (o as { status?: { phase?: string; url?: string } }).status ?? {};
 
 export const clusters: ResourceDef = {
   group: CLUSTERS_GROUP,
@@ -65,8 +83,8 @@ export const clusters: ResourceDef = {
     },
     columns: [
       nameColumn,
-      column("Phase", "string", "The cluster's phase", (o: any) => o.status?.phase ?? ""),
-      column("URL", "string", "The path the cluster is served under", (o: any) => o.status?.url ?? ""),
+      column("Phase", "string", "The cluster's phase", (o) => statusOf(o).phase ?? ""),
+      column("URL", "string", "The path the cluster is served under", (o) => statusOf(o).url ?? ""),
       ageColumn,
     ],
   },

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { api, hasKubectl, kubectl, shared, type Target, until } from "../helpers/cluster";
+import { api, causes, hasKubectl, kubectl, shared, type Target, until } from "../helpers/cluster";
 
 const run = promisify(execFile);
 const REPO = join(import.meta.dirname, "..", "..");
@@ -278,6 +278,31 @@ describe.skipIf(!hasKubectl)("clusters", () => {
     expect((await api({ ...again, token: b.token }, "GET", "/api/v1/namespaces")).status).toBe(401);
   });
 
+  it("holds a cluster to its request rate limit with 429 and Retry-After", async () => {
+    const name = `lim-${suffix}`;
+    const made = await api(root, "POST", CLUSTERS, {
+      apiVersion: "tenancy.edgeplane.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name },
+      spec: { limits: { requestsPerSecond: 2 } },
+    });
+    expect(made.status, made.text).toBe(201);
+    try {
+      const tr = await api(root, "POST", `${CLUSTERS}/${name}/token`, {});
+      const t: Target = { ...root, url: `${root.url}/clusters/${name}`, token: tr.json.status.token };
+      const answers = await Promise.all(Array.from({ length: 8 }, () => api(t, "GET", "/version")));
+      const limited = answers.filter((r) => r.status === 429);
+      expect(limited.length).toBeGreaterThan(0);
+      expect(limited[0].json).toMatchObject({ kind: "Status", reason: "TooManyRequests" });
+      expect(limited[0].headers.get("retry-after")).toBe("1");
+      // other clusters are not held to it
+      const others = await Promise.all(Array.from({ length: 8 }, () => api(a, "GET", "/version")));
+      expect(others.every((r) => r.status === 200)).toBe(true);
+    } finally {
+      await api(root, "DELETE", `${CLUSTERS}/${name}`);
+    }
+  });
+
   it("answers bad names, duplicates, the root and unknown clusters with a clear Status", async () => {
     const post = (name: string) =>
       api(root, "POST", CLUSTERS, {
@@ -290,6 +315,14 @@ describe.skipIf(!hasKubectl)("clusters", () => {
       expect(r.status, bad).toBe(422);
       expect(r.json.reason).toBe("Invalid");
     }
+    const badLimit = await api(root, "POST", CLUSTERS, {
+      apiVersion: "tenancy.edgeplane.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: `lim-${suffix}` },
+      spec: { limits: { requestsPerSecond: 0 } },
+    });
+    expect(badLimit.status).toBe(422);
+    expect(causes(badLimit)).toEqual([expect.stringContaining("spec.limits.requestsPerSecond")]);
     const dup = await post(A);
     expect(dup.status).toBe(409);
     expect(dup.json.reason).toBe("AlreadyExists");

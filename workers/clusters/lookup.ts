@@ -14,6 +14,8 @@ export interface ClusterRef {
   uid: string;
   /** its Durable Objects' key (durable-objects/clusters.ts) */
   key: string;
+  /** spec.limits.requestsPerSecond, when set (limits.ts) */
+  requestsPerSecond?: number;
 }
 
 const known = new Map<string, { ref: ClusterRef; at: number }>();
@@ -23,7 +25,14 @@ const deleting = new Set<string>();
 export function refOf(root: Env, obj: KubeObject): ClusterRef {
   const name = obj.metadata.name ?? "";
   const uid = obj.metadata.uid ?? "";
-  return { name, uid, key: childClusterKey(root.EDGEPLANE_CLUSTER, name, uid) };
+  const rate = (obj as { spec?: { limits?: { requestsPerSecond?: unknown } } }).spec?.limits
+    ?.requestsPerSecond;
+  return {
+    name,
+    uid,
+    key: childClusterKey(root.EDGEPLANE_CLUSTER, name, uid),
+    requestsPerSecond: typeof rate === "number" && rate > 0 ? rate : undefined,
+  };
 }
 
 /** The cluster called `name`, or undefined when there is none (or it is being deleted). */

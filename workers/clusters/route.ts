@@ -11,6 +11,7 @@ import { childEnv, isClusterName } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
 import { FRONT_SUBJECT_HEADER } from "../authn/x509";
 import { errorResponse } from "../encoding/respond";
+import { takeRequest } from "./limits";
 import { findCluster } from "./lookup";
 
 export const CLUSTERS_PREFIX = "/clusters/";
@@ -50,6 +51,7 @@ export async function serveCluster(
     // a client certificate is signed by the root's client CA: in another cluster it is no
     // one's credential (a bearer token sent with it is authenticated as usual)
     if (clientCertificate(req) && !req.headers.has("authorization")) throw unauthorized();
+    takeRequest(ref.key, ref.requestsPerSecond);
     url.pathname = slash < 0 ? "/" : rest.slice(slash);
     return await serve(new Request(url, req), childEnv(env, ref.key), ctx);
   } catch (e) {

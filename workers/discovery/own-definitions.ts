@@ -23,7 +23,24 @@ export const OWN_DEFINITIONS: Record<string, Schema> = {
       apiVersion: API_VERSION,
       kind: KIND,
       metadata: { $ref: `${REF}io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` },
-      spec: { description: "What the cluster is asked to be (nothing yet).", type: "object" },
+      spec: {
+        description: "What the cluster is asked to be.",
+        type: "object",
+        properties: {
+          limits: {
+            description: "Limits on the cluster's use.",
+            type: "object",
+            properties: {
+              requestsPerSecond: {
+                description:
+                  "Requests per second the cluster takes (per isolate); past it, 429 TooManyRequests.",
+                type: "integer",
+                format: "int32",
+              },
+            },
+          },
+        },
+      },
       status: {
         description: "What the cluster is.",
         type: "object",
