@@ -86,7 +86,9 @@ export class ControllerManager extends DurableObject<Env> {
     await informers.startAll();
     this.informers = informers;
     console.log(`controllers: caches filled (${informers.keys("/pods").length} pods)`);
-    stayResident();
+    // the root's caches stay in memory; another cluster's object is let go when idle (its
+    // next poke re-lists: small clusters, cheap), so an idle cluster holds no memory
+    if (!clusterNameOf(this.env)) stayResident();
     this.resyncAll();
   }
 

@@ -5,7 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
-import { objectEnv } from "../clusters";
+import { clusterNameOf, objectEnv } from "../clusters";
 import { ApiClient, componentUserAgent, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
 import { once } from "../controllers/runtime/once";
@@ -69,7 +69,9 @@ export class SchedulerObject extends DurableObject<Env> {
     this.informers = informers;
     console.log(`scheduler: caches filled (${informers.keys("/pods").length} pods)`);
     // and a pass every 30 s, as upstream's periodic look at pods left unschedulable
-    stayResident(() => this.kick());
+    // (the root's; another cluster's scheduler is let go when idle: docs/clusters.md, and
+    // pods it left unschedulable are looked at again on its alarm)
+    if (!clusterNameOf(this.env)) stayResident(() => this.kick());
   }
 
   async poke(res: string, _rv: number): Promise<void> {
