@@ -15,6 +15,7 @@ export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   "slow-headers": { file: "slow-headers.ts" },
   networking: { file: "networking.ts" },
   "client-cert-tls": { file: "client-cert-tls.ts" },
+  clusters: { file: "clusters.ts" },
 };
 
 function runOne(name: string): boolean {

@@ -10,7 +10,7 @@ export interface Command {
 
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   // trace: () => import("./commands/trace.ts"),
-  // cluster: () => import("./commands/cluster.ts"),
+  cluster: () => import("./commands/cluster"),
 };
 
 export async function main(argv: string[]): Promise<number> {

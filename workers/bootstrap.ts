@@ -31,8 +31,12 @@ async function ensure(env: Env, def: ResourceDef, obj: KubeObject): Promise<void
 
 async function createNamespaces(env: Env): Promise<void> {
   const def = lookupGVR("", "v1", "namespaces")!;
-  for (const name of SYSTEM_NAMESPACES)
-    await ensure(env, def, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  // at once: a new cluster's first request waits for them (docs/clusters.md)
+  await Promise.all(
+    SYSTEM_NAMESPACES.map((name) =>
+      ensure(env, def, { apiVersion: "v1", kind: "Namespace", metadata: { name } }),
+    ),
+  );
 }
 
 /**

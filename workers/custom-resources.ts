@@ -6,7 +6,9 @@
 import { type Crd, customDefsOf } from "../api/custom/definition";
 import { allResources } from "../api/registry";
 import type { ResourceDef } from "../api/resource";
+import { clusters } from "../api/strategies/clusters";
 import { customresourcedefinitions } from "../api/strategies/customresourcedefinitions";
+import { clusterNameOf } from "../durable-objects/clusters";
 import type { Env } from "../durable-objects/env";
 import { onStoreWrite, Store } from "../durable-objects/store/client";
 
@@ -42,7 +44,9 @@ async function load(env: Env): Promise<Served> {
     return prev;
   }
   const custom = ((list.items ?? []) as Crd[]).flatMap((crd) => customDefsOf(crd));
-  const next: Served = { at, rv, custom, all: [...(allResources() as ResourceDef[]), ...custom] };
+  // Cluster objects are the root cluster's alone (docs/clusters.md)
+  const builtIn = (allResources() as ResourceDef[]).filter((d) => d !== clusters || !clusterNameOf(env));
+  const next: Served = { at, rv, custom, all: [...builtIn, ...custom] };
   served.set(env.EDGEPLANE_CLUSTER, next);
   return next;
 }

@@ -5,6 +5,7 @@ import type { Env } from "../durable-objects/env";
 import { SchedulerObject as SchedulerObjectBase } from "../durable-objects/scheduler/object";
 import { app } from "./app";
 import { bootstrap, reconcileDefaults, wakeControlLoops } from "./bootstrap";
+import { serveCluster } from "./clusters/route";
 import { inProcessApiserver } from "./in-process-apiserver";
 
 export { NodeTunnel } from "../durable-objects/node-tunnel/node-tunnel";
@@ -25,7 +26,8 @@ export class SchedulerObject extends SchedulerObjectBase {
 }
 
 export default {
-  fetch: app.fetch,
+  // /clusters/<name>/... is that cluster's; everything else the root's (docs/clusters.md)
+  fetch: (req, env, ctx) => serveCluster(req, env, ctx, app.fetch),
   async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext) {
     ctx.waitUntil(
       bootstrap(env)

@@ -1,5 +1,6 @@
 // `edgelet join ...`: parses flags, starts the agent with the chosen runtime,
 // and stops cleanly on SIGINT/SIGTERM.
+import { onClusterGone } from "../lib/cluster-gone";
 import { parseConfig, USAGE } from "./config";
 import { startEdgelet } from "./edgelet";
 
@@ -46,10 +47,17 @@ export async function main(argv: string[]): Promise<number> {
     log(`RUNTIME: containerd at ${cfg.containerdSocket}; watching pods of node ${e.nodeName}`);
     stop = () => e.stop();
   }
+  let code = 0;
   await new Promise<void>((resolve) => {
     const done = () => resolve();
     process.once("SIGINT", done);
     process.once("SIGTERM", done);
+    // its cluster was deleted (docs/clusters.md): stop its pods and exit, saying why
+    onClusterGone((message) => {
+      log(`leaving: ${message}`);
+      code = 3;
+      resolve();
+    });
   });
   log(
     cfg.runtime === "containerd"
@@ -57,5 +65,5 @@ export async function main(argv: string[]): Promise<number> {
       : "stopping",
   );
   await stop();
-  return 0;
+  return code;
 }

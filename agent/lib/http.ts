@@ -3,6 +3,7 @@
 // JSON requests that never throw on HTTP status, and newline-delimited watch streams.
 import http from "node:http";
 import https from "node:https";
+import { noteAnswer } from "./cluster-gone";
 import { type ApiBody, asApiBody } from "./kube-types";
 
 export interface Reply {
@@ -84,6 +85,15 @@ export class HttpEndpoint {
     this.tls = tls;
   }
 
+  /**
+   * An API path under the server URL, its path prefix kept: a cluster served at
+   * https://host/clusters/<name> is asked at /clusters/<name>/api/... (docs/clusters.md).
+   */
+  url(path: string): URL {
+    const prefix = this.base.pathname.replace(/\/+$/, "");
+    return new URL(prefix && path.startsWith("/") ? `${prefix}${path}` : path, this.base);
+  }
+
   /** One request with a JSON (or string) body; resolves with status and parsed body, rejects on transport errors. */
   send(r: JsonRequest): Promise<Reply> {
     const payload =
@@ -97,13 +107,14 @@ export class HttpEndpoint {
       new Promise((resolve, reject) => {
         let answered = false;
         const req = this.mod.request(
-          new URL(r.path, this.base),
+          this.url(r.path),
           { method: r.method, headers, agent: this.agent },
           (res) => {
             answered = true;
             collect(res).then((text) => {
               const status = res.statusCode ?? 0;
               const json = asApiBody(parseJson(text));
+              noteAnswer(status, json);
               r.onResponse?.(status, json, text);
               resolve({ status, json });
             }, reject);
@@ -139,14 +150,15 @@ export class HttpEndpoint {
     return new Promise((resolve, reject) => {
       const settle: Settle = { resolve, reject };
       const req = this.mod.request(
-        new URL(path, this.base),
+        this.url(path),
         { method: "GET", headers: this.headers, agent: this.watchAgent, signal },
         (res) => {
           if (res.statusCode !== 200) {
-            collect(res).then(
-              (text) => resolve({ status: res.statusCode ?? 0, body: asApiBody(parseJson(text)) }),
-              reject,
-            );
+            collect(res).then((text) => {
+              const body = asApiBody(parseJson(text));
+              noteAnswer(res.statusCode ?? 0, body);
+              resolve({ status: res.statusCode ?? 0, body });
+            }, reject);
             return;
           }
           onStream(res, req, settle);

@@ -4,6 +4,8 @@
 // api/wire/node-tunnel.ts. Reconnects with backoff; streams of a lost connection end.
 import WebSocket from "ws";
 import {
+  CLOSE_CLUSTER_DELETED,
+  CLUSTER_DELETED_REASON,
   decodeFrame,
   encodeFrame,
   FRAME_CLOSE,
@@ -18,6 +20,7 @@ import {
   payloadJson,
 } from "../../api/wire/node-tunnel";
 import type { CriClient } from "../cri/client";
+import { clusterGone } from "../lib/cluster-gone";
 import {
   OpenError,
   openAttach,
@@ -212,8 +215,13 @@ export function startTunnel(opts: TunnelOptions): Tunnel {
       sock.terminate();
     });
     sock.on("error", (e) => log(`tunnel error: ${e.message}`));
-    sock.on("close", () => {
+    sock.on("close", (code: number) => {
       clearInterval(pinger);
+      // the cluster was deleted: the agent leaves (agent/lib/cluster-gone.ts), no reconnecting
+      if (code === CLOSE_CLUSTER_DELETED) {
+        stopped = true;
+        clusterGone(CLUSTER_DELETED_REASON);
+      }
       if (ws === sock) {
         isConnected = false;
         endAll();

@@ -9,6 +9,7 @@ import {
   validatingwebhookconfigurations,
 } from "./admissionregistration";
 import { certificatesigningrequests } from "./certificatesigningrequests";
+import { clusters } from "./clusters";
 import { componentstatuses } from "./component-statuses";
 import { configmaps, secrets } from "./config";
 import { controllerrevisions } from "./controllerrevisions";
@@ -111,6 +112,8 @@ export const RESOURCES: ResourceDef[] = [
   validatingadmissionpolicybindings,
   validatingwebhookconfigurations,
   customresourcedefinitions,
+  // edgeplane's own: the other clusters of this deployment (served in the root cluster only)
+  clusters,
 ];
 
 const byGVR = new Map(RESOURCES.map((r) => [`${r.group}/${r.version}/${r.resource}`, r]));

@@ -149,3 +149,10 @@ export function failure(code: number, reason: string, message: string): WireStat
 export function noTunnelMessage(node: string): string {
   return `node "${node}" has no tunnel connected (is its agent running?)`;
 }
+
+/**
+ * The WebSocket close code with which a node's tunnel tells its agent to leave: the cluster
+ * it joined was deleted (docs/clusters.md). The agent stops and exits; it does not reconnect.
+ */
+export const CLOSE_CLUSTER_DELETED = 4404;
+export const CLUSTER_DELETED_REASON = "the cluster this node joined was deleted";

@@ -33,6 +33,8 @@ export interface ApiServer {
   worker?: Target;
   /** Process group of the engine and its workerd (for CPU accounting). */
   pgid: number;
+  /** The admin kubeconfig (https, the local CA) the engine wrote. */
+  kubeconfigPath: string;
   stop(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function startApiServer(opts: { vars?: Record<string, string> } = {
     front: { host: "127.0.0.1", port: s.port, headers },
     worker: workerPort ? { host: "127.0.0.1", port: workerPort, headers } : undefined,
     pgid,
+    kubeconfigPath: s.kubeconfigPath,
     stop: async () => {
       process.off("SIGINT", killOnSignal);
       process.off("SIGTERM", killOnSignal);

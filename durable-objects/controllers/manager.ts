@@ -4,6 +4,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
+import { clusterNameOf, objectEnv } from "../clusters";
 import type { Env } from "../env";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./gc/garbage-collector";
 import { buildControllers } from "./index";
@@ -32,6 +33,8 @@ export class ControllerManager extends DurableObject<Env> {
     private readonly apiserver: Apiserver,
   ) {
     super(ctx, env);
+    // the cluster it runs for, by its name (durable-objects/clusters.ts)
+    this.env = objectEnv(ctx, env);
   }
 
   private informers?: Informers;
@@ -91,7 +94,9 @@ export class ControllerManager extends DurableObject<Env> {
     await informers.startAll();
     this.informers = informers;
     console.log(`controllers: caches filled (${informers.keys("/pods").length} pods)`);
-    stayResident();
+    // the root's caches stay in memory; another cluster's object is let go when idle (its
+    // next poke re-lists: small clusters, cheap), so an idle cluster holds no memory
+    if (!clusterNameOf(this.env)) stayResident();
     this.resyncAll();
   }
 
@@ -137,11 +142,31 @@ export class ControllerManager extends DurableObject<Env> {
     await this.start();
     await Promise.all(this.informers!.resources.map((r) => this.informers!.pull(r)));
     this.resyncAll();
-    await this.ctx.storage.setAlarm(Date.now() + 60_000);
+    // The root cluster's safety net runs every minute. Another cluster's runs only while it
+    // has something time passes for (nodes, CronJobs): an idle cluster sets no alarm at all
+    // (docs/clusters.md); its next request or commit wakes it.
+    if (!clusterNameOf(this.env) || this.timeMatters()) await this.ctx.storage.setAlarm(Date.now() + 60_000);
+    else await this.ctx.storage.deleteAlarm();
+  }
+
+  private timeMatters(): boolean {
+    const has = (res: string) =>
+      this.informers!.resources.includes(res) && this.informers!.keys(res).length > 0;
+    return has("/nodes") || has("batch/cronjobs");
   }
 
   override async alarm(): Promise<void> {
     await this.resync();
+  }
+
+  /**
+   * Its cluster was deleted (workers/clusters/teardown.ts): storage and alarm gone, and the
+   * object reset, so no timer of it runs on.
+   */
+  async destroy(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.abort("cluster deleted");
   }
 
   /** componentstatuses' probe: "ok" once the caches are filled (upstream's /healthz body). */

@@ -14,6 +14,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { statusJSON } from "../../api/status-json";
 import {
+  CLOSE_CLUSTER_DELETED,
+  CLUSTER_DELETED_REASON,
   decodeFrame,
   encodeFrame,
   FRAME_CLOSE,
@@ -31,6 +33,7 @@ import {
   payloadJson,
   type WireStatus,
 } from "../../api/wire/node-tunnel";
+import { objectEnv } from "../clusters";
 import type { Env } from "../env";
 
 const AGENT_TAG = "agent";
@@ -57,6 +60,7 @@ export class NodeTunnel extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.env = objectEnv(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
   }
 
@@ -73,6 +77,24 @@ export class NodeTunnel extends DurableObject<Env> {
       return this.open(open, req.headers.get("upgrade")?.toLowerCase() === "websocket");
     }
     return statusResponse(failure(404, "NotFound", "the server could not find the requested resource"));
+  }
+
+  /**
+   * Its cluster was deleted (workers/clusters/teardown.ts): the agent is told to leave (it
+   * exits), and the object forgets everything and is reset.
+   */
+  async destroy(): Promise<void> {
+    this.dropAgent(CLUSTER_DELETED_REASON);
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.close(CLOSE_CLUSTER_DELETED, CLUSTER_DELETED_REASON);
+      } catch {
+        // already closed
+      }
+    }
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.abort(CLUSTER_DELETED_REASON);
   }
 
   /** Whether an agent is connected (for diagnostics and tests). */

@@ -5,6 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
+import { clusterNameOf, objectEnv } from "../clusters";
 import { ApiClient, componentUserAgent, isNotFound, pathFor } from "../controllers/runtime/client";
 import { Informers } from "../controllers/runtime/informers";
 import { once } from "../controllers/runtime/once";
@@ -31,6 +32,8 @@ export class SchedulerObject extends DurableObject<Env> {
     private readonly apiserver: Apiserver,
   ) {
     super(ctx, env);
+    // the cluster it runs for, by its name (durable-objects/clusters.ts)
+    this.env = objectEnv(ctx, env);
   }
 
   private informers?: Informers;
@@ -66,7 +69,9 @@ export class SchedulerObject extends DurableObject<Env> {
     this.informers = informers;
     console.log(`scheduler: caches filled (${informers.keys("/pods").length} pods)`);
     // and a pass every 30 s, as upstream's periodic look at pods left unschedulable
-    stayResident(() => this.kick());
+    // (the root's; another cluster's scheduler is let go when idle: docs/clusters.md, and
+    // pods it left unschedulable are looked at again on its alarm)
+    if (!clusterNameOf(this.env)) stayResident(() => this.kick());
   }
 
   async poke(res: string, _rv: number): Promise<void> {
@@ -84,6 +89,16 @@ export class SchedulerObject extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     await this.resync();
+  }
+
+  /**
+   * Its cluster was deleted (workers/clusters/teardown.ts): storage and alarm gone, and the
+   * object reset, so no timer of it runs on.
+   */
+  async destroy(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.abort("cluster deleted");
   }
 
   /** componentstatuses' probe: "ok" once the caches are filled (upstream's /healthz body). */

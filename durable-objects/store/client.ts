@@ -89,6 +89,11 @@ export class Store {
     this.stub = env.STORE.get(objectId(env.STORE, `${env.EDGEPLANE_CLUSTER}/${shardName(this.key)}`));
   }
 
+  /** Empties and resets this resource's shard (its cluster was deleted: workers/clusters/teardown.ts). */
+  async destroyShard(): Promise<void> {
+    await this.stub.destroy();
+  }
+
   /** A stored object in this resource's shape. */
   private shown(text: string): string {
     if (!this.view) return text;

@@ -20,6 +20,7 @@ import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
+import { objectEnv } from "../clusters";
 import type { Env } from "../env";
 import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
@@ -76,9 +77,11 @@ export class StoreShard extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // its cluster's settings (durable-objects/clusters.ts): pokes go to that cluster's loops
+    this.env = objectEnv(ctx, env);
     this.sql = ctx.storage.sql;
     this.db = drizzle(ctx.storage);
-    this.pokes = new Pokes(env, () => this.revision);
+    this.pokes = new Pokes(this.env, () => this.revision);
     this.hub = new WatchHub(
       () => this.def,
       () => this.revision,
@@ -514,6 +517,23 @@ export class StoreShard extends DurableObject<Env> {
     if (point <= this.compacted) return;
     this.ctx.storage.transactionSync(() => compactLog(this.sql, point));
     this.compacted = point;
+  }
+
+  /**
+   * Its cluster was deleted (workers/clusters/teardown.ts): watches end, the rows, change log
+   * and alarm are gone, and the object is reset (its next life starts empty).
+   */
+  async destroy(): Promise<void> {
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.close(1001, "cluster deleted");
+      } catch {
+        // already closed
+      }
+    }
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.abort("cluster deleted");
   }
 
   /** Operator and test hook: compact the change log up to the head now. */

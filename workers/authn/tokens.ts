@@ -5,6 +5,7 @@
 import { unauthorized } from "../../api/errors";
 import type { UserInfo } from "../../api/user";
 import { bootstrapTokens } from "./bootstrap";
+import { clusterAdminCredentials } from "./cluster-admin";
 import { nodeCredentials } from "./node-credentials";
 import { oidcTokens } from "./oidc";
 import { serviceAccountTokens } from "./serviceaccount";
@@ -23,6 +24,8 @@ export const TOKEN_AUTHENTICATORS: readonly { name: string; authenticate: TokenA
   { name: "token-file", authenticate: staticTokens },
   // node credentials share the service-account signing key: recognised (by their claim) first
   { name: "node", authenticate: nodeCredentials },
+  // a child cluster's admin credential (docs/clusters.md), signed with the same key
+  { name: "cluster-admin", authenticate: clusterAdminCredentials },
   { name: "serviceaccount", authenticate: serviceAccountTokens },
   { name: "bootstrap", authenticate: bootstrapTokens },
   { name: "oidc", authenticate: oidcTokens },

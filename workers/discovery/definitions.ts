@@ -3,6 +3,7 @@
 // Regenerate with: npm run generate (scripts/generate/openapi-definitions.ts)
 
 import generated from "./generated/definitions.json";
+import { OWN_DEFINITIONS } from "./own-definitions";
 
 export type Schema = Record<string, unknown> & {
   description?: string;
@@ -22,7 +23,10 @@ export interface GVK {
   kind: string;
 }
 
-export const DEFINITIONS = generated as unknown as Record<string, Schema>;
+export const DEFINITIONS: Record<string, Schema> = {
+  ...(generated as unknown as Record<string, Schema>),
+  ...OWN_DEFINITIONS,
+};
 
 export const META = "io.k8s.apimachinery.pkg.apis.meta.v1";
 export const V2_REF = "#/definitions/";

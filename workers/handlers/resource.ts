@@ -13,8 +13,10 @@ import {
 } from "../../api/errors";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import { clusters } from "../../api/strategies/clusters";
 import { TABLE_TYPE } from "../../api/table";
 import type { KubeObject } from "../../api/types";
+import { clusterNameOf } from "../../durable-objects/clusters";
 import { Store } from "../../durable-objects/store/client";
 import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects/store/protocol";
 import { admissionRollback, admit } from "../admission";
@@ -115,6 +117,8 @@ export async function handleResource(c: C): Promise<Response> {
   if (!def || (info.namespace && !def.namespaced && !(def.resource === "namespaces" && info.name))) {
     throw notFoundPath();
   }
+  // Cluster objects live in the root cluster only (docs/clusters.md)
+  if (def === clusters && clusterNameOf(c.env)) throw notFoundPath();
   if (def.custom?.terminating && info.verb === "create") {
     const e = methodNotAllowed(info.verb, def);
     e.message = "create not allowed while custom resource definition is terminating";
@@ -469,7 +473,8 @@ async function removeCollection(w: WriteContext, query: ListQuery): Promise<Resp
   return encoded(text, 200, w.c.req.header("accept") ?? null);
 }
 
-async function remove(w: WriteContext, namespace: string): Promise<Response> {
+/** The generic delete of one object (exported for REST storages that do more around it). */
+export async function remove(w: WriteContext, namespace: string): Promise<Response> {
   const opts = await deleteOptions(w);
   const old = await w.store.get(namespace, w.info.name);
   await admit(w, "DELETE", undefined, old);

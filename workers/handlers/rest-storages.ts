@@ -3,6 +3,7 @@
 // core/v1 Binding binds a pod, and the review kinds answer a question without storing
 // anything. handleResource looks a resource up here and knows none of them by name.
 import type { ResourceDef } from "../../api/resource";
+import { clusters } from "../../api/strategies/clusters";
 import { componentstatuses } from "../../api/strategies/component-statuses";
 import { bindings } from "../../api/strategies/pods";
 import {
@@ -15,6 +16,7 @@ import {
 } from "../../api/strategies/reviews";
 import { selfSubjectReview, tokenReview } from "../authn/index";
 import { handleReview } from "../authz/index";
+import { deleteCluster } from "../clusters/handlers";
 import { decodeObject } from "../encoding/request-body";
 import { legacyBinding } from "./binding";
 import { componentStatuses } from "./component-statuses";
@@ -38,6 +40,8 @@ const accessReview: RestHandler = async (w, namespace) => {
 
 export const REST_STORAGES = new Map<ResourceDef, Partial<Record<string, RestHandler>>>([
   [componentstatuses, { get: componentStatuses, list: componentStatuses }],
+  // a cluster's delete tears down everything it holds first (docs/clusters.md)
+  [clusters, { delete: (w) => deleteCluster(w) }],
   [bindings, { create: legacyBinding }],
   [
     tokenreviews,

@@ -3,12 +3,14 @@
 
 import { customScaleOf, setAtPath } from "../../api/custom/definition";
 import { badRequest, field, invalid, notFoundPath, staleResourceVersion } from "../../api/errors";
+import { CLUSTERS_GROUP } from "../../api/strategies/clusters";
 import { isObject } from "../../api/strategies/common";
 import { scaleColumns, scaleOf, validateScale } from "../../api/strategies/workloads";
 import { TABLE_TYPE, tableOfKind } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import { admit, admitMutating, admitValidating } from "../admission";
 import { tokenRequest } from "../authn/index";
+import { clusterToken } from "../clusters/handlers";
 import { negotiate } from "../encoding/negotiate";
 import {
   type Decoded,
@@ -200,6 +202,8 @@ export async function subresourceHandler(w: WriteContext, namespace: string): Pr
     case "token":
       if (w.def.kind === "ServiceAccount" && w.info.verb === "create")
         return serviceAccountToken(w, namespace);
+      if (w.def.kind === "Cluster" && w.def.group === CLUSTERS_GROUP && w.info.verb === "create")
+        return clusterToken(w);
       break;
     case "binding":
       if (w.def.kind === "Pod") return podBinding(w, namespace);

@@ -1,0 +1,69 @@
+// The Cluster kind's own REST storage (workers/handlers/rest-storages.ts): create, get, list,
+// update and watch are the generic store's; a delete tears the cluster down first
+// (teardown.ts); clusters/<name>/token issues an admin credential for it (a TokenRequest).
+import { field, forbidden, invalid, notFound } from "../../api/errors";
+import { CLUSTERS_GROUP, ROOT_CLUSTER_NAME } from "../../api/strategies/clusters";
+import { isObject } from "../../api/strategies/common";
+import { rfc3339 } from "../../api/time";
+import type { KubeObject } from "../../api/types";
+import { childEnv } from "../../durable-objects/clusters";
+import { DEFAULT_ADMIN_SECONDS, issueClusterAdminToken } from "../authn/cluster-admin";
+import { decodeObject } from "../encoding/request-body";
+import { encoded } from "../encoding/respond";
+import { remove } from "../handlers/resource";
+import type { WriteContext } from "../handlers/write-context";
+import { markDeleting, refOf } from "./lookup";
+import { teardown } from "./teardown";
+
+const MIN_SECONDS = 600;
+const MAX_SECONDS = 2 ** 32;
+
+/** DELETE clusters/<name>: its objects go first, then the Cluster object itself. */
+export async function deleteCluster(w: WriteContext): Promise<Response> {
+  const name = w.info.name;
+  if (name === ROOT_CLUSTER_NAME)
+    throw forbidden(`clusters.${CLUSTERS_GROUP} "${name}" is forbidden: the root cluster cannot be deleted`);
+  const obj = await w.store.find("", name);
+  if (!obj || w.dryRun) return remove(w, "");
+  const done = markDeleting(name);
+  try {
+    await teardown(w.c.env, refOf(w.c.env, obj));
+    return await remove(w, "");
+  } finally {
+    done();
+  }
+}
+
+/** POST clusters/<name>/token: an admin credential of the cluster (system:masters there only). */
+export async function clusterToken(w: WriteContext): Promise<Response> {
+  const name = w.info.name;
+  const body = await decodeObject(w.c.req.raw);
+  const posted = (isObject(body) ? body : {}) as KubeObject & { spec?: { expirationSeconds?: unknown } };
+  const obj = await w.store.find("", name);
+  if (!obj || obj.metadata.deletionTimestamp) throw notFound(w.def, name);
+  const requested = isObject(posted.spec) ? posted.spec.expirationSeconds : undefined;
+  const seconds = requested === undefined || requested === null ? DEFAULT_ADMIN_SECONDS : requested;
+  if (
+    typeof seconds !== "number" ||
+    !Number.isInteger(seconds) ||
+    seconds < MIN_SECONDS ||
+    seconds > MAX_SECONDS
+  )
+    throw invalid({ group: "authentication.k8s.io", kind: "TokenRequest" }, name, [
+      field.invalid(
+        "spec.expirationSeconds",
+        seconds as number,
+        "must be an integer of at least 600 seconds and at most 2^32",
+      ),
+    ]);
+  const env = childEnv(w.c.env, refOf(w.c.env, obj).key);
+  const { token, expiresAt } = await issueClusterAdminToken(env, seconds);
+  const tr = {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenRequest",
+    metadata: { name, creationTimestamp: rfc3339(Date.now()) },
+    spec: { audiences: [], expirationSeconds: seconds },
+    status: { token, expirationTimestamp: rfc3339(expiresAt) },
+  };
+  return encoded(JSON.stringify(tr), 201, w.c.req.header("accept") ?? null);
+}
