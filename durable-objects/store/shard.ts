@@ -18,6 +18,7 @@ import {
 } from "../../api/errors";
 import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import type { TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
 import type { Env } from "../env";
@@ -46,6 +47,7 @@ import type {
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { Relays } from "./relay";
+import { storedSpans, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
 
@@ -104,6 +106,9 @@ export class StoreShard extends DurableObject<Env> {
   /** the key `def` was built from */
   private defKey?: string;
 
+  /** pods' flow traces (traces.ts), in the pods shard only */
+  private traces?: TraceTable;
+
   private use(res: string): ResourceDef {
     if (res === this.defKey) return this.def!;
     if (!this.def) {
@@ -113,6 +118,7 @@ export class StoreShard extends DurableObject<Env> {
       const allocator = def.strategy.allocator;
       if (allocator)
         this.allocations = new Allocations(def, allocator, this.settings, () => this.storedData());
+      if (def.group === "" && def.resource === "pods") this.traces = new TraceTable(this.sql);
       if (def.custom) this.refreshFields();
     } else if (this.def.custom && keyStamp(res) > keyStamp(this.defKey!)) {
       // a custom resource's CRD changed (api/custom/key.ts): its newest key is followed
@@ -190,8 +196,9 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   /** `json` is the object's JSON (a string crosses the call for a copy; see Store). */
-  async create(res: string, json: string, opts: WriteOptions = {}): Promise<Reply> {
-    return this.answer(() => {
+  async create(res: string, json: string, opts: WriteOptions = {}, trace?: TraceSpan[]): Promise<Reply> {
+    let uid: string | undefined;
+    const reply = await this.answer(() => {
       const def = this.use(res);
       const obj = JSON.parse(json) as KubeObject;
       const meta = obj.metadata;
@@ -201,15 +208,18 @@ export class StoreShard extends DurableObject<Env> {
       if (!name) throw badRequest("metadata.name is required");
       if (this.row(namespace, name)) throw alreadyExists(def, name);
       fillCreateFields(def, meta);
+      uid = meta.uid;
       this.allocations?.allocate(obj, undefined);
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
       return ok(this.commit("ADDED", obj, undefined), 201);
     });
+    if (trace && !opts.dryRun) this.traced(reply, uid, trace);
+    return reply;
   }
 
   /** A create the Worker encoded (prepared.ts): staged as sent, with its revision filled in. */
-  async createPrepared(res: string, p: PreparedCreate): Promise<Reply> {
-    return this.answer(() => {
+  async createPrepared(res: string, p: PreparedCreate, trace?: TraceSpan[]): Promise<Reply> {
+    const reply = await this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: create it whole`);
       if (!p.name) throw badRequest("metadata.name is required");
@@ -219,10 +229,36 @@ export class StoreShard extends DurableObject<Env> {
         201,
       );
     });
+    if (trace) this.traced(reply, p.uid, trace);
+    return reply;
+  }
+
+  /** A created pod's first spans, its store span closed now that the write is durable. */
+  private traced(reply: Reply, uid: string | undefined, trace: TraceSpan[]): void {
+    if (!reply.ok || !this.traces || !uid) return;
+    const rv = /"resourceVersion":"(\d+)"/.exec(reply.body);
+    this.traces.append(uid, storedSpans(trace, Date.now(), rv?.[1]), true);
+  }
+
+  /** Spans of pods (scheduler, controllers): each kept if its pod is still the one named. */
+  async appendTraces(res: string, entries: TraceAppend[]): Promise<number> {
+    this.use(res);
+    if (!this.traces) return 0;
+    this.flush();
+    return this.traces.appendAll(entries, (ns, name) => this.row(ns, name)?.uid);
+  }
+
+  /** A pod and its trace's spans (the podtraces read). */
+  async podTrace(res: string, namespace: string, name: string): Promise<Reply & { spans?: TraceSpan[] }> {
+    const r = await this.get(res, namespace, name);
+    if (!r.ok || !this.traces) return r;
+    const uid = this.row(namespace, name)?.uid;
+    return { ...r, spans: uid ? this.traces.read(uid) : [] };
   }
 
   /** `json` is the object's JSON, as for create. */
-  async update(res: string, json: string, opts: UpdateOptions = {}): Promise<Reply> {
+  async update(res: string, json: string, opts: UpdateOptions = {}, trace?: TraceAppend): Promise<Reply> {
+    if (trace && !opts.dryRun) this.appendTrace(res, trace);
     return this.answer(() => {
       const def = this.use(res);
       const obj = JSON.parse(json) as KubeObject;
@@ -244,7 +280,8 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   /** An update the Worker encoded against revision p.expectRV (prepared.ts): staged as sent if that is still stored. */
-  async updatePrepared(res: string, p: PreparedUpdate): Promise<Reply> {
+  async updatePrepared(res: string, p: PreparedUpdate, trace?: TraceAppend): Promise<Reply> {
+    if (trace) this.appendTrace(res, trace);
     return this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: update it whole`);
@@ -369,6 +406,12 @@ export class StoreShard extends DurableObject<Env> {
 
   // ---- commits ------------------------------------------------------------------------
 
+  /** Spans sent with a write of the pod (the agent's, on its status): kept even when the write is a no-op. */
+  private appendTrace(res: string, t: TraceAppend): void {
+    this.use(res);
+    this.traces?.appendAll([t], (ns, name) => this.row(ns, name)?.uid);
+  }
+
   /**
    * Stages one change for the next group commit and returns the stored JSON. Callers answer
    * only once the batch is written (see answer()); watchers hear of it then.
@@ -442,6 +485,7 @@ export class StoreShard extends DurableObject<Env> {
     }
     const before = this.revision;
     const changes = staged.map((s) => s.change);
+    if (this.traces) for (const s of staged) if (s.change.type === "DELETED") this.traces.remove(s.uid);
     for (const c of changes) this.recent.push(c.rv, c.type, c.data);
     this.revision = changes.at(-1)!.rv;
     this.hub.publish(changes);
