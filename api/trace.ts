@@ -24,6 +24,8 @@ export interface TraceAppend {
   name: string;
   uid: string;
   spans: TraceSpan[];
+  /** the control plane's own spans only: open ones end, and ones starting at 0 happen, when the write is staged */
+  closeAtStore?: boolean;
 }
 
 /** The agent's spans, JSON of TraceSpan[], on its pods/status writes. */
@@ -107,8 +109,8 @@ export function compareSteps(a: string, b: string): number {
 }
 
 /**
- * Spans as a trace shows them: in the order they happened (which follows FLOW.md's walk),
- * same-instant ones in FLOW.md's order, waiting ones (no end) last.
+ * Spans as a trace shows them: in the order they happened (which follows FLOW.md's walk); of
+ * spans starting together the one ending first, then FLOW.md's order; waiting ones (no end) last.
  */
 export function orderSpans(spans: TraceSpan[]): TraceSpan[] {
   return spans
@@ -116,7 +118,13 @@ export function orderSpans(spans: TraceSpan[]): TraceSpan[] {
     .sort((x, y) => {
       const xw = x.s.end === undefined ? 1 : 0;
       const yw = y.s.end === undefined ? 1 : 0;
-      return xw - yw || x.s.start - y.s.start || compareSteps(x.s.step, y.s.step) || x.i - y.i;
+      return (
+        xw - yw ||
+        x.s.start - y.s.start ||
+        (x.s.end ?? 0) - (y.s.end ?? 0) ||
+        compareSteps(x.s.step, y.s.step) ||
+        x.i - y.i
+      );
     })
     .map((x) => x.s);
 }

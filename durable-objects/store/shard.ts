@@ -13,6 +13,7 @@ import {
   conflict,
   notFound,
   StatusError,
+  type Status,
   staleResourceVersion,
   tooLarge,
 } from "../../api/errors";
@@ -47,7 +48,7 @@ import type {
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { Relays } from "./relay";
-import { storedSpans, TraceTable } from "./traces";
+import { closeAt, storedSpans, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
 
@@ -249,17 +250,21 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   /** A pod and its trace's spans (the podtraces read). */
-  async podTrace(res: string, namespace: string, name: string): Promise<Reply & { spans?: TraceSpan[] }> {
+  async podTrace(
+    res: string,
+    namespace: string,
+    name: string,
+  ): Promise<{ ok: true; body: string; spans: TraceSpan[] } | { ok: false; status: Status }> {
     const r = await this.get(res, namespace, name);
-    if (!r.ok || !this.traces) return r;
+    if (!r.ok) return r;
     const uid = this.row(namespace, name)?.uid;
-    return { ...r, spans: uid ? this.traces.read(uid) : [] };
+    return { ok: true, body: r.body, spans: uid && this.traces ? this.traces.read(uid) : [] };
   }
 
   /** `json` is the object's JSON, as for create. */
   async update(res: string, json: string, opts: UpdateOptions = {}, trace?: TraceAppend): Promise<Reply> {
-    if (trace && !opts.dryRun) this.appendTrace(res, trace);
-    return this.answer(() => {
+    const at = Date.now();
+    const reply = await this.answer(() => {
       const def = this.use(res);
       const obj = JSON.parse(json) as KubeObject;
       const namespace = obj.metadata.namespace ?? "";
@@ -277,12 +282,14 @@ export class StoreShard extends DurableObject<Env> {
       }
       return ok(this.commit("MODIFIED", obj, cur));
     });
+    if (trace && reply.ok && !opts.dryRun) this.appendTrace(trace, at);
+    return reply;
   }
 
   /** An update the Worker encoded against revision p.expectRV (prepared.ts): staged as sent if that is still stored. */
   async updatePrepared(res: string, p: PreparedUpdate, trace?: TraceAppend): Promise<Reply> {
-    if (trace) this.appendTrace(res, trace);
-    return this.answer(() => {
+    const at = Date.now();
+    const reply = await this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: update it whole`);
       const cur = this.updateTarget(def, p.namespace, p.name, p.expectRV, p.uid);
@@ -290,6 +297,8 @@ export class StoreShard extends DurableObject<Env> {
       const key = this.fieldsOf(res, p);
       return ok(this.stage(p.remove ? "DELETED" : "MODIFIED", key, cur, (rv) => markedData(p, rv)));
     });
+    if (trace && reply.ok) this.appendTrace(trace, at);
+    return reply;
   }
 
   /**
@@ -406,10 +415,13 @@ export class StoreShard extends DurableObject<Env> {
 
   // ---- commits ------------------------------------------------------------------------
 
-  /** Spans sent with a write of the pod (the agent's, on its status): kept even when the write is a no-op. */
-  private appendTrace(res: string, t: TraceAppend): void {
-    this.use(res);
-    this.traces?.appendAll([t], (ns, name) => this.row(ns, name)?.uid);
+  /**
+   * Spans sent with a write of the pod (the agent's on its status, a binding's), kept once the
+   * write is answered, also when it was a no-op; `at` is when the write was staged.
+   */
+  private appendTrace(t: TraceAppend, at: number): void {
+    const spans = t.closeAtStore ? closeAt(t.spans, at) : t.spans;
+    this.traces?.appendAll([{ ...t, spans }], (ns, name) => this.row(ns, name)?.uid);
   }
 
   /**

@@ -69,3 +69,12 @@ export function storedSpans(spans: TraceSpan[], now: number, rv: string | undefi
     return s;
   });
 }
+
+/** Spans completed at `at`, the staging of the write they came with (TraceAppend.closeAtStore). */
+export function closeAt(spans: TraceSpan[], at: number): TraceSpan[] {
+  return spans.map((s) => {
+    if (s.start === 0) return { ...s, start: at, end: at };
+    if (s.end === undefined && s.state === undefined) return { ...s, end: Math.max(at, s.start) };
+    return s;
+  });
+}

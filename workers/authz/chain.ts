@@ -47,12 +47,17 @@ async function runMode(mode: string, attrs: Attributes, env: Env): Promise<Autho
 }
 
 /** Runs the chain: the first allow or deny wins; otherwise "noOpinion" with the joined reasons. */
-export async function authorize(modes: string[], attrs: Attributes, env: Env): Promise<AuthorizerResult> {
-  if (attrs.user.groups.includes(PRIVILEGED_GROUP)) return { decision: "allow", reason: "" };
+export async function authorize(
+  modes: string[],
+  attrs: Attributes,
+  env: Env,
+): Promise<AuthorizerResult & { mode?: string }> {
+  if (attrs.user.groups.includes(PRIVILEGED_GROUP))
+    return { decision: "allow", reason: `member of ${PRIVILEGED_GROUP}`, mode: PRIVILEGED_GROUP };
   const reasons: string[] = [];
   for (const mode of modes) {
     const r = await runMode(mode, attrs, env);
-    if (r.decision !== "noOpinion") return r;
+    if (r.decision !== "noOpinion") return { ...r, mode };
     if (r.reason) reasons.push(r.reason);
   }
   return { decision: "noOpinion", reason: reasons.join("\n") };
@@ -150,7 +155,11 @@ export function forbiddenError(attrs: Attributes, reason: string): Error {
 }
 
 /** Authorizes one request with the configured modes; throws the 403 when it is not allowed. */
-export async function authorizeRequest(attrs: Attributes, env: Env): Promise<void> {
+export async function authorizeRequest(
+  attrs: Attributes,
+  env: Env,
+): Promise<AuthorizerResult & { mode?: string }> {
   const r = await authorize(authorizationModes(env), attrs, env);
   if (r.decision !== "allow") throw forbiddenError(attrs, r.reason);
+  return r;
 }
