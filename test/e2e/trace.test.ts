@@ -50,7 +50,7 @@ describe("pod traces", () => {
     expect((await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod("p1"))).status).toBe(201);
     const r = await until("p1 bound in its trace", async () => {
       const x = await trace(t, ns, "p1");
-      return x.json?.stages?.some((s: any) => s.step === "5.3") && x;
+      return x.json?.stages?.some((s: any) => s.step === "5.3") && x.json.stages.some((s: any) => s.step === "5.1") && x;
     });
     expect(r.status).toBe(200);
     expect(r.json.pod).toMatchObject({ name: "p1", namespace: ns });
@@ -128,9 +128,9 @@ describe("pod traces", () => {
       return x.json?.stages?.find((s: any) => s.step === "5.1");
     });
     expect(stage.state).toBe("waiting");
-    expect(stage.reason).toMatch(/^Unschedulable: 0\/3 nodes are available: 3 node\(s\) didn't match Pod's node affinity\/selector/);
+    expect(stage.reason).toMatch(/^Unschedulable: 0\/3 nodes are available: 3 node\(s\) didn't match Node's node affinity\/selector/);
     expect(stage.detail.filtered.NodeAffinity.nodes.sort()).toEqual(["tr-node-0", "tr-node-1", "tr-node-2"]);
-    expect(stage.detail.filtered.NodeAffinity.reasons).toEqual(["node(s) didn't match Pod's node affinity/selector"]);
+    expect(stage.detail.filtered.NodeAffinity.reasons).toEqual(["node(s) didn't match Node's node affinity/selector"]);
     expect(steps((await trace(t, ns, "nowhere")).json.stages)).not.toContain("5.2");
   });
 

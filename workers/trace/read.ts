@@ -147,6 +147,11 @@ export function traceStages(pod: KubeObject, spans: TraceSpan[], chain: ChainLin
       },
     });
   }
+  // how long after the pod was bound the node agent picked it up
+  const bound = spans.find((s) => s.step === "5.3");
+  const picked = spans.find((s) => s.step === "6.1");
+  if (bound?.end !== undefined && picked)
+    picked.detail = { ...picked.detail, afterBindingMs: Math.round((picked.start - bound.end) * 1000) / 1000 };
   return orderSpans(all).map((s) => {
     const stage: TraceStage = {
       step: s.step,
