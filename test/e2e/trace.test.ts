@@ -125,7 +125,7 @@ describe("pod traces", () => {
     await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod("nowhere", { nodeSelector: { disk: "ssd" } }));
     const stage = await until("5.1 waiting", async () => {
       const x = await trace(t, ns, "nowhere");
-      return x.json?.stages?.find((s: any) => s.step === "5.1");
+      return x.json?.stages?.find((s: any) => s.step === "5.1" && s.detail?.filtered);
     });
     expect(stage.state).toBe("waiting");
     expect(stage.reason).toMatch(/^Unschedulable: 0\/3 nodes are available: 3 node\(s\) didn't match Node's node affinity\/selector/);
