@@ -57,7 +57,8 @@ export function tracingEnabled(env: unknown): boolean {
 export function cleanSpan(s: unknown): TraceSpan | undefined {
   if (!s || typeof s !== "object") return undefined;
   const o = s as Record<string, unknown>;
-  if (typeof o.step !== "string" || typeof o.name !== "string" || typeof o.start !== "number") return undefined;
+  if (typeof o.step !== "string" || typeof o.name !== "string" || typeof o.start !== "number")
+    return undefined;
   if (!/^\d{1,2}(\.\d{1,2})?$/.test(o.step) || !Number.isFinite(o.start)) return undefined;
   const out: TraceSpan = {
     step: o.step,

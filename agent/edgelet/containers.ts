@@ -79,7 +79,9 @@ export async function startContainer(
   mark(st, `image ${c.name}`);
   if (!pulled.ok) {
     st.waiting.set(c.name, { reason: pulled.reason, message: pulled.message });
-    st.trace?.failed("9.2", `image pull ${c.name}`, `${pulled.reason}: ${pulled.message}`, { image: c.image });
+    st.trace?.failed("9.2", `image pull ${c.name}`, `${pulled.reason}: ${pulled.message}`, {
+      image: c.image,
+    });
     return false;
   }
   st.trace?.first(`9.2 ${c.name}`, "9.2", `image pull ${c.name}`, {

@@ -120,7 +120,11 @@ async function ensureSandbox(
     st.trace?.failed("7.1", "sandbox", `FailedCreatePodSandBox: ${msg}`);
     return "wait";
   }
-  st.trace?.stage("7.1", "sandbox", { sandboxId: id.slice(0, 13), attempt, note: "RunPodSandbox, CNI included" });
+  st.trace?.stage("7.1", "sandbox", {
+    sandboxId: id.slice(0, 13),
+    attempt,
+    note: "RunPodSandbox, CNI included",
+  });
   st.sandboxConfig = config;
   st.sandboxId = id;
   const status = await ctx.cri.podSandboxStatus(id);

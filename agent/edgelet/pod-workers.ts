@@ -306,11 +306,17 @@ export class PodWorkers {
 function traceStatus(st: PodState, status: any): void {
   const ready = (status.conditions ?? []).find((c: any) => c.type === "Ready");
   if (ready?.status === "True") {
-    const probed = (st.pod.spec?.containers ?? []).filter((c: any) => c.readinessProbe).map((c: any) => c.name);
+    const probed = (st.pod.spec?.containers ?? [])
+      .filter((c: any) => c.readinessProbe)
+      .map((c: any) => c.name);
     st.trace!.stage("6.2", "ready", { phase: status.phase, readinessProbes: probed, podIP: status.podIP });
     st.trace!.finished = true;
   } else if (status.phase === "Failed" || status.phase === "Succeeded") {
-    st.trace!.failed("6.2", "ready", `${status.phase}: ${status.reason ?? ""} ${status.message ?? ""}`.trim());
+    st.trace!.failed(
+      "6.2",
+      "ready",
+      `${status.phase}: ${status.reason ?? ""} ${status.message ?? ""}`.trim(),
+    );
     st.trace!.finished = true;
   }
 }

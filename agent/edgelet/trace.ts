@@ -26,7 +26,13 @@ export class PodTracer {
   }
 
   /** A stage that failed or waits, recorded once per (stage, reason). */
-  failed(step: string, name: string, reason: string, detail?: Record<string, unknown>, state: "failed" | "waiting" = "failed"): void {
+  failed(
+    step: string,
+    name: string,
+    reason: string,
+    detail?: Record<string, unknown>,
+    state: "failed" | "waiting" = "failed",
+  ): void {
     const key = `${step} ${name} ${reason.split(":")[0]}`;
     if (this.once.has(key)) return;
     this.once.add(key);

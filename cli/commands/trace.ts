@@ -1,10 +1,12 @@
 // `edgeplane trace pod/<name> [-n ns] [-o json] [--kubeconfig f] [--context c]`: a pod's flow
 // trace (docs/trace.md) as a terminal waterfall, one line per FLOW.md stage, a bar placed and
 // scaled by its time, the slowest stage marked, a failed or waiting one with its reason.
-import type { Command } from "../main";
-import { get, kubeconfigPath, loadConnection } from "../lib/kubeconfig";
 
-const USAGE = "usage: edgeplane trace pod/<name> [-n namespace] [-o json] [--kubeconfig file] [--context name]";
+import { get, kubeconfigPath, loadConnection } from "../lib/kubeconfig";
+import type { Command } from "../main";
+
+const USAGE =
+  "usage: edgeplane trace pod/<name> [-n namespace] [-o json] [--kubeconfig file] [--context name]";
 const BAR_WIDTH = 40;
 
 interface Stage {
@@ -43,7 +45,8 @@ function parseArgs(args: string[]): Args {
       if (v === undefined) throw new Error(`${name} needs a value\n${USAGE}`);
       return v;
     };
-    if (a === "-n" || a === "--namespace" || a.startsWith("--namespace=")) out.namespace = value("--namespace");
+    if (a === "-n" || a === "--namespace" || a.startsWith("--namespace="))
+      out.namespace = value("--namespace");
     else if (a === "-o" || a === "--output" || a.startsWith("--output=")) out.output = value("--output");
     else if (a === "--kubeconfig" || a.startsWith("--kubeconfig=")) out.kubeconfig = value("--kubeconfig");
     else if (a === "--context" || a.startsWith("--context=")) out.context = value("--context");
@@ -83,7 +86,9 @@ export function renderWaterfall(t: Trace, color = false): string {
   lines.push(
     `pod ${p.namespace}/${p.name}  uid ${p.uid}  phase ${p.phase}${p.nodeName ? `  node ${p.nodeName}` : ""}  total ${formatMs(span)}`,
   );
-  lines.push(`${"stage".padEnd(width)}  ${"component".padEnd(comp)}  ${"took".padStart(9)}  |${" ".repeat(BAR_WIDTH)}|`);
+  lines.push(
+    `${"stage".padEnd(width)}  ${"component".padEnd(comp)}  ${"took".padStart(9)}  |${" ".repeat(BAR_WIDTH)}|`,
+  );
   times.forEach(({ s, start, end }, i) => {
     const offset = Math.min(BAR_WIDTH - 1, Math.floor(((start - t0) / span) * BAR_WIDTH));
     const waiting = Number.isNaN(end);
@@ -101,7 +106,8 @@ export function renderWaterfall(t: Trace, color = false): string {
   });
   if (slowest) lines.push(`slowest: ${slowest.step} ${slowest.name} (${formatMs(slowest.durationMs ?? 0)})`);
   const stuck = t.stages.filter((s) => s.state !== "done");
-  for (const s of stuck) lines.push(`${s.state === "failed" ? "failed" : "waiting"}: ${s.step} ${s.name}: ${s.reason ?? ""}`);
+  for (const s of stuck)
+    lines.push(`${s.state === "failed" ? "failed" : "waiting"}: ${s.step} ${s.name}: ${s.reason ?? ""}`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -115,8 +121,10 @@ export const command: Command = {
       console.error(`edgeplane trace: ${(e as Error).message}`);
       return 2;
     }
-    const m = /^(?:pods?|po)\/(.+)$/.exec(args.target ?? "") ?? (args.target && !args.target.includes("/") ? [, args.target] : null);
-    if (!m) {
+    const target = args.target ?? "";
+    const name =
+      /^(?:pods?|po)\/(.+)$/.exec(target)?.[1] ?? (target && !target.includes("/") ? target : undefined);
+    if (!name) {
       console.error(`edgeplane trace: name a pod, e.g. pod/web-0\n${USAGE}`);
       return 2;
     }
@@ -124,7 +132,6 @@ export const command: Command = {
       console.error(`edgeplane trace: unknown output format "${args.output}" (json)`);
       return 2;
     }
-    const name = m[1] as string;
     const conn = loadConnection(kubeconfigPath(args.kubeconfig), args.context);
     const namespace = args.namespace ?? "default";
     const r = await get(

@@ -1,8 +1,8 @@
 // Reading a kubeconfig as kubectl does, enough for the CLI's own requests: the current
 // context's server, its CA, and the user's token or client certificate (inline or in files).
 import { readFileSync } from "node:fs";
-import { request as httpsRequest } from "node:https";
 import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse } from "yaml";
 
@@ -35,7 +35,9 @@ export function loadConnection(path: string, contextName?: string): Connection {
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new Error(`cannot read kubeconfig ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(
+      `cannot read kubeconfig ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   const cfg = parse(text) ?? {};
   const base = dirname(path);
@@ -47,7 +49,8 @@ export function loadConnection(path: string, contextName?: string): Connection {
   const user = ctx.user ? named<Record<string, any>>(cfg.users, ctx.user, "user") : {};
   if (!cluster.server) throw new Error(`kubeconfig ${path}: cluster "${ctx.cluster}" has no server`);
   const c: Connection = { server: String(cluster.server).replace(/\/+$/, "") };
-  if (cluster["certificate-authority-data"]) c.ca = Buffer.from(cluster["certificate-authority-data"], "base64");
+  if (cluster["certificate-authority-data"])
+    c.ca = Buffer.from(cluster["certificate-authority-data"], "base64");
   else if (cluster["certificate-authority"]) c.ca = file(cluster["certificate-authority"]);
   c.insecure = cluster["insecure-skip-tls-verify"] === true;
   if (user.token) c.token = String(user.token);
@@ -81,7 +84,9 @@ export function get(c: Connection, path: string): Promise<{ status: number; text
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (d: Buffer) => chunks.push(d));
-        res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () =>
+          resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }),
+        );
         res.on("error", reject);
       },
     );

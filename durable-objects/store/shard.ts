@@ -12,8 +12,8 @@ import {
   badRequest,
   conflict,
   notFound,
-  StatusError,
   type Status,
+  StatusError,
   staleResourceVersion,
   tooLarge,
 } from "../../api/errors";

@@ -33,7 +33,10 @@ export class TraceTable {
   }
 
   /** Appends each entry whose pod is still the one stored under its name. */
-  appendAll(entries: TraceAppend[], storedUid: (namespace: string, name: string) => string | undefined): number {
+  appendAll(
+    entries: TraceAppend[],
+    storedUid: (namespace: string, name: string) => string | undefined,
+  ): number {
     let n = 0;
     for (const e of entries) {
       if (!e?.uid || !Array.isArray(e.spans) || storedUid(e.namespace, e.name) !== e.uid) continue;
@@ -45,7 +48,10 @@ export class TraceTable {
 
   read(uid: string): TraceSpan[] {
     const out: TraceSpan[] = [];
-    for (const r of this.sql.exec<{ spans: string }>("SELECT spans FROM traces WHERE uid = ? ORDER BY id", uid))
+    for (const r of this.sql.exec<{ spans: string }>(
+      "SELECT spans FROM traces WHERE uid = ? ORDER BY id",
+      uid,
+    ))
       out.push(...(JSON.parse(r.spans) as TraceSpan[]));
     return out;
   }

@@ -50,7 +50,11 @@ describe("pod traces", () => {
     expect((await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod("p1"))).status).toBe(201);
     const r = await until("p1 bound in its trace", async () => {
       const x = await trace(t, ns, "p1");
-      return x.json?.stages?.some((s: any) => s.step === "5.3") && x.json.stages.some((s: any) => s.step === "5.1") && x;
+      return (
+        x.json?.stages?.some((s: any) => s.step === "5.3") &&
+        x.json.stages.some((s: any) => s.step === "5.1") &&
+        x
+      );
     });
     expect(r.status).toBe(200);
     expect(r.json.pod).toMatchObject({ name: "p1", namespace: ns });
@@ -92,7 +96,10 @@ describe("pod traces", () => {
       spec: {
         replicas: 3,
         selector: { matchLabels: { app: "web" } },
-        template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+        template: {
+          metadata: { labels: { app: "web" } },
+          spec: { containers: [{ name: "c", image: "busybox" }] },
+        },
       },
     });
     expect(d.status).toBe(201);
@@ -128,9 +135,13 @@ describe("pod traces", () => {
       return x.json?.stages?.find((s: any) => s.step === "5.1" && s.detail?.filtered);
     });
     expect(stage.state).toBe("waiting");
-    expect(stage.reason).toMatch(/^Unschedulable: 0\/3 nodes are available: 3 node\(s\) didn't match Node's node affinity\/selector/);
+    expect(stage.reason).toMatch(
+      /^Unschedulable: 0\/3 nodes are available: 3 node\(s\) didn't match Node's node affinity\/selector/,
+    );
     expect(stage.detail.filtered.NodeAffinity.nodes.sort()).toEqual(["tr-node-0", "tr-node-1", "tr-node-2"]);
-    expect(stage.detail.filtered.NodeAffinity.reasons).toEqual(["node(s) didn't match Node's node affinity/selector"]);
+    expect(stage.detail.filtered.NodeAffinity.reasons).toEqual([
+      "node(s) didn't match Node's node affinity/selector",
+    ]);
     expect(steps((await trace(t, ns, "nowhere")).json.stages)).not.toContain("5.2");
   });
 
@@ -178,7 +189,9 @@ describe("pod traces", () => {
     const denied = await trace(reader, b, "pb");
     expect(denied.status).toBe(403);
     expect(denied.json).toMatchObject({ kind: "Status", reason: "Forbidden", code: 403 });
-    expect(denied.json.message).toContain(`cannot get resource "pods" in API group "" in the namespace "${b}"`);
+    expect(denied.json.message).toContain(
+      `cannot get resource "pods" in API group "" in the namespace "${b}"`,
+    );
   });
 
   it("the CLI prints the waterfall and, with -o json, the API's answer", async () => {
@@ -194,7 +207,13 @@ describe("pod traces", () => {
       });
     const out = (await cli(["trace", "pod/cli", "-n", ns])).stdout;
     expect(out).toContain(`pod ${ns}/cli`);
-    for (const line of ["2.1 authentication", "2.2 authorization", "2.3 admission", "2.4 stored", "5.1 scheduling"])
+    for (const line of [
+      "2.1 authentication",
+      "2.2 authorization",
+      "2.3 admission",
+      "2.4 stored",
+      "5.1 scheduling",
+    ])
       expect(out).toContain(line);
     expect(out).toMatch(/slowest/);
     expect(out).toMatch(/█/);

@@ -10,7 +10,10 @@ export function authorization(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const trace = traceOf(c.req.raw);
     const start = trace ? Date.now() : 0;
-    const r = await authorizeRequest(attributesFromRequest(c.get("user"), c.get("info"), c.get("url")), c.env);
+    const r = await authorizeRequest(
+      attributesFromRequest(c.get("user"), c.get("info"), c.get("url")),
+      c.env,
+    );
     trace?.authorized(start, r);
     return next();
   };

@@ -32,8 +32,8 @@ import {
 } from "../encoding/request-body";
 import { encoded, json, wantsYaml } from "../encoding/respond";
 import { isTrue, type RequestInfo } from "../request-info";
-import { statusTrace } from "../trace/status";
 import { traceOf } from "../trace/recorder";
+import { statusTrace } from "../trace/status";
 import { applyRepeats, checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {

@@ -103,7 +103,9 @@ async function ownerChain(env: AppEnv["Bindings"], pod: KubeObject): Promise<Cha
     out.push(link);
     const where: [string, string, string] | undefined = OWNER_KINDS[ref.kind];
     const def: ResourceDef | undefined = where && lookupGVR(where[0], where[1], where[2]);
-    obj = def ? await new Store(env, def).find(pod.metadata.namespace ?? "", ref.name).catch(() => undefined) : undefined;
+    obj = def
+      ? await new Store(env, def).find(pod.metadata.namespace ?? "", ref.name).catch(() => undefined)
+      : undefined;
     if (obj && obj.metadata.uid === ref.uid) link.created = obj.metadata.creationTimestamp;
     else obj = undefined;
   }
@@ -151,7 +153,10 @@ export function traceStages(pod: KubeObject, spans: TraceSpan[], chain: ChainLin
   const bound = spans.find((s) => s.step === "5.3");
   const picked = spans.find((s) => s.step === "6.1");
   if (bound?.end !== undefined && picked)
-    picked.detail = { ...picked.detail, afterBindingMs: Math.round((picked.start - bound.end) * 1000) / 1000 };
+    picked.detail = {
+      ...picked.detail,
+      afterBindingMs: Math.round((picked.start - bound.end) * 1000) / 1000,
+    };
   return orderSpans(all).map((s) => {
     const stage: TraceStage = {
       step: s.step,

@@ -3,12 +3,7 @@
 // initializers (3.1) and the store write (2.4), plus a controller's reaction (4.1) when a
 // controller sent the create. Kept per request (a WeakMap on the Request, nothing on the
 // context type) and handed to the store with the create: no extra call.
-import {
-  type ControllerCause,
-  TRACE_CAUSE_HEADER,
-  type TraceSpan,
-  tracingEnabled,
-} from "../../api/trace";
+import { type ControllerCause, TRACE_CAUSE_HEADER, type TraceSpan, tracingEnabled } from "../../api/trace";
 import type { UserInfo } from "../../api/user";
 import type { AdmissionAttributes, AdmissionPlugin } from "../admission/index";
 import type { AuthorizerResult } from "../authz/types";

@@ -39,7 +39,29 @@ describe.skipIf(!available || !hasKubectl)("flow trace on a containerd node", ()
     });
     const stages: any[] = t.stages;
     const steps = stages.map((st) => st.step);
-    const wanted = ["1.3", "2.1", "2.2", "2.3", "2.4", "3.1", "5.1", "5.2", "5.3", "6.1", "6.3", "6.5", "6.6", "6.7", "6.4", "7.1", "8.1", "9.2", "9.3", "9.5", "6.2"];
+    const wanted = [
+      "1.3",
+      "2.1",
+      "2.2",
+      "2.3",
+      "2.4",
+      "3.1",
+      "5.1",
+      "5.2",
+      "5.3",
+      "6.1",
+      "6.3",
+      "6.5",
+      "6.6",
+      "6.7",
+      "6.4",
+      "7.1",
+      "8.1",
+      "9.2",
+      "9.3",
+      "9.5",
+      "6.2",
+    ];
     expect(steps).toEqual(wanted);
     expect(stages.every((st) => st.state === "done")).toBe(true);
     let last = 0;
@@ -77,7 +99,14 @@ describe.skipIf(!available || !hasKubectl)("flow trace on a containerd node", ()
       cwd: REPO,
       env: { ...process.env, KUBECONFIG: s.server.kubeconfigPath, NO_COLOR: "1" },
     });
-    for (const line of ["2.1 authentication", "5.1 scheduling", "7.1 sandbox", "8.1 network (CNI)", "9.2 image pull traced", "6.2 ready"])
+    for (const line of [
+      "2.1 authentication",
+      "5.1 scheduling",
+      "7.1 sandbox",
+      "8.1 network (CNI)",
+      "9.2 image pull traced",
+      "6.2 ready",
+    ])
       expect(cli.stdout).toContain(line);
     expect(cli.stdout).toMatch(/◀ slowest/);
   });
