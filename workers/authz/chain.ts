@@ -47,20 +47,25 @@ async function runMode(mode: string, attrs: Attributes, env: Env): Promise<Autho
 }
 
 /** Runs the chain: the first allow or deny wins; otherwise "noOpinion" with the joined reasons. */
-export async function authorize(
+export async function authorize(modes: string[], attrs: Attributes, env: Env): Promise<AuthorizerResult> {
+  return (await decide(modes, attrs, env)).result;
+}
+
+/** The chain's decision and the mode that made it (for a pod's flow trace). */
+async function decide(
   modes: string[],
   attrs: Attributes,
   env: Env,
-): Promise<AuthorizerResult & { mode?: string }> {
+): Promise<{ result: AuthorizerResult; mode?: string }> {
   if (attrs.user.groups.includes(PRIVILEGED_GROUP))
-    return { decision: "allow", reason: `member of ${PRIVILEGED_GROUP}`, mode: PRIVILEGED_GROUP };
+    return { result: { decision: "allow", reason: "" }, mode: PRIVILEGED_GROUP };
   const reasons: string[] = [];
   for (const mode of modes) {
     const r = await runMode(mode, attrs, env);
-    if (r.decision !== "noOpinion") return { ...r, mode };
+    if (r.decision !== "noOpinion") return { result: r, mode };
     if (r.reason) reasons.push(r.reason);
   }
-  return { decision: "noOpinion", reason: reasons.join("\n") };
+  return { result: { decision: "noOpinion", reason: reasons.join("\n") } };
 }
 
 /** The union of every mode's rules for SelfSubjectRulesReview (system:masters adds none, as upstream). */
@@ -154,12 +159,15 @@ export function forbiddenError(attrs: Attributes, reason: string): Error {
   });
 }
 
-/** Authorizes one request with the configured modes; throws the 403 when it is not allowed. */
+/**
+ * Authorizes one request with the configured modes; throws the 403 when it is not allowed.
+ * Answers the allow, with the mode that gave it.
+ */
 export async function authorizeRequest(
   attrs: Attributes,
   env: Env,
 ): Promise<AuthorizerResult & { mode?: string }> {
-  const r = await authorize(authorizationModes(env), attrs, env);
-  if (r.decision !== "allow") throw forbiddenError(attrs, r.reason);
-  return r;
+  const { result, mode } = await decide(authorizationModes(env), attrs, env);
+  if (result.decision !== "allow") throw forbiddenError(attrs, result.reason);
+  return { ...result, mode };
 }

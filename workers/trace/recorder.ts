@@ -105,7 +105,11 @@ export class TraceRecorder {
       component: "apiserver",
       start,
       end: Date.now(),
-      detail: { decision: r.decision, authorizer: r.mode ?? "", reason: r.reason },
+      detail: {
+        decision: r.decision,
+        authorizer: r.mode ?? "",
+        reason: r.reason || (r.mode === "system:masters" ? "member of system:masters: always allowed" : ""),
+      },
     });
   }
 
