@@ -48,6 +48,7 @@ import type {
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { Relays } from "./relay";
+import { OtlpExporter, otlpEndpoint } from "./otlp";
 import { closeAt, storedSpans, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
@@ -119,7 +120,11 @@ export class StoreShard extends DurableObject<Env> {
       const allocator = def.strategy.allocator;
       if (allocator)
         this.allocations = new Allocations(def, allocator, this.settings, () => this.storedData());
-      if (def.group === "" && def.resource === "pods") this.traces = new TraceTable(this.sql);
+      if (def.group === "" && def.resource === "pods") {
+        const endpoint = otlpEndpoint(this.env);
+        const exporter = endpoint && new OtlpExporter(endpoint, (p) => this.ctx.waitUntil(p));
+        this.traces = new TraceTable(this.sql, exporter || undefined);
+      }
       if (def.custom) this.refreshFields();
     } else if (this.def.custom && keyStamp(res) > keyStamp(this.defKey!)) {
       // a custom resource's CRD changed (api/custom/key.ts): its newest key is followed
@@ -214,7 +219,7 @@ export class StoreShard extends DurableObject<Env> {
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
       return ok(this.commit("ADDED", obj, undefined), 201);
     });
-    if (trace && !opts.dryRun) this.traced(reply, uid, trace);
+    if (trace && !opts.dryRun) this.traced(reply, uid, trace, JSON.parse(json).metadata);
     return reply;
   }
 
@@ -230,15 +235,23 @@ export class StoreShard extends DurableObject<Env> {
         201,
       );
     });
-    if (trace) this.traced(reply, p.uid, trace);
+    if (trace) this.traced(reply, p.uid, trace, p);
     return reply;
   }
 
   /** A created pod's first spans, its store span closed now that the write is durable. */
-  private traced(reply: Reply, uid: string | undefined, trace: TraceSpan[]): void {
+  private traced(
+    reply: Reply,
+    uid: string | undefined,
+    trace: TraceSpan[],
+    who: { namespace?: string; name?: string },
+  ): void {
     if (!reply.ok || !this.traces || !uid) return;
     const rv = /"resourceVersion":"(\d+)"/.exec(reply.body);
-    this.traces.append(uid, storedSpans(trace, Date.now(), rv?.[1]), true);
+    this.traces.append(uid, storedSpans(trace, Date.now(), rv?.[1]), true, {
+      namespace: who.namespace,
+      name: who.name,
+    });
   }
 
   /** Spans of pods (scheduler, controllers): each kept if its pod is still the one named. */

@@ -2,15 +2,20 @@
 // pod, read back with the pod, removed when the pod's row is. Writes are plain inserts in the
 // shard's turn: the Durable Object's storage coalesces them with the turn's other writes.
 import { MAX_SPANS_PER_POD, type TraceAppend, type TraceSpan } from "../../api/trace";
+import type { OtlpExporter } from "./otlp";
 
 export class TraceTable {
   /** spans kept per uid, as far as this instance wrote or read them (a cap check without a query) */
   private readonly counts = new Map<string, number>();
 
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(
+    private readonly sql: SqlStorage,
+    /** where spans are exported too, when EDGEPLANE_OTLP_ENDPOINT is set (otlp.ts) */
+    private readonly exporter?: OtlpExporter,
+  ) {}
 
   /** Appends spans of `uid`, up to the bound; a pod's first spans need no lookup. */
-  append(uid: string, spans: TraceSpan[], fresh = false): void {
+  append(uid: string, spans: TraceSpan[], fresh = false, who?: { namespace?: string; name?: string }): void {
     if (!uid || spans.length === 0) return;
     let have = this.counts.get(uid);
     if (have === undefined)
@@ -28,6 +33,7 @@ export class TraceTable {
       kept.length,
     );
     this.counts.set(uid, have + kept.length);
+    this.exporter?.add(uid, kept, who);
     // the map is a cache: bounded, it forgets the oldest
     if (this.counts.size > 4096) this.counts.delete(this.counts.keys().next().value!);
   }
@@ -40,7 +46,7 @@ export class TraceTable {
     let n = 0;
     for (const e of entries) {
       if (!e?.uid || !Array.isArray(e.spans) || storedUid(e.namespace, e.name) !== e.uid) continue;
-      this.append(e.uid, e.spans);
+      this.append(e.uid, e.spans, false, e);
       n++;
     }
     return n;

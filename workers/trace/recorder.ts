@@ -5,6 +5,7 @@
 // context type) and handed to the store with the create: no extra call.
 import { type ControllerCause, TRACE_CAUSE_HEADER, type TraceSpan, tracingEnabled } from "../../api/trace";
 import type { UserInfo } from "../../api/user";
+import { otlpEndpoint } from "../../durable-objects/store/otlp";
 import type { AdmissionAttributes, AdmissionPlugin } from "../admission/index";
 import type { AuthorizerResult } from "../authz/types";
 import type { RequestInfo } from "../request-info";
@@ -16,8 +17,15 @@ export function traceOf(req: Request): TraceRecorder | undefined {
   return recorders.get(req);
 }
 
+let checked = false;
+
 /** Starts a recorder for a pod create, when tracing is on. */
 export function startTrace(req: Request, info: RequestInfo, env: unknown): TraceRecorder | undefined {
+  if (!checked) {
+    // a malformed export endpoint is reported with the first request (the start's readiness probe)
+    checked = true;
+    otlpEndpoint(env);
+  }
   if (info.verb !== "create" || info.resource !== "pods" || info.apiGroup !== "" || info.subresource) return;
   if (!tracingEnabled(env)) return;
   const t = new TraceRecorder(req, info.verb);
