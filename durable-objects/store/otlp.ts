@@ -48,14 +48,21 @@ function spanId(): string {
 /** A pod uid as a 16-byte trace id (a uuid is 16 bytes). */
 export function traceId(uid: string): string {
   const h = uid.replace(/-/g, "").toLowerCase();
-  return /^[0-9a-f]{32}$/.test(h) ? h : h.padEnd(32, "0").slice(0, 32).replace(/[^0-9a-f]/g, "0");
+  return /^[0-9a-f]{32}$/.test(h)
+    ? h
+    : h
+        .padEnd(32, "0")
+        .slice(0, 32)
+        .replace(/[^0-9a-f]/g, "0");
 }
 
 const nanos = (ms: number) => (BigInt(Math.round(ms * 1000)) * 1000n).toString();
 
 function attr(key: string, value: unknown) {
   if (typeof value === "number")
-    return Number.isInteger(value) ? { key, value: { intValue: String(value) } } : { key, value: { doubleValue: value } };
+    return Number.isInteger(value)
+      ? { key, value: { intValue: String(value) } }
+      : { key, value: { doubleValue: value } };
   if (typeof value === "boolean") return { key, value: { boolValue: value } };
   return { key, value: { stringValue: typeof value === "string" ? value : JSON.stringify(value) } };
 }
@@ -122,7 +129,11 @@ export class OtlpExporter {
     const body = JSON.stringify(otlpBody(this.pending));
     this.pending = [];
     this.count = 0;
-    const sent = fetch(this.endpoint, { method: "POST", headers: { "content-type": "application/json" }, body })
+    const sent = fetch(this.endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    })
       .then(async (r) => {
         await r.body?.cancel();
         if (!r.ok) throw new Error(`HTTP ${r.status}`);

@@ -33,6 +33,7 @@ import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry"
 import { recomputeStoredFields, selectableFields, storedFieldsStale } from "./fields";
 import { ListPins, listStream } from "./list-stream";
 import { NameFilter } from "./names";
+import { OtlpExporter, otlpEndpoint } from "./otlp";
 import { Pokes } from "./pokes";
 import { fillCreateFields, preparedData } from "./prepared";
 import type {
@@ -48,7 +49,6 @@ import type {
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { Relays } from "./relay";
-import { OtlpExporter, otlpEndpoint } from "./otlp";
 import { closeAt, storedSpans, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
