@@ -9,7 +9,10 @@ export function statusTrace(w: WriteContext, old: KubeObject): TraceAppend | und
   if (w.info.subresource !== "status" || w.def.resource !== "pods" || w.def.group !== "" || w.dryRun) return;
   const header = w.c.req.header(TRACE_SPANS_HEADER);
   if (!header || !tracingEnabled(w.c.env)) return;
-  const spans = parseSpans(header);
+  // a node speaks for its own stages only (FLOW.md 6 to 9), under its own component name
+  const spans = parseSpans(header)
+    .filter((s) => /^[6-9](\.|$)/.test(s.step))
+    .map((s) => (s.component === "edgelet" ? s : { ...s, component: "edgelet" }));
   if (spans.length === 0) return;
   return {
     namespace: old.metadata.namespace ?? "",
