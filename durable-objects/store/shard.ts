@@ -203,8 +203,7 @@ export class StoreShard extends DurableObject<Env> {
 
   /** `json` is the object's JSON (a string crosses the call for a copy; see Store). */
   async create(res: string, json: string, opts: WriteOptions = {}, trace?: TraceSpan[]): Promise<Reply> {
-    let uid: string | undefined;
-    const reply = await this.answer(() => {
+    return this.answer(() => {
       const def = this.use(res);
       const obj = JSON.parse(json) as KubeObject;
       const meta = obj.metadata;
@@ -214,43 +213,28 @@ export class StoreShard extends DurableObject<Env> {
       if (!name) throw badRequest("metadata.name is required");
       if (this.row(namespace, name)) throw alreadyExists(def, name);
       fillCreateFields(def, meta);
-      uid = meta.uid;
       this.allocations?.allocate(obj, undefined);
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
-      return ok(this.commit("ADDED", obj, undefined), 201);
+      const out = ok(this.commit("ADDED", obj, undefined), 201);
+      if (trace) this.traces?.queue(meta.uid!, trace, String(this.batch.lastRevision), meta);
+      return out;
     });
-    if (trace && !opts.dryRun) this.traced(reply, uid, trace, JSON.parse(json).metadata);
-    return reply;
   }
 
   /** A create the Worker encoded (prepared.ts): staged as sent, with its revision filled in. */
   async createPrepared(res: string, p: PreparedCreate, trace?: TraceSpan[]): Promise<Reply> {
-    const reply = await this.answer(() => {
+    return this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: create it whole`);
       if (!p.name) throw badRequest("metadata.name is required");
       if (this.row(p.namespace, p.name)) throw alreadyExists(def, p.name);
-      return ok(
+      const out = ok(
         this.stage("ADDED", this.fieldsOf(res, p), undefined, (rv) => markedData(p, rv)),
         201,
       );
-    });
-    if (trace) this.traced(reply, p.uid, trace, p);
-    return reply;
-  }
-
-  /** A created pod's first spans, its store span closed now that the write is durable. */
-  private traced(
-    reply: Reply,
-    uid: string | undefined,
-    trace: TraceSpan[],
-    who: { namespace?: string; name?: string },
-  ): void {
-    if (!reply.ok || !this.traces || !uid) return;
-    const rv = /"resourceVersion":"(\d+)"/.exec(reply.body);
-    this.traces.append(uid, storedSpans(trace, Date.now(), rv?.[1]), true, {
-      namespace: who.namespace,
-      name: who.name,
+      // the pod's first spans go in the same group commit (traces.ts)
+      if (trace) this.traces?.queue(p.uid, trace, String(this.batch.lastRevision), p);
+      return out;
     });
   }
 
@@ -501,8 +485,12 @@ export class StoreShard extends DurableObject<Env> {
       return;
     }
     try {
-      this.ctx.storage.transactionSync(() => writeStaged(this.sql, staged));
+      this.ctx.storage.transactionSync(() => {
+        writeStaged(this.sql, staged);
+        this.traces?.writeQueued(Date.now());
+      });
     } catch (e) {
+      this.traces?.dropQueued();
       // nothing of the batch is stored: the ledger of allocations saw it, so it is rebuilt
       this.allocations?.forget();
       done(e);

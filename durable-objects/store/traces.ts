@@ -4,9 +4,18 @@
 import { MAX_SPANS_PER_POD, type TraceAppend, type TraceSpan } from "../../api/trace";
 import type { OtlpExporter } from "./otlp";
 
+interface Queued {
+  uid: string;
+  spans: TraceSpan[];
+  rv: string;
+  who: { namespace?: string; name?: string };
+}
+
 export class TraceTable {
   /** spans kept per uid, as far as this instance wrote or read them (a cap check without a query) */
   private readonly counts = new Map<string, number>();
+  /** created pods' first spans, written with the group commit that stores the pods */
+  private queued: Queued[] = [];
 
   constructor(
     private readonly sql: SqlStorage,
@@ -36,6 +45,24 @@ export class TraceTable {
     this.exporter?.add(uid, kept, who);
     // the map is a cache: bounded, it forgets the oldest
     if (this.counts.size > 4096) this.counts.delete(this.counts.keys().next().value!);
+  }
+
+  /** A created pod's first spans, for the group commit that stores it (writeQueued). */
+  queue(uid: string, spans: TraceSpan[], rv: string, who: { namespace?: string; name?: string }): void {
+    this.queued.push({ uid, spans, rv, who: { namespace: who.namespace, name: who.name } });
+  }
+
+  /** Inside the group commit's transaction: the queued spans, their store step ending `now`. */
+  writeQueued(now: number): void {
+    if (this.queued.length === 0) return;
+    const q = this.queued;
+    this.queued = [];
+    for (const e of q) this.append(e.uid, storedSpans(e.spans, now, e.rv), true, e.who);
+  }
+
+  /** The group commit failed: its pods were not stored, nor are their spans. */
+  dropQueued(): void {
+    this.queued = [];
   }
 
   /** Appends each entry whose pod is still the one stored under its name. */

@@ -199,3 +199,30 @@ describe("the CLI's waterfall", () => {
     expect(sandbox.indexOf("█")).toBeLessThan(pull.indexOf("✗"));
   });
 });
+
+describe("admission's change check", () => {
+  it("tells a changed object from an unchanged one, managedFields aside", async () => {
+    const { fingerprint } = await import("../../workers/trace/fingerprint");
+    const pod = () => ({
+      metadata: { name: "p", labels: { a: "b" }, managedFields: [{ manager: "kubectl" }] },
+      spec: { containers: [{ name: "c", image: "busybox" }], priority: 0 },
+    });
+    const base = fingerprint(pod());
+    expect(fingerprint(pod())).toBe(base);
+    const changes: ((p: ReturnType<typeof pod>) => void)[] = [
+      (p) => ((p.spec as any).serviceAccountName = "default"),
+      (p) => (p.spec.priority = 1000),
+      (p) => (p.metadata.labels.a = "c"),
+      (p) => p.spec.containers.push({ name: "sidecar", image: "busybox" }),
+      (p) => ((p.spec.containers[0] as any).resources = {}),
+    ];
+    for (const change of changes) {
+      const p = pod();
+      change(p);
+      expect(fingerprint(p)).not.toBe(base);
+    }
+    const p = pod();
+    p.metadata.managedFields.push({ manager: "other" });
+    expect(fingerprint(p)).toBe(base);
+  });
+});

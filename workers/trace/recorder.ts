@@ -9,6 +9,7 @@ import { otlpEndpoint } from "../../durable-objects/store/otlp";
 import type { AdmissionAttributes, AdmissionPlugin } from "../admission/index";
 import type { AuthorizerResult } from "../authz/types";
 import type { RequestInfo } from "../request-info";
+import { fingerprint } from "./fingerprint";
 
 const recorders = new WeakMap<Request, TraceRecorder>();
 
@@ -67,7 +68,7 @@ export class TraceRecorder {
       component: "apiserver",
       start: now,
       end: now,
-      detail: { verb, userAgent: req.headers.get("user-agent") ?? "", protocol: new URL(req.url).protocol },
+      detail: { verb, userAgent: req.headers.get("user-agent") ?? "" },
     });
     const cause = req.headers.get(TRACE_CAUSE_HEADER);
     if (cause) {
@@ -127,7 +128,7 @@ export class TraceRecorder {
     const runs: PluginRun[] = [];
     let initializers: PluginRun | undefined;
     try {
-      let before = JSON.stringify(a.object);
+      let before = fingerprint(a.object);
       for (const p of plugins) {
         if (!p.mutate) continue;
         const t0 = performance.now();
@@ -141,7 +142,7 @@ export class TraceRecorder {
         } finally {
           run.ms = round(performance.now() - t0);
         }
-        const after = JSON.stringify(a.object);
+        const after = fingerprint(a.object);
         run.mutated = after !== before;
         before = after;
         if (p.name === "Initializers") initializers = run;
