@@ -6,7 +6,7 @@ import { resourceKey, viewKey } from "../../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../../api/resource";
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../../api/selectors";
 import { type IncludeObject, tableRow } from "../../api/table";
-import type { TraceAppend, TraceSpan } from "../../api/trace";
+import type { EncodedSpans, TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
 import { supportedFields } from "./fields";
@@ -196,7 +196,7 @@ export class Store {
   async create(
     obj: KubeObject,
     opts: WriteOptions = {},
-    trace?: TraceSpan[],
+    trace?: EncodedSpans,
   ): Promise<{ body: string; code: number }> {
     // Usually the object is encoded here, once, and the shard only fills in the revision;
     // a dry run, an object kept in another's shape, or one the shard allocates values for

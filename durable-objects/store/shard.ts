@@ -19,7 +19,7 @@ import {
 } from "../../api/errors";
 import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
-import type { TraceAppend, TraceSpan } from "../../api/trace";
+import type { EncodedSpans, TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
 import type { Env } from "../env";
@@ -49,7 +49,7 @@ import type {
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { Relays } from "./relay";
-import { closeAt, storedSpans, TraceTable } from "./traces";
+import { closeAt, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
 
@@ -202,7 +202,7 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   /** `json` is the object's JSON (a string crosses the call for a copy; see Store). */
-  async create(res: string, json: string, opts: WriteOptions = {}, trace?: TraceSpan[]): Promise<Reply> {
+  async create(res: string, json: string, opts: WriteOptions = {}, trace?: EncodedSpans): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
       const obj = JSON.parse(json) as KubeObject;
@@ -222,7 +222,7 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   /** A create the Worker encoded (prepared.ts): staged as sent, with its revision filled in. */
-  async createPrepared(res: string, p: PreparedCreate, trace?: TraceSpan[]): Promise<Reply> {
+  async createPrepared(res: string, p: PreparedCreate, trace?: EncodedSpans): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: create it whole`);

@@ -1,12 +1,19 @@
 // Pods' flow traces in the pods shard (schema.ts `traces`): spans appended by uid, bounded per
-// pod, read back with the pod, removed when the pod's row is. Writes are plain inserts in the
-// shard's turn: the Durable Object's storage coalesces them with the turn's other writes.
-import { MAX_SPANS_PER_POD, type TraceAppend, type TraceSpan } from "../../api/trace";
+// pod, read back with the pod, removed when the pod's row is. A created pod's first spans go in
+// the group commit that stores the pod; later ones are plain inserts in the shard's turn.
+import {
+  type EncodedSpans,
+  MAX_SPANS_PER_POD,
+  STORED_AT,
+  STORED_RV,
+  type TraceAppend,
+  type TraceSpan,
+} from "../../api/trace";
 import type { OtlpExporter } from "./otlp";
 
 interface Queued {
   uid: string;
-  spans: TraceSpan[];
+  spans: EncodedSpans;
   rv: string;
   who: { namespace?: string; name?: string };
 }
@@ -35,20 +42,19 @@ export class TraceTable {
     const room = MAX_SPANS_PER_POD - have;
     if (room <= 0) return;
     const kept = spans.length > room ? spans.slice(0, room) : spans;
-    this.sql.exec(
-      "INSERT INTO traces (uid, spans, count) VALUES (?, ?, ?)",
-      uid,
-      JSON.stringify(kept),
-      kept.length,
-    );
-    this.counts.set(uid, have + kept.length);
+    this.insert(uid, JSON.stringify(kept), kept.length, have);
     this.exporter?.add(uid, kept, who);
+  }
+
+  private insert(uid: string, json: string, count: number, had: number): void {
+    this.sql.exec("INSERT INTO traces (uid, spans, count) VALUES (?, ?, ?)", uid, json, count);
+    this.counts.set(uid, had + count);
     // the map is a cache: bounded, it forgets the oldest
     if (this.counts.size > 4096) this.counts.delete(this.counts.keys().next().value!);
   }
 
   /** A created pod's first spans, for the group commit that stores it (writeQueued). */
-  queue(uid: string, spans: TraceSpan[], rv: string, who: { namespace?: string; name?: string }): void {
+  queue(uid: string, spans: EncodedSpans, rv: string, who: { namespace?: string; name?: string }): void {
     this.queued.push({ uid, spans, rv, who: { namespace: who.namespace, name: who.name } });
   }
 
@@ -57,7 +63,12 @@ export class TraceTable {
     if (this.queued.length === 0) return;
     const q = this.queued;
     this.queued = [];
-    for (const e of q) this.append(e.uid, storedSpans(e.spans, now, e.rv), true, e.who);
+    for (const e of q) {
+      if (e.spans.count > MAX_SPANS_PER_POD) continue;
+      const json = storedJson(e.spans.json, now, e.rv);
+      this.insert(e.uid, json, e.spans.count, 0);
+      if (this.exporter) this.exporter.add(e.uid, JSON.parse(json) as TraceSpan[], e.who);
+    }
   }
 
   /** The group commit failed: its pods were not stored, nor are their spans. */
@@ -95,18 +106,9 @@ export class TraceTable {
   }
 }
 
-/**
- * The apiserver's spans of a create, completed by the shard once the write is durable: the
- * store step (2.4) ends now with the resourceVersion, and the initializers' mark (3.1) sits at
- * that end (they ran within admission, before the object was visible).
- */
-export function storedSpans(spans: TraceSpan[], now: number, rv: string | undefined): TraceSpan[] {
-  return spans.map((s) => {
-    if (s.step === "2.4" && s.end === undefined)
-      return { ...s, end: Math.max(now, s.start), detail: { ...s.detail, resourceVersion: rv } };
-    if (s.step === "3.1") return { ...s, start: now, end: now };
-    return s;
-  });
+/** A created pod's encoded spans (EncodedSpans) with the commit's instant and revision in. */
+export function storedJson(json: string, now: number, rv: string): string {
+  return json.replaceAll(STORED_AT, String(now)).replace(STORED_RV, JSON.stringify(rv));
 }
 
 /** Spans completed at `at`, the staging of the write they came with (TraceAppend.closeAtStore). */

@@ -9,11 +9,13 @@ import {
   orderSpans,
   parseSpans,
   rfc3339Nano,
+  STORED_AT,
+  STORED_RV,
   tracingEnabled,
 } from "../../api/trace";
 import { renderWaterfall } from "../../cli/commands/trace";
 import { recordsAttempt, schedulingSpan } from "../../durable-objects/scheduler/trace";
-import { closeAt, storedSpans } from "../../durable-objects/store/traces";
+import { closeAt, storedJson } from "../../durable-objects/store/traces";
 
 describe("spans", () => {
   it("keeps only well-formed spans from a header, bounded, details cut when large", () => {
@@ -60,16 +62,10 @@ describe("spans", () => {
   });
 
   it("the shard closes a create's store step and places the initializers' mark at its end", () => {
-    const out = storedSpans(
-      [
-        { step: "3.1", name: "initializers", component: "apiserver", start: 3, end: 3 },
-        { step: "2.4", name: "stored", component: "store", start: 4 },
-      ],
-      9,
-      "42",
-    );
-    expect(out[0]).toMatchObject({ start: 9, end: 9 });
-    expect(out[1]).toMatchObject({ start: 4, end: 9, detail: { resourceVersion: "42" } });
+    const json = `[{"step":"2.4","name":"stored","component":"store","start":4,"end":${STORED_AT},"detail":{"resourceVersion":${STORED_RV}}},{"step":"3.1","name":"i","component":"a","start":${STORED_AT},"end":${STORED_AT},"detail":{"ua":"\\"@stored-at@\\""}}]`;
+    const out = JSON.parse(storedJson(json, 9, "42"));
+    expect(out[0]).toMatchObject({ start: 4, end: 9, detail: { resourceVersion: "42" } });
+    expect(out[1]).toMatchObject({ start: 9, end: 9, detail: { ua: '"@stored-at@"' } });
     const closed = closeAt(
       [
         { step: "5.2", name: "binding", component: "apiserver", start: 5 },

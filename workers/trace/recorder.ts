@@ -3,7 +3,15 @@
 // initializers (3.1) and the store write (2.4), plus a controller's reaction (4.1) when a
 // controller sent the create. Kept per request (a WeakMap on the Request, nothing on the
 // context type) and handed to the store with the create: no extra call.
-import { type ControllerCause, TRACE_CAUSE_HEADER, type TraceSpan, tracingEnabled } from "../../api/trace";
+import {
+  type ControllerCause,
+  type EncodedSpans,
+  STORED_AT,
+  STORED_RV,
+  TRACE_CAUSE_HEADER,
+  type TraceSpan,
+  tracingEnabled,
+} from "../../api/trace";
 import type { UserInfo } from "../../api/user";
 import { otlpEndpoint } from "../../durable-objects/store/otlp";
 import type { AdmissionAttributes, AdmissionPlugin } from "../admission/index";
@@ -41,14 +49,6 @@ function credentialKind(req: Request, internal: boolean): string {
   if (/^bearer /i.test(auth)) return auth.split(".").length === 3 ? "bearer token (JWT)" : "bearer token";
   if (/^basic /i.test(auth)) return "basic";
   return "x509 client certificate";
-}
-
-interface PluginRun {
-  name: string;
-  phase: "mutate" | "validate";
-  mutated?: boolean;
-  ms: number;
-  rejected?: string;
 }
 
 export class TraceRecorder {
@@ -122,80 +122,64 @@ export class TraceRecorder {
     });
   }
 
-  /** Runs the admission chain, timing each plugin and noting whether it changed the object. */
+  /** Runs the admission chain, noting which plugins changed the object and which refused it. */
   async admit(plugins: AdmissionPlugin[], a: AdmissionAttributes): Promise<void> {
     const start = Date.now();
-    const runs: PluginRun[] = [];
-    let initializers: PluginRun | undefined;
+    const mutating: string[] = [];
+    const validating: string[] = [];
+    const mutatedBy: string[] = [];
+    let rejectedBy: string | undefined;
+    let rejection: string | undefined;
+    let current = "";
     try {
       let before = fingerprint(a.object);
       for (const p of plugins) {
         if (!p.mutate) continue;
-        const t0 = performance.now();
-        const run: PluginRun = { name: p.name, phase: "mutate", ms: 0 };
-        runs.push(run);
-        try {
-          await p.mutate(a);
-        } catch (e) {
-          run.rejected = (e as Error).message;
-          throw e;
-        } finally {
-          run.ms = round(performance.now() - t0);
-        }
+        current = p.name;
+        mutating.push(p.name);
+        await p.mutate(a);
         const after = fingerprint(a.object);
-        run.mutated = after !== before;
+        if (after !== before) mutatedBy.push(p.name);
         before = after;
-        if (p.name === "Initializers") initializers = run;
       }
       for (const p of plugins) {
         if (!p.validate) continue;
-        const t0 = performance.now();
-        const run: PluginRun = { name: p.name, phase: "validate", ms: 0 };
-        runs.push(run);
-        try {
-          await p.validate(a);
-        } catch (e) {
-          run.rejected = (e as Error).message;
-          throw e;
-        } finally {
-          run.ms = round(performance.now() - t0);
-        }
+        current = p.name;
+        validating.push(p.name);
+        await p.validate(a);
       }
+    } catch (e) {
+      rejectedBy = current;
+      rejection = (e as Error).message;
+      throw e;
     } finally {
-      const now = Date.now();
+      const detail: Record<string, unknown> = { mutating, validating, mutatedBy };
+      if (rejectedBy) Object.assign(detail, { rejectedBy, rejection });
       this.spans.push({
         step: "2.3",
         name: "admission",
         component: "apiserver",
         start,
-        end: now,
-        detail: {
-          plugins: runs,
-          mutatedBy: runs.filter((r) => r.mutated).map((r) => r.name),
-        },
+        end: Date.now(),
+        detail,
       });
-      this.spans.push({
-        step: "3.1",
-        name: "initializers",
-        component: "apiserver",
-        start: now,
-        end: now,
-        detail: {
-          ran: !!initializers,
-          mutated: initializers?.mutated ?? false,
-          ms: initializers?.ms ?? 0,
-          note: "run within mutating admission, before the object is stored",
-        },
-      });
+      this.initializersRan = mutating.includes("Initializers");
+      this.initializersMutated = mutatedBy.includes("Initializers");
     }
   }
 
-  /** The spans for the store, with the store step opened now (the shard closes it). */
-  forStore(): TraceSpan[] {
-    return [...this.spans, { step: "2.4", name: "stored", component: "store", start: Date.now() }];
-  }
-}
+  private initializersRan = false;
+  private initializersMutated = false;
 
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
+  /**
+   * The spans for the store, encoded (EncodedSpans): the store step (2.4) opens now and the
+   * shard closes it at its commit, where the initializers' mark (3.1) sits (they ran within
+   * mutating admission, before the pod was stored or visible).
+   */
+  forStore(): EncodedSpans {
+    const spans = JSON.stringify(this.spans);
+    const stored = `{"step":"2.4","name":"stored","component":"store","start":${Date.now()},"end":${STORED_AT},"detail":{"resourceVersion":${STORED_RV}}}`;
+    const init = `{"step":"3.1","name":"initializers","component":"apiserver","start":${STORED_AT},"end":${STORED_AT},"detail":{"ran":${this.initializersRan},"mutated":${this.initializersMutated},"note":"run within mutating admission, before the pod was stored"}}`;
+    return { json: `${spans.slice(0, -1)},${stored},${init}]`, count: this.spans.length + 2 };
+  }
 }
