@@ -70,7 +70,8 @@ describe("pod traces", () => {
     expect(by("2.1").detail).toMatchObject({ method: "bearer token", user: expect.any(String) });
     expect(by("2.1").detail.groups).toContain("system:masters");
     expect(by("2.2").detail).toMatchObject({ decision: "allow" });
-    expect(by("2.3").detail.plugins.map((p: any) => p.name)).toContain("ServiceAccount");
+    expect(by("2.3").detail.mutating).toContain("ServiceAccount");
+    expect(by("2.3").detail.validating).toContain("ResourceQuota");
     expect(by("2.3").detail.mutatedBy).toContain("ServiceAccount");
     expect(by("2.4").detail.resourceVersion).toMatch(/^\d+$/);
     expect(by("5.1").detail).toMatchObject({ node: expect.stringMatching(/^tr-node-/), attempts: 1 });
