@@ -220,5 +220,14 @@ describe("admission's change check", () => {
     const p = pod();
     p.metadata.managedFields.push({ manager: "other" });
     expect(fingerprint(p)).toBe(base);
+    // the per-plugin probe sees what admission plugins write
+    const { shapeProbe } = await import("../../workers/trace/fingerprint");
+    const probe = shapeProbe(pod());
+    expect(shapeProbe(pod())).toBe(probe);
+    for (const change of changes) {
+      const q = pod();
+      change(q);
+      expect(shapeProbe(q)).not.toBe(probe);
+    }
   });
 });

@@ -40,3 +40,46 @@ export function fingerprint(v: unknown, h = 2166136261): number {
   }
   return h;
 }
+
+/**
+ * A much cheaper probe of the places admission plugins write (metadata's labels, annotations,
+ * owners and finalizers; spec's fields one level deep; each container's fields, env, mounts
+ * and resources): run after every plugin. It misses a change elsewhere (deeper in a volume,
+ * say), and one that keeps an annotation's length and ends.
+ */
+export function shapeProbe(obj: unknown): number {
+  const o = obj as { metadata?: Record<string, any>; spec?: Record<string, any> } | undefined;
+  let h = 2166136261;
+  const m = o?.metadata;
+  if (m) {
+    h = Math.imul(h ^ Object.keys(m).length, PRIME);
+    for (const k of ["labels", "annotations"]) {
+      const map = m[k];
+      if (!map) continue;
+      for (const key of Object.keys(map)) h = fingerprint(String(map[key]), fingerprint(key, h));
+    }
+    h = Math.imul(h ^ (m.ownerReferences?.length ?? 0) ^ ((m.finalizers?.length ?? 0) << 8), PRIME);
+  }
+  const spec = o?.spec;
+  if (!spec) return h;
+  const keys = Object.keys(spec);
+  h = Math.imul(h ^ keys.length, PRIME);
+  for (let i = 0; i < keys.length; i++) {
+    const v = spec[keys[i]];
+    if (Array.isArray(v)) h = Math.imul(h ^ v.length ^ (i << 12), PRIME);
+    else if (v === null || typeof v !== "object") h = fingerprint(v, h);
+    else h = Math.imul(h ^ Object.keys(v).length ^ (i << 12), PRIME);
+  }
+  for (const list of [spec.initContainers, spec.containers]) {
+    if (!Array.isArray(list)) continue;
+    for (const c of list) {
+      if (!c || typeof c !== "object") continue;
+      h = Math.imul(h ^ Object.keys(c).length, PRIME);
+      h = Math.imul(h ^ (c.env?.length ?? 0) ^ ((c.volumeMounts?.length ?? 0) << 8), PRIME);
+      const r = c.resources;
+      if (r) h = fingerprint(r, h);
+      h = fingerprint(c.image, h);
+    }
+  }
+  return h;
+}

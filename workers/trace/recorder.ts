@@ -17,7 +17,7 @@ import { otlpEndpoint } from "../../durable-objects/store/otlp";
 import type { AdmissionAttributes, AdmissionPlugin } from "../admission/index";
 import type { AuthorizerResult } from "../authz/types";
 import type { RequestInfo } from "../request-info";
-import { fingerprint } from "./fingerprint";
+import { shapeProbe } from "./fingerprint";
 
 const recorders = new WeakMap<Request, TraceRecorder>();
 
@@ -132,13 +132,13 @@ export class TraceRecorder {
     let rejection: string | undefined;
     let current = "";
     try {
-      let before = fingerprint(a.object);
+      let before = shapeProbe(a.object);
       for (const p of plugins) {
         if (!p.mutate) continue;
         current = p.name;
         mutating.push(p.name);
         await p.mutate(a);
-        const after = fingerprint(a.object);
+        const after = shapeProbe(a.object);
         if (after !== before) mutatedBy.push(p.name);
         before = after;
       }
