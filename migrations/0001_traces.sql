@@ -1,5 +1,5 @@
 CREATE TABLE `traces` (
-	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` integer PRIMARY KEY NOT NULL,
 	`uid` text NOT NULL,
 	`spans` text NOT NULL,
 	`count` integer NOT NULL

@@ -56,7 +56,8 @@ export const meta = sqliteTable("meta", {
 export const traces = sqliteTable(
   "traces",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** the rowid: rows of one pod read in the order they were written */
+    id: integer("id").primaryKey(),
     uid: text("uid").notNull(),
     /** JSON of TraceSpan[] */
     spans: text("spans").notNull(),

@@ -8,6 +8,7 @@ import type { ResourceDef } from "../../api/resource";
 import { orderSpans, rfc3339Nano, type TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
+import { enabledPlugins } from "../admission/index";
 import type { AppEnv } from "../app-env";
 import { authorizeRequest } from "../authz/index";
 import { json } from "../encoding/respond";
@@ -58,6 +59,24 @@ export async function handlePodTrace(c: Context<AppEnv>): Promise<Response> {
     c.env,
   );
   const { body, spans } = await new Store(c.env, PODS).podTrace(namespace, name);
+  // the admission chain as configured (each pod's span keeps only which plugins changed it)
+  const admission = spans.find((s) => s.step === "2.3");
+  if (admission) {
+    const plugins = enabledPlugins(
+      (c.env as { EDGEPLANE_ADMISSION_PLUGINS?: string }).EDGEPLANE_ADMISSION_PLUGINS,
+    );
+    admission.detail = {
+      ...admission.detail,
+      mutating: plugins.filter((p) => p.mutate).map((p) => p.name),
+      validating: plugins.filter((p) => p.validate).map((p) => p.name),
+    };
+  }
+  const initializers = spans.find((s) => s.step === "3.1");
+  if (initializers)
+    initializers.detail = {
+      ...initializers.detail,
+      note: "run within mutating admission, before the pod was stored",
+    };
   const pod = JSON.parse(body) as KubeObject;
   const chain = await ownerChain(c.env, pod);
   return json({

@@ -153,7 +153,8 @@ export class TraceRecorder {
       rejection = (e as Error).message;
       throw e;
     } finally {
-      const detail: Record<string, unknown> = { mutating, validating, mutatedBy };
+      // the chain itself is the configuration's (the read shows it); each pod keeps what differs
+      const detail: Record<string, unknown> = { mutatedBy, ran: mutating.length + validating.length };
       if (rejectedBy) Object.assign(detail, { rejectedBy, rejection });
       this.spans.push({
         step: "2.3",
@@ -179,7 +180,7 @@ export class TraceRecorder {
   forStore(): EncodedSpans {
     const spans = JSON.stringify(this.spans);
     const stored = `{"step":"2.4","name":"stored","component":"store","start":${Date.now()},"end":${STORED_AT},"detail":{"resourceVersion":${STORED_RV}}}`;
-    const init = `{"step":"3.1","name":"initializers","component":"apiserver","start":${STORED_AT},"end":${STORED_AT},"detail":{"ran":${this.initializersRan},"mutated":${this.initializersMutated},"note":"run within mutating admission, before the pod was stored"}}`;
+    const init = `{"step":"3.1","name":"initializers","component":"apiserver","start":${STORED_AT},"end":${STORED_AT},"detail":{"ran":${this.initializersRan},"mutated":${this.initializersMutated}}}`;
     return { json: `${spans.slice(0, -1)},${stored},${init}]`, count: this.spans.length + 2 };
   }
 }
