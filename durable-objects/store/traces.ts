@@ -9,6 +9,7 @@ import {
   type TraceAppend,
   type TraceSpan,
 } from "../../api/trace";
+import { insertRows } from "./batch";
 import type { OtlpExporter } from "./otlp";
 
 interface Queued {
@@ -48,7 +49,11 @@ export class TraceTable {
 
   private insert(uid: string, json: string, count: number, had: number): void {
     this.sql.exec("INSERT INTO traces (uid, spans, count) VALUES (?, ?, ?)", uid, json, count);
-    this.counts.set(uid, had + count);
+    this.counted(uid, had + count);
+  }
+
+  private counted(uid: string, n: number): void {
+    this.counts.set(uid, n);
     // the map is a cache: bounded, it forgets the oldest
     if (this.counts.size > 4096) this.counts.delete(this.counts.keys().next().value!);
   }
@@ -63,12 +68,17 @@ export class TraceTable {
     if (this.queued.length === 0) return;
     const q = this.queued;
     this.queued = [];
+    // one statement for the whole commit: each statement is a cursor the isolate frees only
+    // in a full collection (batch.ts insertRows)
+    const rows: SqlStorageValue[][] = [];
     for (const e of q) {
       if (e.spans.count > MAX_SPANS_PER_POD) continue;
       const json = storedJson(e.spans.json, now, e.rv);
-      this.insert(e.uid, json, e.spans.count, 0);
+      rows.push([e.uid, json, e.spans.count]);
+      this.counted(e.uid, e.spans.count);
       if (this.exporter) this.exporter.add(e.uid, JSON.parse(json) as TraceSpan[], e.who);
     }
+    insertRows(this.sql, "INSERT INTO traces (uid, spans, count)", rows);
   }
 
   /** The group commit failed: its pods were not stored, nor are their spans. */
