@@ -16,6 +16,7 @@ export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   networking: { file: "networking.ts" },
   "client-cert-tls": { file: "client-cert-tls.ts" },
   clusters: { file: "clusters.ts" },
+  trace: { file: "trace.ts" },
 };
 
 function runOne(name: string): boolean {

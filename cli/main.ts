@@ -9,7 +9,7 @@ export interface Command {
 }
 
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
-  // trace: () => import("./commands/trace.ts"),
+  trace: () => import("./commands/trace"),
   cluster: () => import("./commands/cluster"),
 };
 

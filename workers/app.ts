@@ -20,6 +20,8 @@ import { handleRelay } from "./handlers/relay";
 import { handleResource } from "./handlers/resource";
 import { handleNodeTunnel } from "./handlers/streams";
 import { checkPathEncoding, requestInfo } from "./request-info";
+import { handlePodTrace, POD_TRACE_ROUTE } from "./trace/read";
+import { startTrace } from "./trace/recorder";
 
 export const app = new Hono<AppEnv>();
 
@@ -33,6 +35,7 @@ app.use("*", async (c, next) => {
   checkPathEncoding(url.pathname);
   c.set("url", url);
   c.set("info", requestInfo(c.req.method, url));
+  startTrace(c.req.raw, c.get("info"), c.env);
   await next();
 });
 // the local front door's relays: its own secret, not a client's credential (handlers/relay.ts)
@@ -58,6 +61,8 @@ app.post(NODE_CREDENTIAL_PATH, async (c) => {
   const body = await decodeObject(c.req.raw);
   return json(await nodeCredentialRequest(c.env, c.get("user"), body), 201);
 });
+// a pod's flow trace: authorized as a get of the pod (workers/trace/read.ts)
+app.get(POD_TRACE_ROUTE, (c) => handlePodTrace(c));
 app.use("*", authorization());
 app.use("*", issuerDiscovery());
 

@@ -67,8 +67,15 @@ export class Api {
     return this.request("GET", path);
   }
 
-  mergePatch(path: string, patch: unknown): Promise<Reply> {
-    return this.request("PATCH", path, patch, "application/merge-patch+json");
+  mergePatch(path: string, patch: unknown, headers?: Record<string, string>): Promise<Reply> {
+    return this.http.send({
+      method: "PATCH",
+      path,
+      body: patch,
+      contentType: "application/merge-patch+json",
+      timeoutMs: 30_000,
+      headers,
+    });
   }
 
   /** Streams a watch; onEvent per frame. Resolves with the HTTP status when the stream ends. */

@@ -81,8 +81,19 @@ export async function startContainer(
   mark(st, `image ${c.name}`);
   if (!pulled.ok) {
     st.waiting.set(c.name, { reason: pulled.reason, message: pulled.message });
+    st.trace?.failed("9.2", `image pull ${c.name}`, `${pulled.reason}: ${pulled.message}`, {
+      image: c.image,
+    });
     return false;
   }
+  st.trace?.first(`9.2 ${c.name}`, "9.2", `image pull ${c.name}`, {
+    image: c.image,
+    imageRef: pulled.imageRef,
+    cached: pulled.cached,
+    pullMs: pulled.pullMs,
+    bytes: pulled.bytes,
+    startedBeforeSandbox: !!early,
+  });
   let env: { key: string; value: string }[];
   let mounts: Mount[];
   try {
@@ -153,23 +164,30 @@ export async function startContainer(
   } catch (e) {
     const msg = e instanceof CriError ? e.details : (e as Error).message;
     st.waiting.set(c.name, { reason: "CreateContainerError", message: msg });
+    st.trace?.failed("9.3", `create ${c.name}`, `CreateContainerError: ${msg}`);
     ctx.events(pod, "Warning", "Failed", `Error: ${msg}`, fp);
     return false;
   }
   mark(st, `created ${c.name}`);
+  st.trace?.stage("9.3", `create ${c.name}`, { containerId: id.slice(0, 13), restartCount });
   ctx.events(pod, "Normal", "Created", `Created container ${c.name}`, fp);
-  await ctx.onContainerCreated?.(pod, c, id);
+  if (ctx.onContainerCreated) {
+    await ctx.onContainerCreated(pod, c, id);
+    st.trace?.stage("9.4", `cpu manager ${c.name}`);
+  }
   try {
     await ctx.cri.startContainer(id);
   } catch (e) {
     const msg = e instanceof CriError ? e.details : (e as Error).message;
     st.waiting.set(c.name, { reason: "RunContainerError", message: msg });
+    st.trace?.failed("9.5", `start ${c.name}`, `RunContainerError: ${msg}`);
     ctx.events(pod, "Warning", "Failed", `Error: ${msg}`, fp);
     await ctx.cri.removeContainer(id).catch(() => {});
     return false;
   }
   st.waiting.delete(c.name);
   mark(st, `started ${c.name}`);
+  st.trace?.stage("9.5", `start ${c.name}`);
   ctx.events(pod, "Normal", "Started", `Started container ${c.name}`, fp);
   if (c.lifecycle?.postStart) {
     const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
@@ -185,8 +203,10 @@ export async function startContainer(
       ctx.events(pod, "Normal", "Killing", "FailedPostStartHook", fp);
       await ctx.cri.stopContainer(id, grace).catch(() => {});
       st.waiting.set(c.name, { reason: "PostStartHookError", message: msg });
+      st.trace?.failed("9.5", `postStart ${c.name}`, `PostStartHookError: ${msg}`);
       return false;
     }
+    st.trace?.stage("9.5", `postStart ${c.name}`);
   }
   return true;
 }

@@ -11,6 +11,7 @@ import type { Waiting } from "./pod-status";
 import type { ProbeManager } from "./probes";
 import type { RuntimeCache } from "./runtime-cache";
 import type { ClusterDnsSettings } from "./specs";
+import { PodTracer } from "./trace";
 
 /** What the node's network (agent/network) gives pods: cluster DNS and Service variables. */
 export interface PodNetworkServices {
@@ -64,6 +65,8 @@ export interface PodState {
   runningAt?: number;
   /** Stages of the first start, ms since seenAt (FLOW steps 6-9), for logs and metrics. */
   timeline: [string, number][];
+  /** the pod's flow trace of its first start (trace.ts); absent for a pod already running */
+  trace?: PodTracer;
 }
 
 /** Records a stage of a pod's first start. */
@@ -74,12 +77,14 @@ export function mark(st: PodState, stage: string): void {
 export function newPodState(pod: Pod): PodState {
   const now = Date.now();
   // a pod already running when first seen (edgelet restarted) has no start to measure
+  const running = pod.status?.phase === "Running";
   return {
     uid: pod.metadata.uid,
     pod,
     waiting: new Map(),
     seenAt: now,
     timeline: [],
-    runningAt: pod.status?.phase === "Running" ? now : undefined,
+    runningAt: running ? now : undefined,
+    trace: running || pod.status?.startTime ? undefined : new PodTracer(now),
   };
 }

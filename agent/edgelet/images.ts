@@ -90,7 +90,16 @@ export function credentialsFromSecrets(image: string, secrets: PullSecret[]): Po
   return out;
 }
 
-export type PullOutcome = { ok: true; imageRef: string } | { ok: false; reason: string; message: string };
+export type PullOutcome =
+  | {
+      ok: true;
+      imageRef: string;
+      /** for the pod's flow trace: present already, or pulled (how long, how many bytes) */
+      cached?: boolean;
+      pullMs?: number;
+      bytes?: number;
+    }
+  | { ok: false; reason: string; message: string };
 
 export class ImageManager {
   readonly backoff: Backoff;
@@ -195,7 +204,7 @@ export class ImageManager {
           `Container image "${image}" already present on machine`,
           fieldPath,
         );
-        return { ok: true, imageRef: id };
+        return { ok: true, imageRef: id, cached: true };
       }
       if (id && policy === "Never") {
         const message = `Container image "${image}" is present with pull policy of Never but does not have the proper auth (image secret) that was used to pull the image`;
@@ -224,7 +233,12 @@ export class ImageManager {
         `Successfully pulled image "${image}" in ${Date.now() - started}ms`,
         fieldPath,
       );
-      return { ok: true, imageRef: ref };
+      const pullMs = Date.now() - started;
+      const bytes = await this.cri
+        .imageStatus(ref)
+        .then((s) => Number(s.image?.size) || undefined)
+        .catch(() => undefined);
+      return { ok: true, imageRef: ref, cached: false, pullMs, bytes };
     } catch (e) {
       this.backoff.next(key);
       const detail = e instanceof CriError ? e.details : (e as Error).message;

@@ -88,8 +88,10 @@ async function ensureSandbox(
       "FailedCreatePodSandBox",
       `Failed to pull sandbox image "${ctx.sandboxImage}": ${(e as Error).message}`,
     );
+    st.trace?.failed("7.1", "sandbox", `FailedCreatePodSandBox: ${(e as Error).message}`);
     return "wait";
   }
+  if (st.trace && !st.trace.has("6.7")) await tracePullSecrets(ctx, st);
   // the first container's image is made present while the sandbox starts (off the critical path)
   const first = (pod.spec?.initContainers ?? [])[0] ?? (pod.spec?.containers ?? [])[0];
   if (first && !st.prepulls?.has(first.name)) {
@@ -103,6 +105,11 @@ async function ensureSandbox(
   // the pod cgroup with its limits, before anything runs in it
   if (qosClass(pod) !== "BestEffort")
     applyPodLimits(config.linux?.cgroup_parent as string, podLimits(pod), ctx.log);
+  st.trace?.first("6.4", "6.4", "cgroup", {
+    qosClass: qosClass(pod),
+    cgroupParent: config.linux?.cgroup_parent,
+    limitsApplied: qosClass(pod) !== "BestEffort",
+  });
   let id: string;
   mark(st, "sandbox-image");
   try {
@@ -111,13 +118,24 @@ async function ensureSandbox(
     const msg = e instanceof CriError ? e.details : (e as Error).message;
     ctx.events(pod, "Warning", "FailedCreatePodSandBox", `Failed to create pod sandbox: ${msg}`);
     ctx.log(`pod ${pod.metadata.namespace}/${pod.metadata.name}: RunPodSandbox: ${msg}`);
+    st.trace?.failed("7.1", "sandbox", `FailedCreatePodSandBox: ${msg}`);
     return "wait";
   }
+  st.trace?.stage("7.1", "sandbox", {
+    sandboxId: id.slice(0, 13),
+    attempt,
+    note: "RunPodSandbox, CNI included",
+  });
   st.sandboxConfig = config;
   st.sandboxId = id;
   const status = await ctx.cri.podSandboxStatus(id);
   st.podIP = status.status?.network?.ip || (pod.spec?.hostNetwork ? ctx.hostIP : undefined);
   mark(st, "sandbox+cni");
+  st.trace?.stage("8.1", "network (CNI)", {
+    ip: st.podIP,
+    interface: pod.spec?.hostNetwork ? "host" : "eth0",
+    hostNetwork: !!pod.spec?.hostNetwork,
+  });
   if (current)
     ctx.events(pod, "Normal", "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.");
   return ctx.cache.refreshPod(st.uid);
@@ -179,6 +197,7 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
   const uid = st.uid;
   const dir = podDir(ctx, uid);
   for (const sub of ["volumes", "plugins", "containers"]) mkdirSync(join(dir, sub), { recursive: true });
+  st.trace?.first("6.5", "6.5", "pod directories", { dir });
   st.startTime ??= pod.status?.startTime ?? rfc3339();
   try {
     st.volumes = await setupVolumes(
@@ -199,9 +218,11 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
   } catch (e) {
     if (!(e instanceof VolumeError)) throw e;
     ctx.events(pod, "Warning", "FailedMount", `MountVolume.SetUp failed: ${e.message}`);
+    st.trace?.failed("6.6", "volumes", `FailedMount: ${e.message}`, undefined, "waiting");
     return { requeueMs: 2000 };
   }
   mark(st, "volumes");
+  st.trace?.first("6.6", "6.6", "volumes", { volumes: (pod.spec?.volumes ?? []).map((v) => v.name) });
   const ensured = await ensureSandbox(ctx, st, await ctx.cache.refreshPod(uid));
   if (ensured === "wait") return { requeueMs: 2000 };
   if (ensured === "finished") return {};
@@ -228,7 +249,10 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
       if (sidecar && latest.state === "CONTAINER_RUNNING") continue;
       return {};
     }
-    if (latest.exitCode === 0 && !sidecar) continue;
+    if (latest.exitCode === 0 && !sidecar) {
+      st.trace?.first(`9.1 ${c.name}`, "9.1", `init ${c.name} completed`, { exitCode: 0 });
+      continue;
+    }
     if (policy === "Never" && !sidecar) return {}; // the pod has failed
     const wait = crashLoop(ctx, st, c, latest);
     if (wait !== undefined) return { requeueMs: wait };
@@ -419,4 +443,18 @@ export async function cleanupPod(ctx: NodeContext, uid: string, pod?: Pod): Prom
   ctx.crashBackoff.reset(uid);
   ctx.onPodRemoved?.(uid);
   await ctx.cache.refreshPod(uid);
+}
+
+/** 6.7: the pod's pull secrets, looked up once for its trace (a missing one is named). */
+async function tracePullSecrets(ctx: NodeContext, st: PodState): Promise<void> {
+  const names: string[] = (st.pod.spec?.imagePullSecrets ?? [])
+    .map((r) => r?.name)
+    .filter((n): n is string => !!n);
+  if (names.length === 0) {
+    st.trace?.first("6.7", "6.7", "pull secrets", { secrets: [] });
+    return;
+  }
+  const found = (await ctx.images.pullSecrets(st.pod).catch(() => [])).map((s) => s.metadata?.name);
+  const missing = names.filter((n) => !found.includes(n));
+  st.trace?.first("6.7", "6.7", "pull secrets", { secrets: names, found, missing });
 }

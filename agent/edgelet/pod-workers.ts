@@ -72,6 +72,7 @@ export class PodWorkers {
         again: false,
       };
       this.workers.set(uid, w);
+      w.st.trace?.mark("6.1", "picked up", { node: this.ctx.nodeName, via: "watch" });
       this.admit(w);
     } else w.st.pod = pod;
     this.kick(w);
@@ -150,7 +151,8 @@ export class PodWorkers {
     if (!res.admit) {
       w.st.rejected = { reason: res.reason ?? "Rejected", message: res.message ?? "" };
       this.ctx.events(pod, "Warning", res.reason ?? "Rejected", res.message ?? "");
-    }
+      w.st.trace?.failed("6.3", "node admission", `${res.reason ?? "Rejected"}: ${res.message ?? ""}`);
+    } else w.st.trace?.stage("6.3", "node admission", { admitted: true });
   }
 
   private kick(w: Worker): void {
@@ -192,7 +194,8 @@ export class PodWorkers {
       rejected: st.rejected,
       terminating,
     });
-    if (!w.removed) this.status.set(st.pod, status);
+    if (st.trace && !st.trace.finished) traceStatus(st, status);
+    if (!w.removed) this.status.set(st.pod, status, st.trace?.take());
     if (status.phase === "Running" && !st.runningAt) {
       st.runningAt = Date.now();
       this.starts.push({
@@ -297,5 +300,22 @@ export class PodWorkers {
       clearTimeout(w.timer);
       clearTimeout(w.deadlineTimer);
     }
+  }
+}
+
+/** From the status the worker reports: Ready ends the first start's trace (6.2, the status manager). */
+function traceStatus(st: PodState, status: PodStatus): void {
+  const ready = (status.conditions ?? []).find((c) => c.type === "Ready");
+  if (ready?.status === "True") {
+    const probed = (st.pod.spec?.containers ?? []).filter((c) => c.readinessProbe).map((c) => c.name);
+    st.trace!.stage("6.2", "ready", { phase: status.phase, readinessProbes: probed, podIP: status.podIP });
+    st.trace!.finished = true;
+  } else if (status.phase === "Failed" || status.phase === "Succeeded") {
+    st.trace!.failed(
+      "6.2",
+      "ready",
+      `${status.phase}: ${status.reason ?? ""} ${status.message ?? ""}`.trim(),
+    );
+    st.trace!.finished = true;
   }
 }

@@ -2,6 +2,8 @@
 // pods/<name>/status against the status the server last showed, only when
 // something changed, at most one request in flight per pod (later updates
 // coalesce into the next one), retried on failure.
+
+import { TRACE_SPANS_HEADER, type TraceSpan } from "../../api/trace";
 import type { Pod, PodStatus } from "../lib/kube-types";
 import { type Api, enc, errorText } from "./api";
 import { createMergePatch } from "./merge-patch";
@@ -16,6 +18,8 @@ interface Entry {
   knownRV: string;
   inFlight?: Promise<void>;
   dirty: boolean;
+  /** flow-trace spans (trace.ts) to send with the next write */
+  spans: TraceSpan[];
 }
 
 function rvNewer(a: string, b: string): boolean {
@@ -43,6 +47,7 @@ export class StatusManager {
         known: pod.status ?? {},
         knownRV: pod.metadata.resourceVersion ?? "0",
         dirty: false,
+        spans: [],
       };
       this.entries.set(uid, e);
     }
@@ -64,11 +69,15 @@ export class StatusManager {
     return this.entries.get(uid)?.known;
   }
 
-  /** Sets the wanted status; sends it unless the server already has it. */
-  set(pod: Pod, status: PodStatus): void {
+  /**
+   * Sets the wanted status; sends it unless the server already has it. `spans`: the pod's
+   * flow-trace spans (trace.ts), sent with that write, or alone in a no-op one.
+   */
+  set(pod: Pod, status: PodStatus, spans?: TraceSpan[]): void {
     const e = this.entry(pod);
     e.want = status;
-    if (createMergePatch(e.known, status) === undefined) return;
+    if (spans?.length) e.spans.push(...spans);
+    if (createMergePatch(e.known, status) === undefined && e.spans.length === 0) return;
     e.dirty = true;
     this.kick(e);
   }
@@ -83,15 +92,15 @@ export class StatusManager {
 
   private async send(e: Entry): Promise<void> {
     e.dirty = false;
-    const patch = createMergePatch(e.known, e.want);
-    if (patch === undefined) return;
+    const patch = e.want === undefined ? undefined : createMergePatch(e.known, e.want);
+    const spans = e.spans;
+    if (patch === undefined && spans.length === 0) return;
+    e.spans = [];
     try {
       const r = await this.api.mergePatch(
         `/api/v1/namespaces/${enc(e.namespace)}/pods/${enc(e.name)}/status`,
-        {
-          metadata: { uid: e.uid },
-          status: patch,
-        },
+        patch === undefined ? { metadata: { uid: e.uid } } : { metadata: { uid: e.uid }, status: patch },
+        spans.length ? { [TRACE_SPANS_HEADER]: JSON.stringify(spans) } : undefined,
       );
       this.patches++;
       if (r.status === 200) {
@@ -103,10 +112,12 @@ export class StatusManager {
       }
       if (r.status === 404 || r.status === 409) {
         this.log(`status of ${e.namespace}/${e.name}: ${errorText(r)}`);
+        if (r.status === 409 && spans.length) e.spans.unshift(...spans);
         return;
       }
       throw new Error(errorText(r));
     } catch (err) {
+      if (e.spans.length + spans.length <= 128) e.spans.unshift(...spans);
       this.log(`status of ${e.namespace}/${e.name}: ${(err as Error).message}; retrying`);
       e.dirty = true;
       await new Promise((r) => setTimeout(r, 1000));

@@ -47,6 +47,8 @@ export interface JsonRequest {
   body?: unknown;
   contentType: string;
   timeoutMs: number;
+  /** extra headers of this request */
+  headers?: Record<string, string>;
   /** Sees every answer, with the raw text (for diagnostics). */
   onResponse?: (status: number, json: ApiBody | undefined, text: string) => void;
   /** Sees transport errors of the request before the promise rejects. */
@@ -98,7 +100,7 @@ export class HttpEndpoint {
   send(r: JsonRequest): Promise<Reply> {
     const payload =
       r.body === undefined ? undefined : typeof r.body === "string" ? r.body : JSON.stringify(r.body);
-    const headers: Record<string, string> = { ...this.headers };
+    const headers: Record<string, string> = { ...this.headers, ...r.headers };
     if (payload !== undefined) {
       headers["content-type"] = r.contentType;
       headers["content-length"] = String(Buffer.byteLength(payload));

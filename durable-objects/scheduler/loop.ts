@@ -14,6 +14,7 @@ import type { VolumeDecision } from "./plugins/volumebinding";
 import { type Pod, podKey } from "./podinfo";
 import { type QueuedPodInfo, type QueueOptions, SchedulingQueue } from "./queue";
 import { Scheduler, type SchedulerOptions } from "./scheduler";
+import { type SchedulingTrace, schedulingTrace } from "./trace";
 
 export type SchedulingAction =
   | {
@@ -25,6 +26,8 @@ export type SchedulingAction =
       event: KubeObject;
       /** claims to bind or provision, and wait for, before the Binding (VolumeBinding's PreBind) */
       volumes?: VolumeDecision;
+      /** what the pod's flow trace records of this decision (trace.ts) */
+      trace: SchedulingTrace;
     }
   | {
       kind: "unschedulable";
@@ -37,6 +40,7 @@ export type SchedulingAction =
       nominatedNodeName?: string;
       /** Pods to delete for preemption, each with its Preempted event. */
       victims: { pod: Pod; event: KubeObject }[];
+      trace: SchedulingTrace;
     };
 
 export type WatchType = "ADDED" | "MODIFIED" | "DELETED";
@@ -150,10 +154,12 @@ export class SchedulingLoop {
         binding: bindingFor(pod, r.node),
         volumes: this.scheduler.volumeDecision(q.key),
         event: scheduledEvent(pod, r.node, { ...this.eventOpts, now }),
+        trace: schedulingTrace(q, r),
       };
     }
     const isError = "error" in r;
     const message = isError ? r.error : r.message;
+    const trace = schedulingTrace(q, r);
     const plugins = isError ? [] : r.unschedulable.diagnosis.unschedulablePlugins;
     this.queue.requeueFailed(q, now, { error: isError, plugins });
     const nominated = !isError ? r.nominatedNodeName : undefined;
@@ -173,6 +179,7 @@ export class SchedulingLoop {
         pod: v.pod,
         event: preemptedEvent(v.pod, pod, nominated ?? "", { ...this.eventOpts, now }),
       })),
+      trace,
     };
   }
 

@@ -16,6 +16,7 @@ import { CLASSES, PVCS, PVS } from "../controllers/volume/persistentvolume-binde
 import type { Env } from "../env";
 import { type SchedulingAction, SchedulingLoop } from "./loop";
 import type { Pod } from "./podinfo";
+import { recordsAttempt, schedulingSpan, TraceSink } from "./trace";
 import { claimsBound, volumeLister, writeVolumeDecision } from "./volume-prebind";
 
 const USER = { name: "system:kube-scheduler", uid: "", groups: ["system:masters", "system:authenticated"] };
@@ -42,6 +43,8 @@ export class SchedulerObject extends DurableObject<Env> {
   private recorder?: EventRecorder;
   private running = false;
   private again = false;
+  /** the pods' flow-trace spans of a pass (trace.ts), sent in one call */
+  private readonly traces = new TraceSink(this.env);
 
   private readonly start = once(() => this.init());
 
@@ -125,6 +128,7 @@ export class SchedulerObject extends DurableObject<Env> {
           const actions = this.loop.runCycles(Date.now(), { maxPods: MAX_INFLIGHT, budgetMs: 50 });
           if (actions.length === 0) break;
           await Promise.all(actions.map((a) => this.act(a)));
+          await this.traces.flush();
         }
       } while (this.again);
       const wake = this.loop.nextWakeAt(Date.now());
@@ -149,6 +153,7 @@ export class SchedulerObject extends DurableObject<Env> {
       try {
         await api.request("POST", pathFor(pods, ns, a.pod.metadata.name, "binding"), a.binding);
         this.loop.bindingResult(a.key, true, Date.now());
+        this.traces.add(a.pod, [schedulingSpan(a.trace)]);
         void this.record(a.pod, a.event);
       } catch (e) {
         this.loop.bindingResult(a.key, false, Date.now());
@@ -156,6 +161,7 @@ export class SchedulerObject extends DurableObject<Env> {
       }
       return;
     }
+    if (recordsAttempt(a.trace.attempts)) this.traces.add(a.pod, [schedulingSpan(a.trace)]);
     for (const v of a.victims) {
       void api.remove(pods, v.pod.metadata.namespace, v.pod.metadata.name!).catch(() => {});
       void this.record(v.pod, v.event);
@@ -202,6 +208,8 @@ export class SchedulerObject extends DurableObject<Env> {
         a.binding,
       );
       this.loop.bindingResult(a.key, true, Date.now());
+      this.traces.add(a.pod, [schedulingSpan(a.trace)]);
+      void this.traces.flush();
       void this.record(a.pod, a.event);
     } catch (e) {
       this.loop.bindingResult(a.key, false, Date.now());

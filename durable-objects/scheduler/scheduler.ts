@@ -33,7 +33,7 @@ export function numFeasibleNodesToFind(percentage: number, numAllNodes: number):
 }
 
 export type CycleResult =
-  | { node: string; evaluatedNodes: number; feasibleNodes: number; state: CycleState }
+  | { node: string; evaluatedNodes: number; feasibleNodes: number; state: CycleState; score?: number }
   | { unschedulable: FitError; state: CycleState }
   | { error: string; state?: CycleState };
 
@@ -156,16 +156,18 @@ export function schedulePod(
   const evaluatedNodes = feasible.length + diag.nodeToStatus.map.size;
   if (feasible.length === 1) return { node: feasible[0].name, evaluatedNodes, feasibleNodes: 1, state };
   const totals = prioritize(fwk, state, pod, feasible);
+  const node = selectHost(feasible, totals, opts.random ?? Math.random);
   return {
-    node: selectHost(feasible, totals, opts.random ?? Math.random),
+    node,
     evaluatedNodes,
     feasibleNodes: feasible.length,
     state,
+    score: totals[feasible.findIndex((n) => n.name === node)],
   };
 }
 
 export type ScheduleOutcome =
-  | { node: string; pod: PodInfo; evaluatedNodes: number; feasibleNodes: number }
+  | { node: string; pod: PodInfo; evaluatedNodes: number; feasibleNodes: number; score?: number }
   | {
       unschedulable: FitError;
       message: string;
@@ -242,7 +244,13 @@ export class Scheduler {
       this.cache.forgetPod(assumed.key);
       return { error: ps.message(), pod };
     }
-    return { node: host, pod: assumed, evaluatedNodes: r.evaluatedNodes, feasibleNodes: r.feasibleNodes };
+    return {
+      node: host,
+      pod: assumed,
+      evaluatedNodes: r.evaluatedNodes,
+      feasibleNodes: r.feasibleNodes,
+      score: r.score,
+    };
   }
 
   /** What VolumeBinding reserved for a pod: volumes to bind and claims to provision first. */

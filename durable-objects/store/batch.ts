@@ -125,7 +125,7 @@ const CHANGE_COLUMNS = "(rv, type, namespace, name, labels, fields, prev_labels,
  * allows: each statement is a runtime object (a cursor) the isolate frees only in a full
  * collection, and its own trip into SQLite.
  */
-function insertRows(sql: SqlStorage, head: string, rows: SqlStorageValue[][]): void {
+export function insertRows(sql: SqlStorage, head: string, rows: SqlStorageValue[][]): void {
   if (!rows.length) return;
   const width = rows[0]!.length;
   const per = Math.floor(MAX_PARAMS / width);

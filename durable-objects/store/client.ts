@@ -6,6 +6,7 @@ import { resourceKey, viewKey } from "../../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../../api/resource";
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../../api/selectors";
 import { type IncludeObject, tableRow } from "../../api/table";
+import type { EncodedSpans, TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
 import { supportedFields } from "./fields";
@@ -196,14 +197,19 @@ export class Store {
     return this.shownList(await new Response(stream).text(), redraw);
   }
 
-  async create(obj: KubeObject, opts: WriteOptions = {}): Promise<{ body: string; code: number }> {
+  /** `trace`: a pod's first flow-trace spans (api/trace.ts), kept with it in the same call. */
+  async create(
+    obj: KubeObject,
+    opts: WriteOptions = {},
+    trace?: EncodedSpans,
+  ): Promise<{ body: string; code: number }> {
     // Usually the object is encoded here, once, and the shard only fills in the revision;
     // a dry run, an object kept in another's shape, or one the shard allocates values for
     // (a Service's cluster IP) goes whole.
     const r =
       opts.dryRun || this.view || !preparable(this.def)
-        ? await this.stub.create(this.key, this.stored(obj), opts)
-        : await this.stub.createPrepared(this.key, prepareCreate(this.def, obj));
+        ? await this.stub.create(this.key, this.stored(obj), opts, trace)
+        : await this.stub.createPrepared(this.key, prepareCreate(this.def, obj), trace);
     const body = this.shown(unwrap(r));
     wrote(this.def);
     return { body, code: (r.ok && r.code) || 201 };
@@ -214,12 +220,17 @@ export class Store {
    * is opts.expectRV), the update is encoded here and the shard applies it only if `old` is
    * still stored; otherwise (a dry run, no `old`, a view, an allocating resource) it goes whole.
    */
-  async update(obj: KubeObject, opts: UpdateOptions = {}, old?: KubeObject): Promise<string> {
+  async update(
+    obj: KubeObject,
+    opts: UpdateOptions = {},
+    old?: KubeObject,
+    trace?: TraceAppend,
+  ): Promise<string> {
     const base = old && readAs.get(old);
     const r =
       base && !opts.dryRun && opts.expectRV === base.resourceVersion && preparable(this.def)
-        ? await this.stub.updatePrepared(this.key, prepareUpdate(this.def, obj, base))
-        : await this.stub.update(this.key, this.stored(obj), opts);
+        ? await this.stub.updatePrepared(this.key, prepareUpdate(this.def, obj, base), trace)
+        : await this.stub.update(this.key, this.stored(obj), opts, trace);
     const body = this.shown(unwrap(r));
     wrote(this.def);
     return body;
@@ -272,6 +283,20 @@ export class Store {
   /** A watch in this resource's shape: the shard converts each event for it. */
   private watchQuery(q: WatchQuery): WatchQuery {
     return this.view ? { ...this.query(q), view: viewKey(this.def) } : this.query(q);
+  }
+
+  /** Spans for pods of this (pods) shard, in one call; those of a pod that is gone are dropped. */
+  async appendTraces(entries: TraceAppend[]): Promise<number> {
+    return this.stub.appendTraces(this.key, entries);
+  }
+
+  /** A pod (as JSON) and its flow-trace spans; 404 as a get's. */
+  async podTrace(namespace: string, name: string): Promise<{ body: string; spans: TraceSpan[] }> {
+    const r = (await this.stub.podTrace(this.key, namespace, name)) as
+      | { ok: true; body: string; spans: TraceSpan[] }
+      | Extract<Reply, { ok: false }>;
+    if (!r.ok) throw StatusError.fromStatus(r.status);
+    return { body: r.body, spans: r.spans };
   }
 
   async compactNow(): Promise<number> {

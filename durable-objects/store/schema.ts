@@ -48,3 +48,21 @@ export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),
   value: integer("value").notNull(),
 });
+
+/**
+ * Pods' flow traces (api/trace.ts), kept beside the pods in their shard: one row per write of
+ * spans (a JSON array), removed with the pod. Empty in every other resource's shard.
+ */
+export const traces = sqliteTable(
+  "traces",
+  {
+    /** the rowid: rows of one pod read in the order they were written */
+    id: integer("id").primaryKey(),
+    uid: text("uid").notNull(),
+    /** JSON of TraceSpan[] */
+    spans: text("spans").notNull(),
+    /** how many spans the row holds, so the bound per pod is a sum, not a parse */
+    count: integer("count").notNull(),
+  },
+  (t) => [index("traces_uid").on(t.uid)],
+);

@@ -12,12 +12,14 @@ import {
   badRequest,
   conflict,
   notFound,
+  type Status,
   StatusError,
   staleResourceVersion,
   tooLarge,
 } from "../../api/errors";
 import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import type { EncodedSpans, TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
 import { objectEnv } from "../clusters";
@@ -32,6 +34,7 @@ import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry"
 import { recomputeStoredFields, selectableFields, storedFieldsStale } from "./fields";
 import { ListPins, listStream } from "./list-stream";
 import { NameFilter } from "./names";
+import { OtlpExporter, otlpEndpoint } from "./otlp";
 import { Pokes } from "./pokes";
 import { fillCreateFields, preparedData } from "./prepared";
 import type {
@@ -47,6 +50,7 @@ import type {
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { Relays } from "./relay";
+import { closeAt, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
 
@@ -107,6 +111,9 @@ export class StoreShard extends DurableObject<Env> {
   /** the key `def` was built from */
   private defKey?: string;
 
+  /** pods' flow traces (traces.ts), in the pods shard only */
+  private traces?: TraceTable;
+
   private use(res: string): ResourceDef {
     if (res === this.defKey) return this.def!;
     if (!this.def) {
@@ -116,6 +123,11 @@ export class StoreShard extends DurableObject<Env> {
       const allocator = def.strategy.allocator;
       if (allocator)
         this.allocations = new Allocations(def, allocator, this.settings, () => this.storedData());
+      if (def.group === "" && def.resource === "pods") {
+        const endpoint = otlpEndpoint(this.env);
+        const exporter = endpoint && new OtlpExporter(endpoint, (p) => this.ctx.waitUntil(p));
+        this.traces = new TraceTable(this.sql, exporter || undefined);
+      }
       if (def.custom) this.refreshFields();
     } else if (this.def.custom && keyStamp(res) > keyStamp(this.defKey!)) {
       // a custom resource's CRD changed (api/custom/key.ts): its newest key is followed
@@ -193,7 +205,7 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   /** `json` is the object's JSON (a string crosses the call for a copy; see Store). */
-  async create(res: string, json: string, opts: WriteOptions = {}): Promise<Reply> {
+  async create(res: string, json: string, opts: WriteOptions = {}, trace?: EncodedSpans): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
       const obj = JSON.parse(json) as KubeObject;
@@ -206,27 +218,53 @@ export class StoreShard extends DurableObject<Env> {
       fillCreateFields(def, meta);
       this.allocations?.allocate(obj, undefined);
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
-      return ok(this.commit("ADDED", obj, undefined), 201);
+      const out = ok(this.commit("ADDED", obj, undefined), 201);
+      if (trace) this.traces?.queue(meta.uid!, trace, String(this.batch.lastRevision), meta);
+      return out;
     });
   }
 
   /** A create the Worker encoded (prepared.ts): staged as sent, with its revision filled in. */
-  async createPrepared(res: string, p: PreparedCreate): Promise<Reply> {
+  async createPrepared(res: string, p: PreparedCreate, trace?: EncodedSpans): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: create it whole`);
       if (!p.name) throw badRequest("metadata.name is required");
       if (this.row(p.namespace, p.name)) throw alreadyExists(def, p.name);
-      return ok(
+      const out = ok(
         this.stage("ADDED", this.fieldsOf(res, p), undefined, (rv) => markedData(p, rv)),
         201,
       );
+      // the pod's first spans go in the same group commit (traces.ts)
+      if (trace) this.traces?.queue(p.uid, trace, String(this.batch.lastRevision), p);
+      return out;
     });
   }
 
+  /** Spans of pods (scheduler, controllers): each kept if its pod is still the one named. */
+  async appendTraces(res: string, entries: TraceAppend[]): Promise<number> {
+    this.use(res);
+    if (!this.traces) return 0;
+    this.flush();
+    return this.traces.appendAll(entries, (ns, name) => this.row(ns, name)?.uid);
+  }
+
+  /** A pod and its trace's spans (the podtraces read). */
+  async podTrace(
+    res: string,
+    namespace: string,
+    name: string,
+  ): Promise<{ ok: true; body: string; spans: TraceSpan[] } | { ok: false; status: Status }> {
+    const r = await this.get(res, namespace, name);
+    if (!r.ok) return r;
+    const uid = this.row(namespace, name)?.uid;
+    return { ok: true, body: r.body, spans: uid && this.traces ? this.traces.read(uid) : [] };
+  }
+
   /** `json` is the object's JSON, as for create. */
-  async update(res: string, json: string, opts: UpdateOptions = {}): Promise<Reply> {
-    return this.answer(() => {
+  async update(res: string, json: string, opts: UpdateOptions = {}, trace?: TraceAppend): Promise<Reply> {
+    const at = Date.now();
+    const reply = await this.answer(() => {
       const def = this.use(res);
       const obj = JSON.parse(json) as KubeObject;
       const namespace = obj.metadata.namespace ?? "";
@@ -244,11 +282,14 @@ export class StoreShard extends DurableObject<Env> {
       }
       return ok(this.commit("MODIFIED", obj, cur));
     });
+    if (trace && reply.ok && !opts.dryRun) this.appendTrace(trace, at);
+    return reply;
   }
 
   /** An update the Worker encoded against revision p.expectRV (prepared.ts): staged as sent if that is still stored. */
-  async updatePrepared(res: string, p: PreparedUpdate): Promise<Reply> {
-    return this.answer(() => {
+  async updatePrepared(res: string, p: PreparedUpdate, trace?: TraceAppend): Promise<Reply> {
+    const at = Date.now();
+    const reply = await this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: update it whole`);
       const cur = this.updateTarget(def, p.namespace, p.name, p.expectRV, p.uid);
@@ -256,6 +297,8 @@ export class StoreShard extends DurableObject<Env> {
       const key = this.fieldsOf(res, p);
       return ok(this.stage(p.remove ? "DELETED" : "MODIFIED", key, cur, (rv) => markedData(p, rv)));
     });
+    if (trace && reply.ok) this.appendTrace(trace, at);
+    return reply;
   }
 
   /**
@@ -373,6 +416,15 @@ export class StoreShard extends DurableObject<Env> {
   // ---- commits ------------------------------------------------------------------------
 
   /**
+   * Spans sent with a write of the pod (the agent's on its status, a binding's), kept once the
+   * write is answered, also when it was a no-op; `at` is when the write was staged.
+   */
+  private appendTrace(t: TraceAppend, at: number): void {
+    const spans = t.closeAtStore ? closeAt(t.spans, at) : t.spans;
+    this.traces?.appendAll([{ ...t, spans }], (ns, name) => this.row(ns, name)?.uid);
+  }
+
+  /**
    * Stages one change for the next group commit and returns the stored JSON. Callers answer
    * only once the batch is written (see answer()); watchers hear of it then.
    */
@@ -436,8 +488,12 @@ export class StoreShard extends DurableObject<Env> {
       return;
     }
     try {
-      this.ctx.storage.transactionSync(() => writeStaged(this.sql, staged));
+      this.ctx.storage.transactionSync(() => {
+        writeStaged(this.sql, staged);
+        this.traces?.writeQueued(Date.now());
+      });
     } catch (e) {
+      this.traces?.dropQueued();
       // nothing of the batch is stored: the ledger of allocations saw it, so it is rebuilt
       this.allocations?.forget();
       done(e);
@@ -445,6 +501,7 @@ export class StoreShard extends DurableObject<Env> {
     }
     const before = this.revision;
     const changes = staged.map((s) => s.change);
+    if (this.traces) for (const s of staged) if (s.change.type === "DELETED") this.traces.remove(s.uid);
     for (const c of changes) this.recent.push(c.rv, c.type, c.data);
     this.revision = changes.at(-1)!.rv;
     this.hub.publish(changes);

@@ -8,6 +8,7 @@
 import type { KubeObject } from "../../api/types";
 import { authzAdmission } from "../authz/index";
 import type { WriteContext } from "../handlers/write-context";
+import { traceOf } from "../trace/recorder";
 import { certificatesAdmission } from "./certificates";
 import { defaultTolerationSeconds } from "./default-toleration-seconds";
 import { initializers } from "./initializers";
@@ -119,6 +120,9 @@ export async function admit(
   object: KubeObject | undefined,
   old: KubeObject | undefined,
 ): Promise<void> {
+  // a traced pod create runs the same chain, plugin by plugin, under the trace's clock
+  const trace = traceOf(w.c.req.raw);
+  if (trace) return trace.admit(pluginsFor(w), { w, operation, object, old });
   await admitMutating(w, operation, object, old);
   await admitValidating(w, operation, object, old);
 }

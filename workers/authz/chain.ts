@@ -48,14 +48,24 @@ async function runMode(mode: string, attrs: Attributes, env: Env): Promise<Autho
 
 /** Runs the chain: the first allow or deny wins; otherwise "noOpinion" with the joined reasons. */
 export async function authorize(modes: string[], attrs: Attributes, env: Env): Promise<AuthorizerResult> {
-  if (attrs.user.groups.includes(PRIVILEGED_GROUP)) return { decision: "allow", reason: "" };
+  return (await decide(modes, attrs, env)).result;
+}
+
+/** The chain's decision and the mode that made it (for a pod's flow trace). */
+async function decide(
+  modes: string[],
+  attrs: Attributes,
+  env: Env,
+): Promise<{ result: AuthorizerResult; mode?: string }> {
+  if (attrs.user.groups.includes(PRIVILEGED_GROUP))
+    return { result: { decision: "allow", reason: "" }, mode: PRIVILEGED_GROUP };
   const reasons: string[] = [];
   for (const mode of modes) {
     const r = await runMode(mode, attrs, env);
-    if (r.decision !== "noOpinion") return r;
+    if (r.decision !== "noOpinion") return { result: r, mode };
     if (r.reason) reasons.push(r.reason);
   }
-  return { decision: "noOpinion", reason: reasons.join("\n") };
+  return { result: { decision: "noOpinion", reason: reasons.join("\n") } };
 }
 
 /** The union of every mode's rules for SelfSubjectRulesReview (system:masters adds none, as upstream). */
@@ -149,8 +159,15 @@ export function forbiddenError(attrs: Attributes, reason: string): Error {
   });
 }
 
-/** Authorizes one request with the configured modes; throws the 403 when it is not allowed. */
-export async function authorizeRequest(attrs: Attributes, env: Env): Promise<void> {
-  const r = await authorize(authorizationModes(env), attrs, env);
-  if (r.decision !== "allow") throw forbiddenError(attrs, r.reason);
+/**
+ * Authorizes one request with the configured modes; throws the 403 when it is not allowed.
+ * Answers the allow, with the mode that gave it.
+ */
+export async function authorizeRequest(
+  attrs: Attributes,
+  env: Env,
+): Promise<AuthorizerResult & { mode?: string }> {
+  const { result, mode } = await decide(authorizationModes(env), attrs, env);
+  if (result.decision !== "allow") throw forbiddenError(attrs, result.reason);
+  return { ...result, mode };
 }

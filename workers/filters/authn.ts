@@ -6,6 +6,7 @@ import type { AppEnv } from "../app-env";
 import { ANONYMOUS, authenticate, handleIssuerDiscovery, impersonate } from "../authn/index";
 import { authorizationModes, authorize } from "../authz/index";
 import { internalUser } from "../internal";
+import { traceOf } from "../trace/recorder";
 
 export { ANONYMOUS, parseTokenFile } from "../authn/index";
 
@@ -14,6 +15,7 @@ export function authentication(): MiddlewareHandler<AppEnv> {
     const internal = internalUser(c.req.raw);
     if (internal) {
       c.set("user", internal);
+      traceOf(c.req.raw)?.authenticated(internal, true);
       return next();
     }
     const user = (await authenticate(c.req.raw, c.env)) ?? ANONYMOUS;
@@ -22,6 +24,7 @@ export function authentication(): MiddlewareHandler<AppEnv> {
       return r.decision === "allow";
     });
     c.set("user", acting);
+    traceOf(c.req.raw)?.authenticated(acting, false);
     return next();
   };
 }

@@ -4,10 +4,17 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { attributesFromRequest, authorizeRequest } from "../authz/index";
+import { traceOf } from "../trace/recorder";
 
 export function authorization(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    await authorizeRequest(attributesFromRequest(c.get("user"), c.get("info"), c.get("url")), c.env);
+    const trace = traceOf(c.req.raw);
+    const start = trace ? Date.now() : 0;
+    const r = await authorizeRequest(
+      attributesFromRequest(c.get("user"), c.get("info"), c.get("url")),
+      c.env,
+    );
+    trace?.authorized(start, r);
     return next();
   };
 }

@@ -9,6 +9,7 @@ import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
 import { admitMutating, admitValidating } from "../admission";
 import { decodeBody } from "../encoding/request-body";
+import { bindingTrace } from "../trace/status";
 import { SUCCESS_201 } from "./eviction";
 import { checkFields, objectFound } from "./field-validation";
 import { checkDecodedTypeMeta, isConflict, requestNamespace } from "./prepare";
@@ -47,6 +48,7 @@ async function bind(
   name: string,
   b: KubeObject,
 ): Promise<Response> {
+  const start = Date.now();
   // a CREATE of pods/binding (or of bindings), kind v1 Binding, admitted as upstream's
   // BindingREST does: mutated, validated, then the validating plugins
   await admitMutating(w, "CREATE", b, undefined);
@@ -78,7 +80,12 @@ async function bind(
     });
     pod.status.conditions = conditions;
     try {
-      await store.update(pod, { expectRV: pod.metadata.resourceVersion, dryRun: w.dryRun });
+      await store.update(
+        pod,
+        { expectRV: pod.metadata.resourceVersion, dryRun: w.dryRun },
+        undefined,
+        bindingTrace(w, pod, start),
+      );
       return respondWith(w, SUCCESS_201, 201);
     } catch (e) {
       if (isConflict(e) && attempt < 8) continue;

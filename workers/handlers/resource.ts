@@ -34,6 +34,8 @@ import {
 } from "../encoding/request-body";
 import { encoded, json, wantsYaml } from "../encoding/respond";
 import { isTrue, type RequestInfo } from "../request-info";
+import { traceOf } from "../trace/recorder";
+import { statusTrace } from "../trace/status";
 import { applyRepeats, checkFields, objectFound, patchFound } from "./field-validation";
 import { applyPatchBody, recordManagedFields } from "./patching";
 import {
@@ -276,7 +278,8 @@ async function create(w: WriteContext): Promise<Response> {
   return admitted(w, "CREATE", obj, undefined, async () => {
     for (let attempt = 0; ; attempt++) {
       try {
-        const r = await w.store.create(obj, { dryRun: w.dryRun });
+        const trace = w.dryRun ? undefined : traceOf(w.c.req.raw)?.forStore();
+        const r = await w.store.create(obj, { dryRun: w.dryRun }, trace);
         return respondWith(w, r.body, r.code);
       } catch (e) {
         // a generated name that is taken is generated again (upstream retries up to 7 times)
@@ -360,7 +363,12 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       validateObject(w.def, prepared, old, w.info.subresource, (m) => w.warnings.push(m));
       await admit(w, "UPDATE", prepared, old);
       const out = await admitted(w, "UPDATE", prepared, old, () =>
-        w.store.update(prepared, { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun }, old),
+        w.store.update(
+          prepared,
+          { expectRV: old.metadata.resourceVersion, dryRun: w.dryRun },
+          old,
+          statusTrace(w, old),
+        ),
       );
       return respondWith(w, out, 200);
     } catch (e) {

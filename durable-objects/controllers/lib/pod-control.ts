@@ -2,6 +2,7 @@
 // SuccessfulCreate / FailedCreate ("Created pod: x" / "Error creating: ..."), SuccessfulDelete /
 // FailedDelete. Shared by the ReplicaSet and Job controllers.
 import { lookupGVR } from "../../../api/registry";
+import { TRACE_CAUSE_HEADER } from "../../../api/trace";
 import type { KubeObject } from "../../../api/types";
 import { slowStartBatch } from "../replicaset/status";
 import type { ControllerContext } from "../runtime/controller";
@@ -19,9 +20,21 @@ export async function createPods(
   n: number,
   make: () => KubeObject,
 ): Promise<number> {
+  // the pods' flow traces name the controller and how long after its sync began each came
+  const since = Date.now();
+  const controller = /\/([a-z-]+)$/.exec(ctx.api.userAgent)?.[1] ?? "controller";
   const res = await slowStartBatch(n, 1, async () => {
     try {
-      const pod = await ctx.api.create(POD, make());
+      const made = make();
+      const ref = made.metadata.ownerReferences?.find((r) => r.controller);
+      const cause = {
+        [TRACE_CAUSE_HEADER]: JSON.stringify({
+          controller,
+          owner: { kind: ref?.kind ?? owner.kind, name: owner.metadata.name, uid: owner.metadata.uid },
+          since,
+        }),
+      };
+      const pod = await ctx.api.create(POD, made, cause);
       void ctx.recorder.event(owner, "Normal", "SuccessfulCreate", `Created pod: ${pod.metadata.name}`);
     } catch (e) {
       if (isNamespaceTerminating(e)) return; // the namespace is going away: nothing to do

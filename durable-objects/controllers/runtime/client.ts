@@ -51,10 +51,11 @@ export class ApiClient {
     path: string,
     body?: unknown,
     contentType = "application/json",
+    headers?: Record<string, string>,
   ): Promise<any> {
     const init: RequestInit = {
       method,
-      headers: { accept: "application/json", "user-agent": this.userAgent },
+      headers: { accept: "application/json", "user-agent": this.userAgent, ...headers },
     };
     if (body !== undefined) {
       init.body = typeof body === "string" ? body : JSON.stringify(body);
@@ -77,9 +78,13 @@ export class ApiClient {
     return obj;
   }
 
-  async create(def: ResourceDef, obj: KubeObject): Promise<KubeObject> {
+  /** `headers`: extra request headers (a pod's flow-trace cause, api/trace.ts) */
+  async create(def: ResourceDef, obj: KubeObject, headers?: Record<string, string>): Promise<KubeObject> {
     const body = { apiVersion: apiVersionOf(def), kind: def.kind, ...obj };
-    return this.seen(def, await this.request("POST", pathFor(def, obj.metadata.namespace), body));
+    return this.seen(
+      def,
+      await this.request("POST", pathFor(def, obj.metadata.namespace), body, "application/json", headers),
+    );
   }
 
   async update(def: ResourceDef, obj: KubeObject, sub?: string): Promise<KubeObject> {

@@ -1,0 +1,233 @@
+// The pure parts of pod flow traces: span cleaning and bounds, ordering, time format, the
+// agent's sequential recorder, the shard's completion of a create's spans, the scheduler's
+// attempt sampling, and the CLI's waterfall.
+import { describe, expect, it, vi } from "vitest";
+import { PodTracer } from "../../agent/edgelet/trace";
+import {
+  cleanSpan,
+  MAX_HEADER_SPANS,
+  orderSpans,
+  parseSpans,
+  rfc3339Nano,
+  STORED_AT,
+  STORED_RV,
+  tracingEnabled,
+} from "../../api/trace";
+import { renderWaterfall } from "../../cli/commands/trace";
+import { recordsAttempt, schedulingSpan } from "../../durable-objects/scheduler/trace";
+import { closeAt, storedJson } from "../../durable-objects/store/traces";
+
+describe("spans", () => {
+  it("keeps only well-formed spans from a header, bounded, details cut when large", () => {
+    expect(parseSpans("not json")).toEqual([]);
+    expect(parseSpans('{"step":"6.1"}')).toEqual([]);
+    const many = Array.from({ length: 100 }, (_, i) => ({
+      step: "9.5",
+      name: `s${i}`,
+      component: "x",
+      start: i,
+    }));
+    expect(parseSpans(JSON.stringify(many))).toHaveLength(MAX_HEADER_SPANS);
+    expect(cleanSpan({ step: "../x", name: "n", start: 1 })).toBeUndefined();
+    expect(cleanSpan({ step: "6.1", name: "n", start: 5, end: 2 })?.end).toBe(5);
+    expect(
+      cleanSpan({ step: "6.1", name: "n", start: 1, detail: { big: "x".repeat(5000) } })?.detail,
+    ).toEqual({
+      truncated: true,
+    });
+    expect(cleanSpan({ step: "6.1", name: "n", start: 1, state: "weird" })?.state).toBeUndefined();
+  });
+
+  it("orders by time, same-start ones by their end then FLOW.md's step, waiting ones last", () => {
+    const out = orderSpans([
+      { step: "9.2", name: "wait", component: "", start: 1 },
+      { step: "4.1", name: "controller", component: "", start: 10, end: 20 },
+      { step: "4.2", name: "chain", component: "", start: 10, end: 10 },
+      { step: "2.1", name: "authn", component: "", start: 20, end: 21 },
+      { step: "1.3", name: "request", component: "", start: 20, end: 20 },
+    ]);
+    expect(out.map((s) => s.step)).toEqual(["4.2", "4.1", "1.3", "2.1", "9.2"]);
+  });
+
+  it("formats RFC 3339 with nine fraction digits, microseconds kept", () => {
+    expect(rfc3339Nano(Date.UTC(2026, 11, 5, 7, 0, 1, 234) + 0.5)).toBe("2026-12-05T07:00:01.234500000Z");
+    expect(rfc3339Nano(Date.UTC(2026, 0, 1))).toBe("2026-01-01T00:00:00.000000000Z");
+  });
+
+  it("is on unless EDGEPLANE_TRACE says off", () => {
+    expect(tracingEnabled({})).toBe(true);
+    expect(tracingEnabled({ EDGEPLANE_TRACE: "off" })).toBe(false);
+    expect(tracingEnabled({ EDGEPLANE_TRACE: "false" })).toBe(false);
+    expect(tracingEnabled({ EDGEPLANE_TRACE: "on" })).toBe(true);
+  });
+
+  it("the shard closes a create's store step and places the initializers' mark at its end", () => {
+    const json = `[{"step":"2.4","name":"stored","component":"store","start":4,"end":${STORED_AT},"detail":{"resourceVersion":${STORED_RV}}},{"step":"3.1","name":"i","component":"a","start":${STORED_AT},"end":${STORED_AT},"detail":{"ua":"\\"@stored-at@\\""}}]`;
+    const out = JSON.parse(storedJson(json, 9, "42"));
+    expect(out[0]).toMatchObject({ start: 4, end: 9, detail: { resourceVersion: "42" } });
+    expect(out[1]).toMatchObject({ start: 9, end: 9, detail: { ua: '"@stored-at@"' } });
+    const closed = closeAt(
+      [
+        { step: "5.2", name: "binding", component: "apiserver", start: 5 },
+        { step: "5.3", name: "bound", component: "apiserver", start: 0 },
+      ],
+      7,
+    );
+    expect(closed.map((s) => [s.start, s.end])).toEqual([
+      [5, 7],
+      [7, 7],
+    ]);
+  });
+});
+
+describe("the agent's recorder", () => {
+  it("records stages one after the other, failures once per reason, nothing after Ready", () => {
+    vi.useFakeTimers({ now: 1000 });
+    try {
+      const t = new PodTracer(1000);
+      t.mark("6.1", "picked up");
+      vi.advanceTimersByTime(5);
+      t.stage("6.3", "node admission");
+      vi.advanceTimersByTime(10);
+      t.failed("9.2", "image pull c", "ErrImagePull: 401");
+      vi.advanceTimersByTime(10);
+      t.failed("9.2", "image pull c", "ErrImagePull: 401 again");
+      t.failed("9.2", "image pull c", "ImagePullBackOff: back-off");
+      t.first("9.2 c", "9.2", "image pull c");
+      t.first("9.2 c", "9.2", "image pull c");
+      t.stage("6.2", "ready");
+      t.finished = true;
+      t.stage("9.5", "start c");
+      const spans = t.take();
+      expect(spans.map((s) => `${s.step} ${s.state ?? "done"}`)).toEqual([
+        "6.1 done",
+        "6.3 done",
+        "9.2 failed",
+        "9.2 failed",
+        "9.2 done",
+        "6.2 done",
+      ]);
+      for (let i = 1; i < spans.length; i++) expect(spans[i].start).toBeGreaterThanOrEqual(spans[i - 1].end!);
+      expect(spans[1]).toMatchObject({ start: 1000, end: 1005 });
+      expect(t.take()).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("the scheduler's spans", () => {
+  it("keeps failed attempts 1, 2, 4, 8 ... only", () => {
+    expect([1, 2, 3, 4, 5, 8, 9, 16].filter(recordsAttempt)).toEqual([1, 2, 4, 8, 16]);
+    expect(recordsAttempt(0)).toBe(false);
+  });
+
+  it("says where the pod went, or why it waits", () => {
+    const ok = schedulingSpan({ queuedAt: 1, decidedAt: 3, attempts: 1, node: "n1", score: 200 });
+    expect(ok).toMatchObject({
+      step: "5.1",
+      start: 1,
+      end: 3,
+      detail: { node: "n1", score: 200, queuedMs: 2 },
+    });
+    expect(ok.state).toBeUndefined();
+    const wait = schedulingSpan({
+      queuedAt: 1,
+      decidedAt: 2,
+      attempts: 2,
+      message: "0/1 nodes are available: 1 Insufficient cpu.",
+      filtered: { NodeResourcesFit: { nodes: ["n1"], reasons: ["Insufficient cpu"] } },
+    });
+    expect(wait).toMatchObject({
+      state: "waiting",
+      reason: "Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.",
+    });
+  });
+});
+
+describe("the CLI's waterfall", () => {
+  it("draws one line per stage, marks the slowest and shows a failure's reason", () => {
+    const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+    const text = renderWaterfall({
+      pod: { name: "p", namespace: "ns", uid: "u", phase: "Pending", nodeName: "n1" },
+      stages: [
+        {
+          step: "2.1",
+          name: "authentication",
+          component: "apiserver",
+          start: at(0),
+          end: at(1),
+          durationMs: 1,
+          state: "done",
+        },
+        {
+          step: "7.1",
+          name: "sandbox",
+          component: "edgelet",
+          start: at(1),
+          end: at(300),
+          durationMs: 299,
+          state: "done",
+        },
+        {
+          step: "9.2",
+          name: "image pull c",
+          component: "edgelet",
+          start: at(300),
+          end: at(400),
+          durationMs: 100,
+          state: "failed",
+          reason: "ErrImagePull: 401 from 127.0.0.1:5001",
+        },
+      ],
+    });
+    const lines = text.trim().split("\n");
+    expect(lines[0]).toContain("pod ns/p");
+    expect(lines.find((l) => l.startsWith("7.1 sandbox"))).toMatch(/█+.*◀ slowest/);
+    expect(lines.find((l) => l.startsWith("9.2 image pull c"))).toMatch(
+      /✗+\|\s+failed: ErrImagePull: 401 from 127\.0\.0\.1:5001/,
+    );
+    expect(text).toContain("slowest: 7.1 sandbox (299ms)");
+    // bars are placed by time: the sandbox starts near the left, the pull near the right
+    const bar = (l: string) => l.slice(l.indexOf("|") + 1, l.lastIndexOf("|"));
+    const sandbox = bar(lines.find((l) => l.startsWith("7.1"))!);
+    const pull = bar(lines.find((l) => l.startsWith("9.2"))!);
+    expect(sandbox.indexOf("█")).toBeLessThan(pull.indexOf("✗"));
+  });
+});
+
+describe("admission's change check", () => {
+  it("tells a changed object from an unchanged one, managedFields aside", async () => {
+    const { fingerprint } = await import("../../workers/trace/fingerprint");
+    const pod = () => ({
+      metadata: { name: "p", labels: { a: "b" }, managedFields: [{ manager: "kubectl" }] },
+      spec: { containers: [{ name: "c", image: "busybox" }], priority: 0 },
+    });
+    const base = fingerprint(pod());
+    expect(fingerprint(pod())).toBe(base);
+    const changes: ((p: ReturnType<typeof pod>) => void)[] = [
+      (p) => ((p.spec as any).serviceAccountName = "default"),
+      (p) => (p.spec.priority = 1000),
+      (p) => (p.metadata.labels.a = "c"),
+      (p) => p.spec.containers.push({ name: "sidecar", image: "busybox" }),
+      (p) => ((p.spec.containers[0] as any).resources = {}),
+    ];
+    for (const change of changes) {
+      const p = pod();
+      change(p);
+      expect(fingerprint(p)).not.toBe(base);
+    }
+    const p = pod();
+    p.metadata.managedFields.push({ manager: "other" });
+    expect(fingerprint(p)).toBe(base);
+    // the per-plugin probe sees what admission plugins write
+    const { shapeProbe } = await import("../../workers/trace/fingerprint");
+    const probe = shapeProbe(pod());
+    expect(shapeProbe(pod())).toBe(probe);
+    for (const change of changes) {
+      const q = pod();
+      change(q);
+      expect(shapeProbe(q)).not.toBe(probe);
+    }
+  });
+});
