@@ -9,6 +9,7 @@ import { audit } from "./audit/index";
 import { exchangeBootstrapToken, NODE_CREDENTIAL_PATH } from "./authn/node-credentials";
 import { bootstrap } from "./bootstrap";
 import { servedDefs } from "./custom-resources";
+import { mountDashboard } from "./dashboard/routes";
 import { handleDiscovery } from "./discovery/routes";
 import { decodeObject } from "./encoding/request-body";
 import { errorResponse, json } from "./encoding/respond";
@@ -58,6 +59,8 @@ app.post(NODE_CREDENTIAL_PATH, async (c) => {
   const body = await decodeObject(c.req.raw);
   return json(await exchangeBootstrapToken(c.env, c.get("user"), body), 201);
 });
+// the web dashboard's shell and assets: after authentication, before authorization (no data)
+mountDashboard(app);
 app.use("*", authorization());
 app.use("*", issuerDiscovery());
 
