@@ -19,6 +19,7 @@ export function shellHtml(): string {
 <meta name="color-scheme" content="light dark">
 <meta name="referrer" content="no-referrer">
 <title>edgeplane dashboard</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="app.css">
 <script src="app.js" defer></script>
 </head>

@@ -49,7 +49,7 @@ async function signIn(ev) {
 
 function enter(user) {
   $("login").hidden = true; $("view").hidden = false; $("nav").hidden = false;
-  $("scope").hidden = false; $("logout").hidden = false;
+  $("scope").hidden = false; $("logout").hidden = false; $("login-error").textContent = "";
   $("who").textContent = user && user.username ? "Signed in as " + user.username : "Signed in";
   $("ns").value = namespace();
   loadNamespaces();

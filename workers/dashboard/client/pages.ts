@@ -16,9 +16,12 @@ function liveTable(root, title, path, cols, signal, opts) {
     list.sort(opts.sort || function (a, b) { return keyOf(a) < keyOf(b) ? -1 : 1; });
     if (opts.limit && list.length > opts.limit) list = list.slice(0, opts.limit);
     count.textContent = "(" + items.size + ")";
-    body.replaceChildren.apply(body, list.map(function (o) {
+    var rows = list.map(function (o) {
       return h("tr", { "data-key": keyOf(o) }, cols.map(function (c) { return h("td", { class: c[2] }, c[1](o)); }));
-    }));
+    });
+    if (!rows.length && !e) rows = [h("tr", { class: "empty" }, h("td", { colspan: cols.length, class: "notice" }, "None."))];
+    body.replaceChildren.apply(body, rows);
+    table.setAttribute("data-loaded", "true");
     if (opts.onChange) opts.onChange(items);
   }, signal);
 }
