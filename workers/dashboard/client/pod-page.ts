@@ -23,13 +23,15 @@ function flowChart(stages, now) {
 }
 
 function stageTable(stages, created) {
-  var rel = function (t) { return isFinite(t) && isFinite(created) ? "+" + formatDuration(t - created, false).replace("< 1 ms", "0 ms") : ""; };
+  var rel = function (t, coarse) {
+    return isFinite(t) && isFinite(created) ? "+" + formatDuration(t - created, coarse).replace(/^< 1 m?s$/, "0 s") : "";
+  };
   return h("table", { "data-table": "stages" },
     h("thead", null, h("tr", null, ["Step", "Stage", "Component", "State", "Started", "Duration", "Detail"].map(function (c) { return h("th", { scope: "col" }, c); }))),
     h("tbody", null, stages.map(function (st) {
       return h("tr", { "data-stage": st.id },
         h("td", null, st.meta.step), h("td", null, st.meta.name), h("td", null, st.meta.component),
-        h("td", { class: "state-" + st.state }, st.state), h("td", { class: "num" }, rel(st.start)),
+        h("td", { class: "state-" + st.state }, st.state), h("td", { class: "num" }, rel(st.start, st.coarse)),
         h("td", { class: "num" }, st.state === "done" ? formatDuration(st.end - st.start, st.coarse) : ""),
         h("td", null, [st.reason, st.detail].filter(Boolean).join(": ")));
     })));
