@@ -12,10 +12,15 @@ import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/clu
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`SKIPPED: dashboard browser tests: ${CHROMIUM} not found (.ci/run installs chromium)`);
+if (!hasChromium)
+  console.warn(`SKIPPED: dashboard browser tests: ${CHROMIUM} not found (.ci/run installs chromium)`);
 
 const t = shared();
-const ARTIFACTS = join(process.env.EDGEPLANE_STATE_DIR ?? join(process.cwd(), ".edgeplane"), "artifacts", "dashboard");
+const ARTIFACTS = join(
+  process.env.EDGEPLANE_STATE_DIR ?? join(process.cwd(), ".edgeplane"),
+  "artifacts",
+  "dashboard",
+);
 // the scheduler must not place other suites' pods on this node
 const TAINT = { key: "edgeplane.dev/simulated", value: "true", effect: "NoSchedule" };
 
@@ -78,7 +83,9 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
     const anon = await fetch(`${t.url}/api/v1/namespaces/${ns}/pods`);
     expect(anon.status).toBe(403);
     expect(((await anon.json()) as any).items).toBeUndefined();
-    const bad = await fetch(`${t.url}/api/v1/namespaces/${ns}/pods`, { headers: { authorization: "Bearer nope" } });
+    const bad = await fetch(`${t.url}/api/v1/namespaces/${ns}/pods`, {
+      headers: { authorization: "Bearer nope" },
+    });
     expect(bad.status).toBe(401);
 
     const nav = await page.goto(`${t.url}/dashboard/`, { waitUntil: "load" });
@@ -151,12 +158,18 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
           .join(" ");
         if (w.__seen[w.__seen.length - 1] !== s) w.__seen.push(s);
       };
-      new MutationObserver(snap).observe(document.querySelector("#flow")!, { subtree: true, childList: true });
+      new MutationObserver(snap).observe(document.querySelector("#flow")!, {
+        subtree: true,
+        childList: true,
+      });
     });
 
     const overrides = {
       apiVersion: "v1",
-      spec: { nodeSelector: { "kubernetes.io/hostname": node }, tolerations: [{ ...TAINT, operator: "Equal" }] },
+      spec: {
+        nodeSelector: { "kubernetes.io/hostname": node },
+        tolerations: [{ ...TAINT, operator: "Equal" }],
+      },
     };
     const run = await kubectl(t, [
       "run",
@@ -181,7 +194,17 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
     // the pod existed, scheduled but not yet running, before it was Ready: seen in between
     expect(seen.some((s) => s.includes("scheduler=done") && s.includes("agent=waiting"))).toBe(true);
     const final = seen[seen.length - 1];
-    for (const id of ["authn", "stored", "scheduler", "agent", "sandbox", "cni", "image", "containers", "ready"]) {
+    for (const id of [
+      "authn",
+      "stored",
+      "scheduler",
+      "agent",
+      "sandbox",
+      "cni",
+      "image",
+      "containers",
+      "ready",
+    ]) {
       expect(final).toContain(`${id}=done`);
     }
     expect(final).toContain("controller=skipped");

@@ -24,10 +24,12 @@ var IMAGE_ERRORS = ["ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "In
 var CONTAINER_ERRORS = ["CrashLoopBackOff", "CreateContainerError", "CreateContainerConfigError", "RunContainerError",
   "PostStartHookError", "ContainerStatusUnknown", "Error", "OOMKilled", "StartError"];
 
-/** Milliseconds since the epoch of an RFC 3339 time (nanoseconds cut to milliseconds), or NaN. */
+/** Milliseconds since the epoch of an RFC 3339 time, fractions of a millisecond kept, or NaN. */
 function parseTime(s) {
   if (!s) return NaN;
-  return Date.parse(String(s).replace(/(\.\d{3})\d+/, "$1"));
+  var m = /^([^.]*)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/i.exec(String(s));
+  if (!m) return Date.parse(s);
+  return Date.parse(m[1] + m[3]) + (m[2] ? Number("0." + m[2]) * 1000 : 0);
 }
 
 function condition(pod, type) {
