@@ -14,6 +14,7 @@ export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   "authz-chain": { file: "authz-chain.ts" },
   "slow-headers": { file: "slow-headers.ts" },
   networking: { file: "networking.ts" },
+  dashboard: { file: "dashboard.ts" },
 };
 
 function runOne(name: string): boolean {
