@@ -118,6 +118,14 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
     expect(await text("#login-error")).toBe("");
     await page.waitForSelector("table[data-table=pods][data-loaded]");
 
+    // keyboard: the first Tab stops are the skip link, then the sections' links
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.className)).toBe("skip");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Nodes");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => location.hash === "#/nodes");
+
     await page.goto(`${t.url}/dashboard/#/nodes`);
     await page.waitForSelector(`table[data-table=nodes] tr[data-key="/${node}"]`);
     const row = await page.$eval(`tr[data-key="/${node}"]`, (e) => e.textContent ?? "");
@@ -215,5 +223,59 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
     await page.goto(`${t.url}/dashboard/#/pods`);
     await page.waitForSelector(`tr[data-key="${ns}/${name}"] [data-status=Running]`);
     await shot("06-pods");
+  });
+
+  it("follows a dark system theme", async () => {
+    await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+    await page.goto(`${t.url}/dashboard/#/pod/${ns}/web`);
+    await page.waitForSelector("ol.flow li[data-stage=ready][data-state=done]");
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(bg).toBe("rgb(13, 17, 23)");
+    await shot("07-pod-dark");
+    await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(
+      "rgb(255, 255, 255)",
+    );
+  });
+
+  it("a user with view in one namespace sees it, and is told Forbidden elsewhere", async () => {
+    for (const args of [
+      ["create", "serviceaccount", "viewer", "-n", ns],
+      ["create", "rolebinding", "viewer", "--clusterrole=view", `--serviceaccount=${ns}:viewer`, "-n", ns],
+    ]) {
+      const r = await kubectl(t, args);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const tok = await kubectl(t, ["create", "token", "viewer", "-n", ns]);
+    expect(tok.code, tok.stderr).toBe(0);
+
+    const ctx = await browser.createBrowserContext();
+    try {
+      const p = await ctx.newPage();
+      await p.setViewport({ width: 1366, height: 850 });
+      await p.goto(`${t.url}/dashboard/`);
+      await p.type("#token", tok.stdout.trim());
+      await p.click("#login-submit");
+      await p.waitForFunction(() => document.querySelector("#who")?.textContent?.includes("viewer"));
+      expect(await p.$eval("#who", (e) => e.textContent)).toContain(`system:serviceaccount:${ns}:viewer`);
+      // all namespaces: RBAC says no, in words
+      await p.waitForFunction(() =>
+        (document.querySelector("#view .error")?.textContent ?? "").includes("Forbidden"),
+      );
+      await p.screenshot({ path: join(ARTIFACTS, "08-viewer-forbidden.png"), fullPage: true });
+      // its own namespace: the pod is there
+      await p.$eval("#ns", (e) => {
+        (e as HTMLInputElement).value = "";
+      });
+      await p.type("#ns", ns);
+      await p.$eval("#ns", (e) => e.dispatchEvent(new Event("change")));
+      await p.waitForSelector(`tr[data-key="${ns}/web"]`);
+      await p.screenshot({ path: join(ARTIFACTS, "09-viewer-namespace.png"), fullPage: true });
+      // and its pod page draws the flow
+      await p.goto(`${t.url}/dashboard/#/pod/${ns}/web`);
+      await p.waitForSelector("ol.flow li[data-stage=ready][data-state=done]");
+    } finally {
+      await ctx.close();
+    }
   });
 });
