@@ -50,7 +50,7 @@ async function signIn(ev) {
 function enter(user) {
   $("login").hidden = true; $("view").hidden = false; $("nav").hidden = false;
   $("scope").hidden = false; $("logout").hidden = false; $("login-error").textContent = "";
-  $("who").textContent = user && user.username ? "Signed in as " + user.username : "Signed in";
+  showWho(user);
   $("ns").value = namespace();
   loadNamespaces();
   if (!location.hash || location.hash === "#") location.replace("#/pods"); else route();
@@ -89,8 +89,12 @@ function start() {
   });
   window.addEventListener("hashchange", route);
   if (!token()) { showLogin(); return; }
-  whoAmI(false).then(enter, function (e) {
-    if (!(e instanceof ApiError && e.status === 401)) enter(null);
-  });
+  // draw at once; who the token belongs to fills in when the server says (a 401 signs out)
+  enter(null);
+  whoAmI(false).then(showWho, function () { /* a 401 signed out already; else the name stays unknown */ });
+}
+
+function showWho(user) {
+  $("who").textContent = user && user.username ? "Signed in as " + user.username : "Signed in";
 }
 `;

@@ -1,7 +1,31 @@
 // The list views: nodes, namespaces, workloads, pods and events. Each lists then watches its
 // collections (informer in core) and redraws its table when they change.
 export const PAGES = String.raw`
-/** A titled table that redraws from an informer; cols: [heading, cell(obj) -> text|Node, class?]. */
+/** Text made safe to put in HTML. */
+function esc(v) {
+  return String(v).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
+}
+
+/** Markup for one element with text content: a cell value that is not plain text. */
+function tag(name, attrs, text) {
+  var a = "";
+  for (var k in attrs || {}) if (attrs[k] !== undefined && attrs[k] !== null && attrs[k] !== "") a += " " + k + "=\"" + esc(attrs[k]) + "\"";
+  return { html: "<" + name + a + ">" + esc(text) + "</" + name + ">" };
+}
+
+function cellHtml(v) { return v && v.html !== undefined ? v.html : esc(v === undefined || v === null ? "" : v); }
+
+/** A table cell from a column's value (text, or tag() markup) for the DOM-built tables. */
+function cellNode(cls, v) {
+  var td = h("td", { class: cls });
+  if (v && v.html !== undefined) td.innerHTML = v.html; else td.textContent = v === undefined || v === null ? "" : String(v);
+  return td;
+}
+
+/**
+ * A titled table that lists then watches path; cols: [heading, cell(obj) -> text|tag(), class?].
+ * Rows are markup cached per object version (and age), so a change redraws only its own row.
+ */
 function liveTable(root, title, path, cols, signal, opts) {
   opts = opts || {};
   var count = h("span", { class: "count" });
@@ -10,20 +34,43 @@ function liveTable(root, title, path, cols, signal, opts) {
   var table = h("table", { "data-table": opts.id || title },
     h("thead", null, h("tr", null, cols.map(function (c) { return h("th", { scope: "col", class: c[2] }, c[0]); }))), body);
   root.append(h(opts.level || "h2", null, title, " ", count), err, table);
-  informer(path, function (items, e) {
+  var cache = new Map(), shown = [], last = new Map(), lastErr = null;
+  function rowHtml(o) {
+    var k = keyOf(o);
+    var stamp = o.metadata.resourceVersion + "|" + age(o.metadata.creationTimestamp) + "|" + (opts.stamp ? opts.stamp(o) : "");
+    var c = cache.get(k);
+    if (c && c.stamp === stamp) return c;
+    var html = "<tr data-key=\"" + esc(k) + "\">" + cols.map(function (col) {
+      return "<td" + (col[2] ? " class=\"" + col[2] + "\"" : "") + ">" + cellHtml(col[1](o)) + "</td>";
+    }).join("") + "</tr>";
+    c = { key: k, stamp: stamp, html: html };
+    cache.set(k, c);
+    return c;
+  }
+  function draw(items, e) {
+    last = items; lastErr = e;
     err.textContent = e ? errorText(e) : "";
     var list = Array.from(items.values());
     list.sort(opts.sort || function (a, b) { return keyOf(a) < keyOf(b) ? -1 : 1; });
     if (opts.limit && list.length > opts.limit) list = list.slice(0, opts.limit);
     count.textContent = "(" + items.size + ")";
-    var rows = list.map(function (o) {
-      return h("tr", { "data-key": keyOf(o) }, cols.map(function (c) { return h("td", { class: c[2] }, c[1](o)); }));
-    });
-    if (!rows.length && !e) rows = [h("tr", { class: "empty" }, h("td", { colspan: cols.length, class: "notice" }, "None."))];
-    body.replaceChildren.apply(body, rows);
+    var rows = list.map(rowHtml);
+    var same = rows.length === shown.length && rows.length > 0 && rows.every(function (r, i) { return r.key === shown[i].key; });
+    if (same) {
+      // the same rows in the same order: replace only the rows that changed
+      for (var i = 0; i < rows.length; i++) if (rows[i] !== shown[i]) body.rows[i].outerHTML = rows[i].html;
+    } else if (rows.length) {
+      body.innerHTML = rows.map(function (r) { return r.html; }).join("");
+    } else {
+      body.replaceChildren(e ? "" : h("tr", { class: "empty" }, h("td", { colspan: cols.length, class: "notice" }, "None.")));
+    }
+    shown = rows;
+    if (cache.size > 2 * items.size + 100) cache.forEach(function (_v, k) { if (!items.has(k)) cache.delete(k); });
     table.setAttribute("data-loaded", "true");
     if (opts.onChange) opts.onChange(items);
-  }, signal);
+  }
+  informer(path, draw, signal);
+  return { refresh: function () { draw(last, lastErr); } };
 }
 
 function nsCol() { return namespace() ? [] : [["Namespace", function (o) { return o.metadata.namespace; }]]; }
@@ -32,55 +79,49 @@ function quantity(r, k) { return (r && r[k]) || ""; }
 
 VIEWS.nodes = function (root, _args, signal) {
   root.append(h("h1", { text: "Nodes" }));
-  var perNode = {};
-  var nodes = h("div");
-  root.append(nodes);
   // pods per node from a cluster-wide pod list (when the user may read it)
-  var podsKnown = false;
+  var perNode = null, table = null;
   informer("/api/v1/pods", function (items, e) {
     if (e) return;
-    podsKnown = true; perNode = {};
+    perNode = {};
     items.forEach(function (p) {
       var n = p.spec.nodeName, ph = p.status && p.status.phase;
       if (n && ph !== "Succeeded" && ph !== "Failed") perNode[n] = (perNode[n] || 0) + 1;
     });
-    refresh();
+    if (table) table.refresh();
   }, signal);
-  var redraw = null;
-  function refresh() { if (redraw) redraw(); }
-  liveTable(nodes, "All nodes", "/api/v1/nodes", [
+  var pods = function (n) { return perNode ? String(perNode[n.metadata.name] || 0) : "?"; };
+  table = liveTable(root, "All nodes", "/api/v1/nodes", [
     ["Name", function (n) { return n.metadata.name; }],
     ["Ready", function (n) {
       var c = ((n.status && n.status.conditions) || []).filter(function (x) { return x.type === "Ready"; })[0];
       var ok = c && c.status === "True";
-      return h("span", { class: ok ? "ok" : "bad", text: ok ? "Ready" : "NotReady" + (c && c.reason ? " (" + c.reason + ")" : "") });
+      return tag("span", { class: ok ? "ok" : "bad" }, ok ? "Ready" : "NotReady" + (c && c.reason ? " (" + c.reason + ")" : ""));
     }],
-    ["Pods", function (n) { return podsKnown ? String(perNode[n.metadata.name] || 0) + " / " + quantity(n.status.capacity, "pods") : "?"; }, "num"],
+    ["Pods", function (n) { return pods(n) + " / " + quantity(n.status.capacity, "pods"); }, "num"],
     ["CPU", function (n) { return quantity(n.status.capacity, "cpu"); }, "num"],
     ["Memory", function (n) { return quantity(n.status.capacity, "memory"); }, "num"],
     ["Version", function (n) { return (n.status.nodeInfo && n.status.nodeInfo.kubeletVersion) || ""; }],
     ["Age", function (n) { return age(n.metadata.creationTimestamp); }, "num"],
-  ], signal, { id: "nodes", level: "h2", onChange: function () {} });
-  // the pods count changes without a node event: redraw the node table's pod cells then
-  redraw = function () {
-    nodes.querySelectorAll("tbody tr").forEach(function (tr) {
-      var name = tr.getAttribute("data-key").slice(1);
-      var cell = tr.children[2];
-      var cap = cell.textContent.split(" / ")[1] || "";
-      cell.textContent = String(perNode[name] || 0) + " / " + cap;
-    });
-  };
+  ], signal, { id: "nodes", stamp: pods });
 };
 
 VIEWS.namespaces = function (root, _args, signal) {
   root.append(h("h1", { text: "Namespaces" }));
   liveTable(root, "All namespaces", "/api/v1/namespaces", [
     ["Name", function (n) {
-      return h("a", { href: "#/pods", onclick: function () { sessionStorage.setItem(NS_KEY, n.metadata.name); $("ns").value = n.metadata.name; } }, n.metadata.name);
+      return tag("a", { href: "#/ns/" + encodeURIComponent(n.metadata.name) }, n.metadata.name);
     }],
     ["Status", function (n) { return (n.status && n.status.phase) || ""; }],
     ["Age", function (n) { return age(n.metadata.creationTimestamp); }, "num"],
   ], signal, { id: "namespaces" });
+};
+
+// #/ns/<name>: scope the views to a namespace, then show its pods
+VIEWS.ns = function (_root, args) {
+  sessionStorage.setItem(NS_KEY, args[0] || "");
+  $("ns").value = args[0] || "";
+  location.replace("#/pods");
 };
 
 function ratio(a, b) { return String(a || 0) + "/" + String(b || 0); }
@@ -141,12 +182,12 @@ function statusClass(s) {
 VIEWS.pods = function (root, _args, signal) {
   root.append(h("h1", { text: "Pods" }));
   liveTable(root, namespace() ? "Pods in " + namespace() : "Pods in all namespaces", scoped("/api/v1", "pods"), nsCol().concat([
-    ["Name", function (p) { return h("a", { href: podHref(p.metadata.namespace, p.metadata.name) }, p.metadata.name); }],
+    ["Name", function (p) { return tag("a", { href: podHref(p.metadata.namespace, p.metadata.name) }, p.metadata.name); }],
     ["Ready", function (p) {
       var cs = (p.status && p.status.containerStatuses) || [];
       return ratio(cs.filter(function (c) { return c.ready; }).length, (p.spec.containers || []).length);
     }, "num"],
-    ["Status", function (p) { var s = podStatus(p); return h("span", { class: statusClass(s), "data-status": s }, s); }],
+    ["Status", function (p) { var s = podStatus(p); return tag("span", { class: statusClass(s), "data-status": s }, s); }],
     ["Restarts", function (p) {
       return String(((p.status && p.status.containerStatuses) || []).reduce(function (n, c) { return n + (c.restartCount || 0); }, 0));
     }, "num"],
@@ -161,12 +202,12 @@ function eventLast(e) { return e.lastTimestamp || e.eventTime || e.firstTimestam
 function eventColumns(withObject) {
   return [
     ["Last seen", function (e) { return age(eventLast(e)); }, "num"],
-    ["Type", function (e) { return h("span", { class: e.type === "Warning" ? "bad" : "" }, e.type || ""); }],
+    ["Type", function (e) { return tag("span", { class: e.type === "Warning" ? "bad" : "" }, e.type || ""); }],
     ["Reason", function (e) { return e.reason || ""; }],
   ].concat(withObject ? [["Object", function (e) {
     var io = e.involvedObject || {};
     var label = (io.kind || "").toLowerCase() + "/" + io.name;
-    return io.kind === "Pod" ? h("a", { href: podHref(io.namespace, io.name) }, label) : label;
+    return io.kind === "Pod" ? tag("a", { href: podHref(io.namespace, io.name) }, label) : label;
   }]] : []).concat([
     ["Count", function (e) { return String(e.count || 1); }, "num"],
     ["Message", function (e) { return e.message || ""; }],

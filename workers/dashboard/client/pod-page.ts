@@ -101,7 +101,7 @@ VIEWS.pod = function (root, args, signal) {
     details.replaceChildren(h("h2", null, "Containers"), containerRows(pod), h("h2", null, "Conditions"), conditionRows(pod),
       h("h2", null, "Events"), h("table", { "data-table": "pod-events" },
         h("thead", null, h("tr", null, eventColumns(false).map(function (c) { return h("th", { scope: "col", class: c[2] }, c[0]); }))),
-        h("tbody", null, evs.map(function (e) { return h("tr", null, eventColumns(false).map(function (c) { return h("td", { class: c[2] }, c[1](e)); })); }))));
+        h("tbody", null, evs.map(function (e) { return h("tr", null, eventColumns(false).map(function (c) { return cellNode(c[2], c[1](e)); })); }))));
   }
 
   // the trace, when the server has one: asked again on each change, at most twice a second
