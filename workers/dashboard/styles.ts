@@ -51,7 +51,7 @@ table { border-collapse: collapse; width: 100%; font-size: 0.92rem; }
 th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: var(--head); font-weight: 600; position: sticky; top: 0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.mono { font-family: ui-monospace, monospace; font-size: 0.85rem; }
+td.mono { font-family: ui-monospace, monospace; font-size: 0.85rem; }
 .ok { color: var(--done); } .bad { color: var(--failed); } .warn { color: var(--waiting); }
 .count { color: var(--muted); font-weight: 400; font-size: 0.9rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0; }

@@ -168,7 +168,7 @@ function scoped(prefix, resource) {
 
 function errorText(e) {
   if (e instanceof ApiError) {
-    if (e.status === 403) return "Forbidden (403): " + e.message + (namespace() ? "" : " Choose a namespace you may read above.");
+    if (e.status === 403) return "Forbidden (403): " + e.message + (namespace() ? "" : " (choose a namespace you may read in the Namespace field)");
     return e.reason + " (" + e.status + "): " + e.message;
   }
   return String(e && e.message || e);
