@@ -36,11 +36,17 @@ async function createPods(api: ApiServer): Promise<void> {
   const worker = async () => {
     for (let i = next++; i < PODS; i = next++) {
       const name = `p-${String(i).padStart(4, "0")}`;
-      await expectStatus(
-        [201, 409],
-        request(api.front, agent, "POST", `/api/v1/namespaces/${NS}/pods`, smallPod(name)),
-        name,
-      );
+      // a connection the busy machine drops is retried (409: the first try got through)
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const create = request(api.front, agent, "POST", `/api/v1/namespaces/${NS}/pods`, smallPod(name));
+          await expectStatus([201, 409], create, name);
+          break;
+        } catch (e) {
+          if (attempt >= 5) throw e;
+          await sleep(200 * attempt);
+        }
+      }
     }
   };
   await Promise.all(Array.from({ length: 16 }, worker));
