@@ -11,7 +11,7 @@
 // Knobs: BENCH_DASH_NODES (100), BENCH_DASH_PODS (1000), BENCH_DASH_CHANGES (100),
 // BENCH_DASH_RELOADS (5), CHROMIUM (/usr/bin/chromium).
 import { existsSync } from "node:fs";
-import puppeteer, { type Browser } from "puppeteer-core";
+import { type Browser, type BrowserServer, chromium, type Page } from "playwright-core";
 import { startSimulatedNodes } from "../agent/simulated/simnodes";
 import { type ApiServer, startApiServer } from "./lib/apiserver";
 import { expectStatus, keepAliveAgent, oneShot, openLineStream, request } from "./lib/http";
@@ -53,6 +53,28 @@ async function createPods(api: ApiServer): Promise<void> {
   agent.destroy();
 }
 
+/**
+ * When an element matching selector appears in the page (at once if it is there), by a
+ * MutationObserver in the page: performance.now() (since navigation) or Date.now() (epoch).
+ */
+function whenTrue(page: Page, clock: "performance" | "epoch", selector: string): Promise<number> {
+  return page.evaluate(
+    ([sel, which]) =>
+      new Promise<number>((resolve) => {
+        const stamp = () => (which === "epoch" ? Date.now() : performance.now());
+        const check = () => {
+          if (!document.querySelector(sel)) return false;
+          observer.disconnect();
+          resolve(stamp());
+          return true;
+        };
+        const observer = new MutationObserver(check);
+        if (!check()) observer.observe(document, { subtree: true, childList: true, attributes: true });
+      }),
+    [selector, clock] as const,
+  );
+}
+
 async function runningPods(api: ApiServer): Promise<number> {
   const r = await expectStatus(
     200,
@@ -69,6 +91,7 @@ async function main(): Promise<void> {
   }
   const api = await startApiServer();
   const { url, token } = serverCreds(api.front);
+  let server: BrowserServer | undefined;
   let browser: Browser | undefined;
   const sim = await startSimulatedNodes({
     server: url,
@@ -97,27 +120,22 @@ async function main(): Promise<void> {
       listMs.push(performance.now() - s);
     }
 
-    browser = await puppeteer.launch({
+    server = await chromium.launchServer({
       executablePath: CHROMIUM,
       headless: true,
       args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
     });
-    const page = await browser.newPage();
-    await page.setViewport({ width: 1366, height: 850 });
+    browser = await chromium.connect(server.wsEndpoint());
+    const page = await browser.newPage({ viewport: { width: 1366, height: 850 } });
     await page.goto(`${url}/dashboard/`);
     await page.evaluate((t) => sessionStorage.setItem("edgeplane.dashboard.token", t), token);
     await page.goto(`${url}/dashboard/#/pods`);
     const renderMs: number[] = [];
     for (let i = 0; i < RELOADS; i++) {
       await page.reload({ waitUntil: "domcontentloaded" });
-      const at = await page.waitForFunction(
-        (n: number) =>
-          document.querySelectorAll("table[data-table=pods] tbody tr[data-key]").length >= n &&
-          performance.now(),
-        { polling: "mutation", timeout: 30_000 },
-        PODS,
+      renderMs.push(
+        await whenTrue(page, "performance", `table[data-table=pods] tbody tr[data-key]:nth-child(${PODS})`),
       );
-      renderMs.push((await at.jsonValue()) as number);
     }
     log(`first render: ${renderMs.map((m) => m.toFixed(0)).join(", ")} ms`);
 
@@ -143,11 +161,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < CHANGES; i++) {
       const reason = `Bench${i}`;
       const name = `p-${String((i * 7) % PODS).padStart(4, "0")}`;
-      const seen = page.waitForFunction(
-        (r: string) => document.querySelector(`[data-status="${r}"]`) !== null && Date.now(),
-        { polling: "mutation", timeout: 10_000 },
-        reason,
-      );
+      const seen = whenTrue(page, "epoch", `[data-status="${reason}"]`);
+      await page.evaluate(() => 0); // the observer above is in place before the write
       const wrote = Date.now();
       await expectStatus(
         200,
@@ -162,7 +177,7 @@ async function main(): Promise<void> {
         "status patch",
       );
       ackMs.push(Date.now() - wrote);
-      pageMs.push(((await (await seen).jsonValue()) as number) - wrote);
+      pageMs.push((await seen) - wrote);
       const w = watchSeen.get(reason);
       if (w !== undefined) watchMs.push(w - wrote);
       await sleep(20);
@@ -205,8 +220,9 @@ async function main(): Promise<void> {
     });
     console.log(`wrote ${file}`);
   } finally {
-    const pid = browser?.process()?.pid;
+    const pid = server?.process().pid;
     await browser?.close().catch(() => {});
+    await server?.close().catch(() => {});
     if (pid) {
       try {
         process.kill(pid, "SIGKILL");

@@ -1,11 +1,11 @@
-// The web dashboard in a real headless Chromium (Debian's chromium through puppeteer-core)
+// The web dashboard in a real headless Chromium (Debian's chromium through playwright-core)
 // against the shared control plane: no credentials get the login page and no data, a wrong
 // token is told so, and with the admin token the pod page draws FLOW.md's stages and fills
 // them in live, without a reload, as a pod made with kubectl is scheduled onto a simulated
 // node and starts. Screenshots go to <state>/artifacts/dashboard/.
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { type Browser, type BrowserServer, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SimulatedNodes, startSimulatedNodes } from "../../agent/simulated/simnodes";
 import { api, freshNamespace, hasKubectl, kubectl, shared } from "../helpers/cluster";
@@ -22,9 +22,11 @@ const ARTIFACTS = join(
   "dashboard",
 );
 // the scheduler must not place other suites' pods on this node
+const VIEWPORT = { width: 1366, height: 850 };
 const TAINT = { key: "edgeplane.dev/simulated", value: "true", effect: "NoSchedule" };
 
 describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", () => {
+  let server: BrowserServer | undefined;
   let browser: Browser;
   let pid: number | undefined;
   let page: Page;
@@ -47,18 +49,19 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
       // long enough that the page shows the pod scheduled but not yet started
       podStartDelayMs: 1500,
     });
-    browser = await puppeteer.launch({
+    server = await chromium.launchServer({
       executablePath: CHROMIUM,
       headless: true,
       args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
     });
-    pid = browser.process()?.pid;
-    page = await browser.newPage();
-    await page.setViewport({ width: 1366, height: 850 });
+    pid = server.process().pid;
+    browser = await chromium.connect(server.wsEndpoint());
+    page = await browser.newPage({ viewport: VIEWPORT });
   });
 
   afterAll(async () => {
     await browser?.close().catch(() => {});
+    await server?.close().catch(() => {});
     if (pid) {
       try {
         process.kill(pid, "SIGKILL");
@@ -97,7 +100,7 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
   });
 
   it("a wrong token is refused with a clear error and kept nowhere", async () => {
-    await page.type("#token", "not-a-real-token");
+    await page.fill("#token", "not-a-real-token");
     await page.click("#login-submit");
     await page.waitForFunction(() => (document.querySelector("#login-error")?.textContent ?? "").length > 0);
     const err = await text("#login-error");
@@ -109,10 +112,7 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
   });
 
   it("signs in with a token (pasted as a kubeconfig line) and lists pods and nodes", async () => {
-    await page.$eval("#token", (e) => {
-      (e as HTMLTextAreaElement).value = "";
-    });
-    await page.type("#token", `users:\n- name: admin\n  user:\n    token: ${t.token}\n`);
+    await page.fill("#token", `users:\n- name: admin\n  user:\n    token: ${t.token}\n`);
     await page.click("#login-submit");
     await page.waitForFunction(() => document.querySelector("#who")?.textContent?.includes("admin"));
     expect(await text("#login-error")).toBe("");
@@ -226,13 +226,13 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
   });
 
   it("follows a dark system theme", async () => {
-    await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+    await page.emulateMedia({ colorScheme: "dark" });
     await page.goto(`${t.url}/dashboard/#/pod/${ns}/web`);
     await page.waitForSelector("ol.flow li[data-stage=ready][data-state=done]");
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(bg).toBe("rgb(13, 17, 23)");
     await shot("07-pod-dark");
-    await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+    await page.emulateMedia({ colorScheme: "light" });
     expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(
       "rgb(255, 255, 255)",
     );
@@ -249,12 +249,11 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
     const tok = await kubectl(t, ["create", "token", "viewer", "-n", ns]);
     expect(tok.code, tok.stderr).toBe(0);
 
-    const ctx = await browser.createBrowserContext();
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
     try {
       const p = await ctx.newPage();
-      await p.setViewport({ width: 1366, height: 850 });
       await p.goto(`${t.url}/dashboard/`);
-      await p.type("#token", tok.stdout.trim());
+      await p.fill("#token", tok.stdout.trim());
       await p.click("#login-submit");
       await p.waitForFunction(() => document.querySelector("#who")?.textContent?.includes("viewer"));
       expect(await p.$eval("#who", (e) => e.textContent)).toContain(`system:serviceaccount:${ns}:viewer`);
@@ -264,10 +263,7 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
       );
       await p.screenshot({ path: join(ARTIFACTS, "08-viewer-forbidden.png"), fullPage: true });
       // its own namespace: the pod is there
-      await p.$eval("#ns", (e) => {
-        (e as HTMLInputElement).value = "";
-      });
-      await p.type("#ns", ns);
+      await p.fill("#ns", ns);
       await p.$eval("#ns", (e) => e.dispatchEvent(new Event("change")));
       await p.waitForSelector(`tr[data-key="${ns}/web"]`);
       await p.screenshot({ path: join(ARTIFACTS, "09-viewer-namespace.png"), fullPage: true });
