@@ -58,21 +58,18 @@ async function createPods(api: ApiServer): Promise<void> {
  * MutationObserver in the page: performance.now() (since navigation) or Date.now() (epoch).
  */
 function whenTrue(page: Page, clock: "performance" | "epoch", selector: string): Promise<number> {
-  return page.evaluate(
-    ([sel, which]) =>
-      new Promise<number>((resolve) => {
-        const stamp = () => (which === "epoch" ? Date.now() : performance.now());
-        const check = () => {
-          if (!document.querySelector(sel)) return false;
-          observer.disconnect();
-          resolve(stamp());
-          return true;
-        };
-        const observer = new MutationObserver(check);
-        if (!check()) observer.observe(document, { subtree: true, childList: true, attributes: true });
-      }),
-    [selector, clock] as const,
-  );
+  // a string, not a function: tsx's keepNames would put a helper the page lacks in its body
+  const stamp = clock === "epoch" ? "Date.now()" : "performance.now()";
+  return page.evaluate(`new Promise((resolve) => {
+    var sel = ${JSON.stringify(selector)}, observer = new MutationObserver(check);
+    function check() {
+      if (!document.querySelector(sel)) return false;
+      observer.disconnect();
+      resolve(${stamp});
+      return true;
+    }
+    if (!check()) observer.observe(document, { subtree: true, childList: true, attributes: true });
+  })`) as Promise<number>;
 }
 
 async function runningPods(api: ApiServer): Promise<number> {
