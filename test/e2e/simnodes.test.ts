@@ -69,9 +69,13 @@ describe("simulated nodes", () => {
     expect(sim!.nodes).toEqual([`${prefix}0`, `${prefix}1`, `${prefix}2`]);
     const zones: string[] = [];
     for (const name of sim!.nodes) {
-      const r = await api(t, "GET", `/api/v1/nodes/${name}`);
-      expect(r.status).toBe(200);
-      const node = r.json;
+      // the InternalIP comes from the pod CIDR the node IPAM controller allocates just after
+      // registration, so a busy control plane may show the node a moment without it
+      const node = await until(`${name} with an InternalIP`, async () => {
+        const r = await api(t, "GET", `/api/v1/nodes/${name}`);
+        expect(r.status).toBe(200);
+        return r.json.status?.addresses?.some((a: any) => a.type === "InternalIP") ? r.json : undefined;
+      });
       expect(node.metadata.labels).toMatchObject({
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
