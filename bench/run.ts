@@ -17,6 +17,7 @@ export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   "client-cert-tls": { file: "client-cert-tls.ts" },
   clusters: { file: "clusters.ts" },
   trace: { file: "trace.ts" },
+  dashboard: { file: "dashboard.ts" },
 };
 
 function runOne(name: string): boolean {

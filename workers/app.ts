@@ -9,6 +9,7 @@ import { audit } from "./audit/index";
 import { NODE_CREDENTIAL_PATH, nodeCredentialRequest } from "./authn/node-credentials";
 import { bootstrap } from "./bootstrap";
 import { servedDefs } from "./custom-resources";
+import { mountDashboard } from "./dashboard/routes";
 import { handleDiscovery } from "./discovery/routes";
 import { decodeObject } from "./encoding/request-body";
 import { errorResponse, json } from "./encoding/respond";
@@ -63,6 +64,8 @@ app.post(NODE_CREDENTIAL_PATH, async (c) => {
 });
 // a pod's flow trace: authorized as a get of the pod (workers/trace/read.ts)
 app.get(POD_TRACE_ROUTE, (c) => handlePodTrace(c));
+// the web dashboard's shell and assets: after authentication, before authorization (no data)
+mountDashboard(app);
 app.use("*", authorization());
 app.use("*", issuerDiscovery());
 

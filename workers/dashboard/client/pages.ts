@@ -1,0 +1,224 @@
+// The list views: nodes, namespaces, workloads, pods and events. Each lists then watches its
+// collections (informer in core) and redraws its table when they change.
+export const PAGES = String.raw`
+/** Text made safe to put in HTML. */
+function esc(v) {
+  return String(v).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
+}
+
+/** Markup for one element with text content: a cell value that is not plain text. */
+function tag(name, attrs, text) {
+  var a = "";
+  for (var k in attrs || {}) if (attrs[k] !== undefined && attrs[k] !== null && attrs[k] !== "") a += " " + k + "=\"" + esc(attrs[k]) + "\"";
+  return { html: "<" + name + a + ">" + esc(text) + "</" + name + ">" };
+}
+
+function cellHtml(v) { return v && v.html !== undefined ? v.html : esc(v === undefined || v === null ? "" : v); }
+
+/** A table cell from a column's value (text, or tag() markup) for the DOM-built tables. */
+function cellNode(cls, v) {
+  var td = h("td", { class: cls });
+  if (v && v.html !== undefined) td.innerHTML = v.html; else td.textContent = v === undefined || v === null ? "" : String(v);
+  return td;
+}
+
+/**
+ * A titled table that lists then watches path; cols: [heading, cell(obj) -> text|tag(), class?].
+ * Rows are markup cached per object version (and age), so a change redraws only its own row.
+ */
+function liveTable(root, title, path, cols, signal, opts) {
+  opts = opts || {};
+  var count = h("span", { class: "count" });
+  var err = h("p", { class: "error", role: "alert" });
+  var body = h("tbody");
+  var table = h("table", { "data-table": opts.id || title },
+    h("thead", null, h("tr", null, cols.map(function (c) { return h("th", { scope: "col", class: c[2] }, c[0]); }))), body);
+  root.append(h(opts.level || "h2", null, title, " ", count), err, table);
+  var cache = new Map(), shown = [], last = new Map(), lastErr = null;
+  function rowHtml(o) {
+    var k = keyOf(o);
+    var stamp = o.metadata.resourceVersion + "|" + age(o.metadata.creationTimestamp) + "|" + (opts.stamp ? opts.stamp(o) : "");
+    var c = cache.get(k);
+    if (c && c.stamp === stamp) return c;
+    var html = "<tr data-key=\"" + esc(k) + "\">" + cols.map(function (col) {
+      return "<td" + (col[2] ? " class=\"" + col[2] + "\"" : "") + ">" + cellHtml(col[1](o)) + "</td>";
+    }).join("") + "</tr>";
+    c = { key: k, stamp: stamp, html: html };
+    cache.set(k, c);
+    return c;
+  }
+  function draw(items, e) {
+    last = items; lastErr = e;
+    err.textContent = e ? errorText(e) : "";
+    var list = Array.from(items.values());
+    list.sort(opts.sort || function (a, b) { return keyOf(a) < keyOf(b) ? -1 : 1; });
+    if (opts.limit && list.length > opts.limit) list = list.slice(0, opts.limit);
+    count.textContent = "(" + items.size + ")";
+    var rows = list.map(rowHtml);
+    var same = rows.length === shown.length && rows.length > 0 && rows.every(function (r, i) { return r.key === shown[i].key; });
+    if (same) {
+      // the same rows in the same order: replace only the rows that changed
+      for (var i = 0; i < rows.length; i++) if (rows[i] !== shown[i]) body.rows[i].outerHTML = rows[i].html;
+    } else if (rows.length) {
+      body.innerHTML = rows.map(function (r) { return r.html; }).join("");
+    } else {
+      body.replaceChildren(e ? "" : h("tr", { class: "empty" }, h("td", { colspan: cols.length, class: "notice" }, "None.")));
+    }
+    shown = rows;
+    if (cache.size > 2 * items.size + 100) cache.forEach(function (_v, k) { if (!items.has(k)) cache.delete(k); });
+    table.setAttribute("data-loaded", "true");
+    if (opts.onChange) opts.onChange(items);
+  }
+  informer(path, draw, signal);
+  return { refresh: function () { draw(last, lastErr); } };
+}
+
+function nsCol() { return namespace() ? [] : [["Namespace", function (o) { return o.metadata.namespace; }]]; }
+
+function quantity(r, k) { return (r && r[k]) || ""; }
+
+VIEWS.nodes = function (root, _args, signal) {
+  root.append(h("h1", { text: "Nodes" }));
+  // pods per node from a cluster-wide pod list (when the user may read it)
+  var perNode = null, table = null;
+  informer("/api/v1/pods", function (items, e) {
+    if (e) return;
+    perNode = {};
+    items.forEach(function (p) {
+      var n = p.spec.nodeName, ph = p.status && p.status.phase;
+      if (n && ph !== "Succeeded" && ph !== "Failed") perNode[n] = (perNode[n] || 0) + 1;
+    });
+    if (table) table.refresh();
+  }, signal);
+  var pods = function (n) { return perNode ? String(perNode[n.metadata.name] || 0) : "?"; };
+  table = liveTable(root, "All nodes", "/api/v1/nodes", [
+    ["Name", function (n) { return n.metadata.name; }],
+    ["Ready", function (n) {
+      var c = ((n.status && n.status.conditions) || []).filter(function (x) { return x.type === "Ready"; })[0];
+      var ok = c && c.status === "True";
+      return tag("span", { class: ok ? "ok" : "bad" }, ok ? "Ready" : "NotReady" + (c && c.reason ? " (" + c.reason + ")" : ""));
+    }],
+    ["Pods", function (n) { return pods(n) + " / " + quantity(n.status.capacity, "pods"); }, "num"],
+    ["CPU", function (n) { return quantity(n.status.capacity, "cpu"); }, "num"],
+    ["Memory", function (n) { return quantity(n.status.capacity, "memory"); }, "num"],
+    ["Version", function (n) { return (n.status.nodeInfo && n.status.nodeInfo.kubeletVersion) || ""; }],
+    ["Age", function (n) { return age(n.metadata.creationTimestamp); }, "num"],
+  ], signal, { id: "nodes", stamp: pods });
+};
+
+VIEWS.namespaces = function (root, _args, signal) {
+  root.append(h("h1", { text: "Namespaces" }));
+  liveTable(root, "All namespaces", "/api/v1/namespaces", [
+    ["Name", function (n) {
+      return tag("a", { href: "#/ns/" + encodeURIComponent(n.metadata.name) }, n.metadata.name);
+    }],
+    ["Status", function (n) { return (n.status && n.status.phase) || ""; }],
+    ["Age", function (n) { return age(n.metadata.creationTimestamp); }, "num"],
+  ], signal, { id: "namespaces" });
+};
+
+// #/ns/<name>: scope the views to a namespace, then show its pods
+VIEWS.ns = function (_root, args) {
+  sessionStorage.setItem(NS_KEY, args[0] || "");
+  $("ns").value = args[0] || "";
+  location.replace("#/pods");
+};
+
+function ratio(a, b) { return String(a || 0) + "/" + String(b || 0); }
+
+VIEWS.workloads = function (root, _args, signal) {
+  root.append(h("h1", { text: "Workloads" }));
+  var name = ["Name", function (o) { return o.metadata.name; }];
+  var old = ["Age", function (o) { return age(o.metadata.creationTimestamp); }, "num"];
+  liveTable(root, "Deployments", scoped("/apis/apps/v1", "deployments"), nsCol().concat([name,
+    ["Ready", function (d) { return ratio(d.status && d.status.readyReplicas, d.spec.replicas); }, "num"],
+    ["Up-to-date", function (d) { return String((d.status && d.status.updatedReplicas) || 0); }, "num"],
+    ["Available", function (d) { return String((d.status && d.status.availableReplicas) || 0); }, "num"], old]), signal, { id: "deployments" });
+  liveTable(root, "ReplicaSets", scoped("/apis/apps/v1", "replicasets"), nsCol().concat([name,
+    ["Desired", function (r) { return String(r.spec.replicas || 0); }, "num"],
+    ["Current", function (r) { return String((r.status && r.status.replicas) || 0); }, "num"],
+    ["Ready", function (r) { return String((r.status && r.status.readyReplicas) || 0); }, "num"], old]), signal, { id: "replicasets" });
+  liveTable(root, "StatefulSets", scoped("/apis/apps/v1", "statefulsets"), nsCol().concat([name,
+    ["Ready", function (s) { return ratio(s.status && s.status.readyReplicas, s.spec.replicas); }, "num"], old]), signal, { id: "statefulsets" });
+  liveTable(root, "DaemonSets", scoped("/apis/apps/v1", "daemonsets"), nsCol().concat([name,
+    ["Desired", function (d) { return String((d.status && d.status.desiredNumberScheduled) || 0); }, "num"],
+    ["Current", function (d) { return String((d.status && d.status.currentNumberScheduled) || 0); }, "num"],
+    ["Ready", function (d) { return String((d.status && d.status.numberReady) || 0); }, "num"], old]), signal, { id: "daemonsets" });
+  liveTable(root, "Jobs", scoped("/apis/batch/v1", "jobs"), nsCol().concat([name,
+    ["Completions", function (j) { return ratio(j.status && j.status.succeeded, j.spec.completions || 1); }, "num"],
+    ["Status", function (j) {
+      var c = ((j.status && j.status.conditions) || []).filter(function (x) { return x.status === "True"; }).map(function (x) { return x.type; });
+      return c.join(", ") || ((j.status && j.status.active) ? "Running" : "");
+    }], old]), signal, { id: "jobs" });
+};
+
+/** A pod's status as kubectl get pods words it (the main cases). */
+function podStatus(p) {
+  var st = p.status || {};
+  if (p.metadata.deletionTimestamp) return "Terminating";
+  var reason = st.reason || st.phase || "Pending";
+  var inits = st.initContainerStatuses || [];
+  for (var i = 0; i < inits.length; i++) {
+    var s = inits[i].state || {};
+    if (s.terminated && s.terminated.exitCode === 0) continue;
+    if (s.terminated) return "Init:" + (s.terminated.reason || "Error");
+    if (s.waiting && s.waiting.reason && s.waiting.reason !== "PodInitializing") return "Init:" + s.waiting.reason;
+    return "Init:" + i + "/" + (p.spec.initContainers || []).length;
+  }
+  (st.containerStatuses || []).forEach(function (c) {
+    var s = c.state || {};
+    if (s.waiting && s.waiting.reason) reason = s.waiting.reason;
+    else if (s.terminated && s.terminated.reason) reason = s.terminated.reason;
+  });
+  return reason;
+}
+
+function statusClass(s) {
+  if (/^(Running|Succeeded|Completed)$/.test(s)) return "ok";
+  if (/Err|BackOff|Fail|Error|Unknown|OOM/.test(s)) return "bad";
+  return "warn";
+}
+
+VIEWS.pods = function (root, _args, signal) {
+  root.append(h("h1", { text: "Pods" }));
+  liveTable(root, namespace() ? "Pods in " + namespace() : "Pods in all namespaces", scoped("/api/v1", "pods"), nsCol().concat([
+    ["Name", function (p) { return tag("a", { href: podHref(p.metadata.namespace, p.metadata.name) }, p.metadata.name); }],
+    ["Ready", function (p) {
+      var cs = (p.status && p.status.containerStatuses) || [];
+      return ratio(cs.filter(function (c) { return c.ready; }).length, (p.spec.containers || []).length);
+    }, "num"],
+    ["Status", function (p) { var s = podStatus(p); return tag("span", { class: statusClass(s), "data-status": s }, s); }],
+    ["Restarts", function (p) {
+      return String(((p.status && p.status.containerStatuses) || []).reduce(function (n, c) { return n + (c.restartCount || 0); }, 0));
+    }, "num"],
+    ["Node", function (p) { return p.spec.nodeName || ""; }],
+    ["IP", function (p) { return (p.status && p.status.podIP) || ""; }, "mono"],
+    ["Age", function (p) { return age(p.metadata.creationTimestamp); }, "num"],
+  ]), signal, { id: "pods", level: "h2" });
+};
+
+function eventLast(e) { return e.lastTimestamp || e.eventTime || e.firstTimestamp || e.metadata.creationTimestamp; }
+
+function eventColumns(withObject) {
+  return [
+    ["Last seen", function (e) { return age(eventLast(e)); }, "num"],
+    ["Type", function (e) { return tag("span", { class: e.type === "Warning" ? "bad" : "" }, e.type || ""); }],
+    ["Reason", function (e) { return e.reason || ""; }],
+  ].concat(withObject ? [["Object", function (e) {
+    var io = e.involvedObject || {};
+    var label = (io.kind || "").toLowerCase() + "/" + io.name;
+    return io.kind === "Pod" ? tag("a", { href: podHref(io.namespace, io.name) }, label) : label;
+  }]] : []).concat([
+    ["Count", function (e) { return String(e.count || 1); }, "num"],
+    ["Message", function (e) { return e.message || ""; }],
+  ]);
+}
+
+function byLastSeen(a, b) { return Date.parse(eventLast(b)) - Date.parse(eventLast(a)); }
+
+VIEWS.events = function (root, _args, signal) {
+  root.append(h("h1", { text: "Events" }));
+  liveTable(root, namespace() ? "Events in " + namespace() : "Events in all namespaces", scoped("/api/v1", "events"),
+    nsCol().concat(eventColumns(true)), signal, { id: "events", sort: byLastSeen, limit: 500 });
+};
+`;
