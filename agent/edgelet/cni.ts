@@ -21,6 +21,8 @@ export interface CniOptions {
   ipMasq: boolean;
   /** the pods' (and the bridge's) MTU; unset: the plugin's default (the uplink's) */
   mtu?: number;
+  /** the bridge's name (default BRIDGE) */
+  bridge?: string;
 }
 
 /** A CNI network configuration list (conflist), as written for the runtime. */
@@ -37,7 +39,7 @@ export function bridgeConflist(o: CniOptions): CniConflist {
     plugins: [
       {
         type: "bridge",
-        bridge: BRIDGE,
+        bridge: o.bridge ?? BRIDGE,
         isGateway: true,
         ipMasq: o.ipMasq,
         hairpinMode: true,

@@ -24,6 +24,8 @@ export interface EdgeletConfig {
   /** Explicit node IP; default 127.0.0.1... see node-status.ts nodeIP(). */
   nodeIP?: string;
   cniConfDir: string;
+  /** the Linux bridge the CNI config puts pods on (default edgeplane0) */
+  cniBridge: string;
   /** cgroupfs path under which QoS and pod cgroups live. */
   cgroupRoot: string;
   /** Overrides the sandbox image containerd reports. */
@@ -56,6 +58,7 @@ export const DEFAULTS = {
   containerdSocket: "unix:///run/edgeplane/containerd.sock",
   root: "/var/lib/edgeplane/edgelet",
   cniConfDir: "/etc/edgeplane/net.d",
+  cniBridge: "edgeplane0",
   cgroupRoot: "/edgeplane",
   leaseSeconds: 10,
   statusSeconds: 10,
@@ -73,6 +76,8 @@ export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
   --pod-network BACKEND      auto|host-gw|vxlan|none (default: the cluster's, kube-system/edgeplane-network)
   --node-ip IP               InternalIP to report (and the address peers route pod traffic to)
   --cni-conf-dir DIR         (default ${DEFAULTS.cniConfDir})
+  --cni-bridge NAME          the bridge pods are put on (default ${DEFAULTS.cniBridge}; another name
+                             lets a second node share a network namespace, as tests do)
   --cni-ipam-dir DIR         host-local IPAM state (default <root>/cni/networks)
   --cgroup-root PATH         cgroupfs parent of the QoS and pod cgroups (default ${DEFAULTS.cgroupRoot})
   --pod-infra-image IMAGE    sandbox image to pre-pull (default: containerd's)
@@ -104,6 +109,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       "cni-ipam-dir": { type: "string" },
       "node-ip": { type: "string" },
       "cni-conf-dir": { type: "string" },
+      "cni-bridge": { type: "string" },
       "cgroup-root": { type: "string" },
       "pod-infra-image": { type: "string" },
       "cpu-manager-policy": { type: "string" },
@@ -168,6 +174,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     podNetwork: podNetwork as Backend | undefined,
     nodeIP: values["node-ip"],
     cniConfDir: values["cni-conf-dir"] ?? DEFAULTS.cniConfDir,
+    cniBridge: values["cni-bridge"] ?? DEFAULTS.cniBridge,
     cgroupRoot: values["cgroup-root"] ?? DEFAULTS.cgroupRoot,
     podInfraImage: values["pod-infra-image"],
     leaseSeconds: num(values["lease-seconds"], DEFAULTS.leaseSeconds),

@@ -138,6 +138,7 @@ export async function startEdgelet(
     // the agent masquerades itself (agent/network/masquerade.ts) when it runs the pod network
     ipMasq: backend === "none",
     mtu: uplink ? podMTU(backend, uplink.mtu) : undefined,
+    bridge: cfg.cniBridge,
   };
   if (ensureCniConfig(cfg.cniConfDir, cni))
     log(`wrote CNI config for podCIDR ${podCIDR}${cni.mtu ? ` (mtu ${cni.mtu})` : ""}`);

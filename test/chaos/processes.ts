@@ -271,7 +271,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     config_path = "/var/lib/edgeplane/containerd/certs.d"
 `,
     );
-    // the edgelet writes its own conflist only when the subnet differs: this one is kept
+    // the edgelet writes its own conflist over this one (same subnet and bridge, its own options)
     writeFileSync(
       join(d, "net.d", "10-edgeplane.conflist"),
       JSON.stringify({
@@ -382,6 +382,12 @@ export class RealNode {
       this.root,
       "--cni-conf-dir",
       join(this.ctd.dir, "net.d"),
+      // its own bridge and nftables table: the machine's containerd (edgeplane0) and other
+      // suites' nodes share this network namespace
+      "--cni-bridge",
+      this.ctd.bridge,
+      "--nft-table",
+      `chaos${process.pid}`,
       "--cgroup-root",
       this.cgroupRoot,
       "--pod-cidr",
