@@ -3,6 +3,7 @@
 // credential, a ValidatingAdmissionPolicy denying every subresource write, and a webhook that
 // sees an Eviction. Each refusal is a metav1.Status and leaves the objects as they were. Its own
 // server, with static tokens for two nodes.
+import { execFileSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +11,13 @@ import { allResources } from "../../api/registry";
 import { startDevServer } from "../../local-engine/devserver";
 import { api, freshNamespace, type Target } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
+
+const CSRS = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+/** resources as a Status names them outside the core group */
+const GROUP_QUALIFIED: Record<string, string> = {
+  deployments: "deployments.apps",
+  certificatesigningrequests: "certificatesigningrequests.certificates.k8s.io",
+};
 
 const ADMREG = "/apis/admissionregistration.k8s.io/v1";
 const TOKENS = [
@@ -132,6 +140,28 @@ describe("admission of subresource writes", () => {
         apiVersion: "v1",
         kind: "Node",
         metadata: { name: "sr-node" },
+      }),
+      await api(server, "POST", CSRS, {
+        apiVersion: "certificates.k8s.io/v1",
+        kind: "CertificateSigningRequest",
+        metadata: { name: "sr-csr" },
+        spec: {
+          // a PKCS#10 request as a client makes one
+          request: Buffer.from(
+            execFileSync(
+              "openssl",
+              ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"].concat([
+                "-keyout",
+                "/dev/null",
+                "-subj",
+                "/CN=sr-user",
+              ]),
+              { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
+            ),
+          ).toString("base64"),
+          signerName: "example.com/signer",
+          usages: ["client auth"],
+        },
       }),
     );
     for (const r of made) expect(r.status, r.text).toBe(201);
@@ -453,6 +483,19 @@ describe("admission of subresource writes", () => {
           ]),
       },
       {
+        subresource: "approval",
+        method: "PUT",
+        path: () => `${CSRS}/sr-csr/approval`,
+        body: async () => {
+          const c = (await api(server, "GET", `${CSRS}/sr-csr`)).json;
+          const approved = { type: "Approved", status: "True", reason: "Test", message: "approved" };
+          return { ...c, status: { conditions: [approved] } };
+        },
+        want: "UPDATE certificatesigningrequests/approval as certificates.k8s.io/v1, Kind=CertificateSigningRequest",
+        unchanged: async () =>
+          expect((await api(server, "GET", `${CSRS}/sr-csr`)).json.status?.conditions ?? []).toEqual([]),
+      },
+      {
         subresource: "exec",
         method: "POST",
         path: () => `${pods()}/sr-pod-a/exec?command=true&stdout=true`,
@@ -544,7 +587,7 @@ describe("admission of subresource writes", () => {
           status: "Failure",
           reason: "Invalid",
           code: 422,
-          message: `${resource === "deployments" ? "deployments.apps" : resource} "${name}" is forbidden: ${message}`,
+          message: `${GROUP_QUALIFIED[resource] ?? resource} "${name}" is forbidden: ${message}`,
         });
         await row.unchanged();
       },
