@@ -143,3 +143,18 @@ export function orderSpans(spans: TraceSpan[]): TraceSpan[] {
     })
     .map((x) => x.s);
 }
+
+/** One stage of a pod's trace as the podtraces API answers it (and `edgeplane trace` reads it). */
+export interface TraceStage {
+  /** FLOW.md's step number */
+  step: string;
+  name: string;
+  component: string;
+  /** RFC3339 with nanoseconds */
+  start: string;
+  end?: string;
+  durationMs?: number;
+  state: "done" | "failed" | "waiting";
+  reason?: string;
+  detail: Record<string, unknown>;
+}

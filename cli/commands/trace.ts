@@ -2,6 +2,7 @@
 // trace (docs/trace.md) as a terminal waterfall, one line per FLOW.md stage, a bar placed and
 // scaled by its time, the slowest stage marked, a failed or waiting one with its reason.
 
+import type { TraceStage } from "../../api/trace";
 import { get, kubeconfigPath, loadConnection } from "../lib/kubeconfig";
 import type { Command } from "../main";
 
@@ -9,17 +10,7 @@ const USAGE =
   "usage: edgeplane trace pod/<name> [-n namespace] [-o json] [--kubeconfig file] [--context name]";
 const BAR_WIDTH = 40;
 
-interface Stage {
-  step: string;
-  name: string;
-  component: string;
-  start: string;
-  end?: string;
-  durationMs?: number;
-  state: "done" | "failed" | "waiting";
-  reason?: string;
-  detail?: Record<string, unknown>;
-}
+type Stage = TraceStage;
 
 interface Trace {
   pod: { name: string; namespace: string; uid: string; phase: string; nodeName?: string };

@@ -5,7 +5,7 @@
 import type { Context } from "hono";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
-import { orderSpans, rfc3339Nano, type TraceSpan } from "../../api/trace";
+import { orderSpans, rfc3339Nano, type TraceSpan, type TraceStage } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
 import { enabledPlugins } from "../admission/index";
@@ -26,18 +26,6 @@ const OWNER_KINDS: Record<string, [string, string, string]> = {
   Job: ["batch", "v1", "jobs"],
   CronJob: ["batch", "v1", "cronjobs"],
 };
-
-export interface TraceStage {
-  step: string;
-  name: string;
-  component: string;
-  start: string;
-  end?: string;
-  durationMs?: number;
-  state: "done" | "failed" | "waiting";
-  reason?: string;
-  detail: Record<string, unknown>;
-}
 
 export async function handlePodTrace(c: Context<AppEnv>): Promise<Response> {
   const namespace = c.req.param("namespace") ?? "";
