@@ -48,6 +48,8 @@ async function signIn(ev) {
 }
 
 function enter(user) {
+  // the sign-in button is about to hide: keyboard focus starts again from the top of the page
+  if ($("login").contains(document.activeElement)) document.activeElement.blur();
   $("login").hidden = true; $("view").hidden = false; $("nav").hidden = false;
   $("scope").hidden = false; $("logout").hidden = false; $("login-error").textContent = "";
   showWho(user);
