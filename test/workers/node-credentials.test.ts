@@ -145,6 +145,24 @@ describe("node credentials", () => {
     await api(t, "DELETE", `/api/v1/nodes/${name}`);
   }, 30_000);
 
+  it("a node whose Node was just deleted cannot re-create it, even while its credential is still remembered", async () => {
+    const name = nodeName("recreate");
+    const token = await join(name);
+    await register(token, name);
+    // remembered by the token cache (1 s here) from this request on
+    expect((await readOwnNode(token, name)).status).toBe(200);
+    expect((await api(t, "DELETE", `/api/v1/nodes/${name}`)).status).toBe(200);
+    const back = await api(as(token), "POST", "/api/v1/nodes", {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name },
+    });
+    expect(back.status, back.text).toBe(401);
+    expect(back.json).toMatchObject({ kind: "Status", reason: "Unauthorized" });
+    expect(back.json.message).toContain("its Node was deleted");
+    expect((await api(t, "GET", `/api/v1/nodes/${name}`)).status).toBe(404);
+  }, 30_000);
+
   it("refuses a bootstrap exchange for a node whose agent is alive (409), allows it once the Lease expired, and revokes the old agent", async () => {
     const name = nodeName("takeover");
     const old = await join(name);

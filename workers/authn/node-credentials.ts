@@ -201,3 +201,23 @@ function heldByAgent(node: string, why: string): StatusError {
     { name: node, kind: "nodes" },
   );
 }
+
+/**
+ * Called when a node registers its Node (a create): a credential is checked afresh here, since
+ * its authentication may have been remembered from a few seconds ago, before its Node was
+ * deleted; a revoked agent must not bring its Node back. 401, as its next request would get.
+ */
+export async function assertNodeMayRegister(env: AuthnEnv, user: UserInfo): Promise<void> {
+  const agent = user.extra?.[AGENT_EXTRA]?.[0];
+  if (!agent || !user.name.startsWith(NODE_USER_PREFIX)) return;
+  const node = user.name.slice(NODE_USER_PREFIX.length);
+  const objects = storeObjects(env);
+  const [binding, registered] = await Promise.all([
+    readBinding(objects, node),
+    objects.get("nodes", "", node),
+  ]);
+  if (!binding || binding.agent !== agent)
+    throw new StatusError(401, "Unauthorized", "node credential revoked: another agent joined as this node");
+  if (binding.nodeUID && binding.nodeUID !== (registered?.metadata?.uid ?? ""))
+    throw new StatusError(401, "Unauthorized", "node credential revoked: its Node was deleted");
+}

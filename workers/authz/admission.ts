@@ -1,6 +1,7 @@
 // The admission side of authorization, as one plugin for workers/admission/index.ts: RBAC
 // escalation checks on role and binding writes, and NodeRestriction for kubelets.
 import type { AdmissionPlugin } from "../admission/index";
+import { assertNodeMayRegister } from "../authn/node-credentials";
 import { checkBindingEscalation, checkRoleEscalation } from "./escalation";
 import { nodeRestriction } from "./node-restriction";
 import { invalidateRbacCache } from "./rbac";
@@ -24,6 +25,8 @@ export const authzAdmission: AdmissionPlugin = {
     // NodeRestriction handles creates, updates and deletes, as upstream's: a CONNECT (exec,
     // attach, port-forward) is the Node authorizer's alone
     if (operation === "CONNECT") return;
+    if (operation === "CREATE" && w.def.group === "" && w.def.resource === "nodes" && !w.info.subresource)
+      await assertNodeMayRegister(env, user);
     await nodeRestriction(user, operation, w.def.resource, w.info.subresource, object, old, {
       apiGroup: w.def.group,
       name: w.info.name,
