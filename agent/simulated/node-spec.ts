@@ -8,6 +8,8 @@ import { asApiBody, isObject, type Node, type NodeStatus, type Taint } from "../
 export interface NodeTemplate {
   zones: string[];
   capacity: Record<string, string>;
+  /** Nodes whose capacity differs from `capacity`, by name. */
+  capacityByName?: Record<string, Record<string, string>>;
   labels: Record<string, string>;
   taints: Taint[];
   instanceType: string;
@@ -78,9 +80,10 @@ export function nodeStatus(
   ip?: string,
 ): NodeStatus {
   const id = `${index.toString(16).padStart(8, "0")}-0000-4000-8000-${hex(name)}`;
+  const capacity = t.capacityByName?.[name] ?? t.capacity;
   return {
-    capacity: { ...t.capacity },
-    allocatable: { ...t.capacity },
+    capacity: { ...capacity },
+    allocatable: { ...capacity },
     conditions: [
       condition(
         "MemoryPressure",

@@ -18,6 +18,8 @@ export interface SimulatedNodesOptions {
   namePrefix?: string;
   zones?: string[];
   capacity?: Record<string, string>;
+  /** Nodes that report another capacity than `capacity`, by name (each reports it on every status update). */
+  nodeCapacity?: Record<string, Record<string, string>>;
   labels?: Record<string, string>;
   taints?: Taint[];
   /** Lease renewal period (leaseDurationSeconds is 40). */
@@ -107,6 +109,7 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     template: {
       zones: opts.zones ?? ["zone-a", "zone-b", "zone-c"],
       capacity: opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" },
+      capacityByName: opts.nodeCapacity,
       labels: opts.labels ?? {},
       taints: opts.taints ?? [],
       instanceType: opts.instanceType ?? "edgeplane.sim-32x256",
