@@ -36,7 +36,7 @@ async function signIn(ev) {
   try {
     var user = await whoAmI(true);
     $("token").value = "";
-    enter(user);
+    enter(user, true);
   } catch (e) {
     sessionStorage.removeItem(TOKEN_KEY);
     $("login-error").textContent = e instanceof ApiError && e.status === 401
@@ -47,10 +47,10 @@ async function signIn(ev) {
   }
 }
 
-function enter(user) {
-  // the sign-in button is about to hide: keyboard focus starts again from the top of the page
-  if ($("login").contains(document.activeElement)) document.activeElement.blur();
+function enter(user, signedInHere) {
   $("login").hidden = true; $("view").hidden = false; $("nav").hidden = false;
+  // the form that held the keyboard focus is gone: it moves to the content it revealed
+  if (signedInHere) $("main").focus();
   $("scope").hidden = false; $("logout").hidden = false; $("login-error").textContent = "";
   showWho(user);
   $("ns").value = namespace();
