@@ -1,6 +1,6 @@
 // The Worker bundle is built once per state of its sources: a second start with the same
 // sources reuses it (with the manifest the engine runs it from), a changed source builds anew.
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -28,8 +28,11 @@ describe("worker bundle cache", () => {
     const first = await workerBundle(root);
     const manifest = JSON.parse(readFileSync(join(first.bundleDir, MANIFEST), "utf8"));
     expect(manifest.modules[0]).toEqual({ type: "ESModule", path: "index.js" });
-    expect(manifest.modules.slice(1).map((m: { type: string }) => m.type)).toEqual(["Text"]);
-    expect(manifest.modules[1].path).toMatch(/\.sql$/);
+    // every migration travels as a Text module beside the code
+    const migrations = readdirSync(join(root, "migrations")).filter((f) => f.endsWith(".sql"));
+    const texts = manifest.modules.slice(1) as { type: string; path: string }[];
+    expect(texts.map((m) => m.type)).toEqual(migrations.map(() => "Text"));
+    for (const m of texts) expect(m.path).toMatch(/\.sql$/);
     expect(manifest.workerOptions.durableObjects.STORE).toEqual({ className: "StoreShard", useSQLite: true });
     const built = statSync(join(first.bundleDir, "index.js")).mtimeMs;
 
