@@ -8,8 +8,8 @@
 import { unauthorized } from "../../api/errors";
 import type { AuthnVars } from "./types";
 
-const HEALTH = ["/healthz", "/livez", "/readyz"];
-const EXACT = new Set(["/version", "/version/", "/dashboard"]);
+/** system:public-info-viewer's paths (upstream grants system:unauthenticated nothing else), and the dashboard's shell */
+const EXACT = new Set(["/healthz", "/livez", "/readyz", "/version", "/version/", "/dashboard"]);
 
 export type AnonymousMode = "health" | "all";
 
@@ -21,8 +21,7 @@ export function anonymousMode(env: AuthnVars): AnonymousMode {
 /** Whether `path` (within the cluster) is served to a caller with no credential. */
 export function anonymousAllowed(path: string, mode: AnonymousMode): boolean {
   if (mode === "all") return true;
-  if (EXACT.has(path) || path.startsWith("/dashboard/")) return true;
-  return HEALTH.some((h) => path === h || path.startsWith(`${h}/`));
+  return EXACT.has(path) || path.startsWith("/dashboard/");
 }
 
 /** Throws 401 when a request with no credential may not be served as system:anonymous at `path`. */

@@ -6,7 +6,7 @@ describe("anonymous requests", () => {
   it("by default reach health, version and the dashboard's sign-in page only", () => {
     const mode = anonymousMode({});
     expect(mode).toBe("health");
-    for (const p of ["/livez", "/readyz/etcd", "/healthz", "/version", "/dashboard/", "/dashboard/app.js"])
+    for (const p of ["/livez", "/readyz", "/healthz", "/version", "/dashboard/", "/dashboard/app.js"])
       expect(anonymousAllowed(p, mode), p).toBe(true);
     for (const p of [
       "/",
@@ -15,6 +15,7 @@ describe("anonymous requests", () => {
       "/api/v1/pods",
       "/openapi/v2",
       "/livezz",
+      "/readyz/etcd",
       "/versions",
       "/dashboards",
     ])
