@@ -3,6 +3,9 @@
 //           kubeconfig written, then `kubectl get ns` through it until it succeeds: the wall
 //           time from the create's start, p50/p99 over BENCH_CLUSTERS_CREATE clusters (20);
 //           also create -> first GET /api/v1/namespaces over HTTP alone (no kubectl start).
+//   NOISY:  cluster b's single-client GET p50/p99 (BENCH_CLUSTERS_NOISY_GETS, 300) with cluster a
+//           idle, then while a takes 50 clients creating ConfigMaps as fast as it answers: the
+//           ratio is what a noisy neighbour costs (target <= 2x).
 //   IDLE:   the control plane's CPU (workerd and engine, from /proc) and workerd's memory over
 //           BENCH_CLUSTERS_IDLE_SECONDS (30) with 1 other cluster, then with 100 (each used
 //           once, then left alone), both after the same settling time.
@@ -15,9 +18,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { startApiServer } from "./lib/apiserver";
 import { groupCpu } from "./lib/cpu";
-import { oneShot, request, type Target } from "./lib/http";
+import { keepAliveAgent, oneShot, request, type Target } from "./lib/http";
 import { type Row, table, writeResults } from "./lib/report";
-import { ratio, sleep, summarize } from "./lib/stats";
+import { now, ratio, type Summary, sleep, summarize } from "./lib/stats";
 
 const run = promisify(execFile);
 const KUBECTL = process.env.KUBECTL ?? "/usr/bin/kubectl";
@@ -25,6 +28,8 @@ const CREATES = Number(process.env.BENCH_CLUSTERS_CREATE ?? 20);
 const IDLE_CLUSTERS = Number(process.env.BENCH_CLUSTERS_MANY ?? 100);
 const IDLE_SECONDS = Number(process.env.BENCH_CLUSTERS_IDLE_SECONDS ?? 30);
 const SETTLE_SECONDS = Number(process.env.BENCH_CLUSTERS_SETTLE_SECONDS ?? 20);
+const NOISY_GETS = Number(process.env.BENCH_CLUSTERS_NOISY_GETS ?? 300);
+const NOISY_CLIENTS = 50;
 const CLUSTERS = "/apis/tenancy.edgeplane.dev/v1alpha1/clusters";
 
 const t0 = performance.now();
@@ -61,6 +66,72 @@ async function create(front: Target, name: string): Promise<string> {
   const tr = await request(front, oneShot, "POST", `${CLUSTERS}/${name}/token`, "{}");
   if (tr.status !== 201) throw new Error(`token ${name}: ${tr.status} ${tr.body}`);
   return JSON.parse(tr.body).status.token;
+}
+
+const withToken = (front: Target, token: string): Target => ({
+  ...front,
+  headers: { ...front.headers, authorization: `Bearer ${token}` },
+});
+
+/**
+ * Cluster b's single-client GETs with cluster a idle, then under a's 50-client create load:
+ * the neighbour's cost to b, and a's own create rate meanwhile.
+ */
+async function noisyNeighbour(
+  front: Target,
+): Promise<{ quiet: Summary; loaded: Summary; aPerSecond: number }> {
+  const a = withToken(front, await create(front, "noisy-a"));
+  const b = withToken(front, await create(front, "noisy-b"));
+  const bAgent = keepAliveAgent(1);
+  const sample = async (n: number) => {
+    const ms: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const s = now();
+      const r = await request(b, bAgent, "GET", "/clusters/noisy-b/api/v1/namespaces/default");
+      if (r.status !== 200) throw new Error(`b: ${r.status} ${r.body}`);
+      ms.push(now() - s);
+    }
+    return summarize(ms);
+  };
+  await sample(50); // b's first requests start its cluster
+  const quiet = await sample(NOISY_GETS);
+  // a's first request, so that its load is creates, not its start
+  const warm = await request(a, oneShot, "GET", "/clusters/noisy-a/api/v1/namespaces/default");
+  if (warm.status !== 200) throw new Error(`a: ${warm.status} ${warm.body}`);
+  const aAgent = keepAliveAgent(NOISY_CLIENTS);
+  let stop = false;
+  let created = 0;
+  let next = 0;
+  const started = now();
+  const loops = Array.from({ length: NOISY_CLIENTS }, async () => {
+    while (!stop) {
+      const body = JSON.stringify({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `noise-${next++}` },
+        data: { k: "v" },
+      });
+      const r = await request(
+        a,
+        aAgent,
+        "POST",
+        "/clusters/noisy-a/api/v1/namespaces/default/configmaps",
+        body,
+        {
+          "content-type": "application/json",
+        },
+      );
+      if (r.status === 201) created++;
+    }
+  });
+  await sleep(2000); // the load at its height
+  const loaded = await sample(NOISY_GETS);
+  stop = true;
+  await Promise.all(loops);
+  const aPerSecond = created / ((now() - started) / 1000);
+  bAgent.destroy();
+  aAgent.destroy();
+  return { quiet, loaded, aPerSecond };
 }
 
 /** workerd's resident memory in the group, MiB. */
@@ -133,6 +204,9 @@ async function main(): Promise<void> {
     const k = summarize(kubectlMs);
     const h = summarize(httpMs);
 
+    log(`noisy neighbour: b's ${NOISY_GETS} GETs, a idle, then a under ${NOISY_CLIENTS}-client creates`);
+    const noisy = await noisyNeighbour(front);
+
     // idle: the 2*CREATES clusters above exist and were used; bring the count to 1 first
     // by measuring a fresh server would cost a restart: instead, measure 1 vs many on this one
     // only after deleting all but one
@@ -141,6 +215,7 @@ async function main(): Promise<void> {
       await request(front, oneShot, "DELETE", `${CLUSTERS}/h${i}`);
       if (i > 0) await request(front, oneShot, "DELETE", `${CLUSTERS}/k${i}`);
     }
+    for (const name of ["noisy-a", "noisy-b"]) await request(front, oneShot, "DELETE", `${CLUSTERS}/${name}`);
     const one = await idleWindow(server.pgid);
     log(`idle with ${IDLE_CLUSTERS} clusters (each used once)`);
     for (let i = 1; i < IDLE_CLUSTERS; i++) {
@@ -160,6 +235,13 @@ async function main(): Promise<void> {
       ["create -> kubectl get ns p99 (ms)", k.p99.toFixed(0)],
       ["create -> first GET over HTTP p50 (ms)", h.p50.toFixed(0)],
       ["create -> first GET over HTTP p99 (ms)", h.p99.toFixed(0)],
+      ["b's GET p50 / p99, a idle (ms)", `${noisy.quiet.p50.toFixed(1)} / ${noisy.quiet.p99.toFixed(1)}`],
+      [
+        `b's GET p50 / p99, a under ${NOISY_CLIENTS}-client creates (ms)`,
+        `${noisy.loaded.p50.toFixed(1)} / ${noisy.loaded.p99.toFixed(1)}`,
+      ],
+      ["  ratio of p99 (target <= 2)", ratio(noisy.loaded.p99, noisy.quiet.p99).toFixed(2)],
+      ["  a's creates/s meanwhile", noisy.aPerSecond.toFixed(0)],
       [`idle CPU, 1 cluster (ms per ${IDLE_SECONDS} s)`, one.cpuMs.toFixed(0)],
       [`idle CPU, ${IDLE_CLUSTERS} clusters (ms per ${IDLE_SECONDS} s)`, many.cpuMs.toFixed(0)],
       ["workerd RSS, 1 cluster (MiB)", one.rssMiB.toFixed(0)],
@@ -171,6 +253,12 @@ async function main(): Promise<void> {
       create_kubectl_p99_ms: k.p99,
       create_http_p50_ms: h.p50,
       create_http_p99_ms: h.p99,
+      noisy_b_get_p50_quiet_ms: noisy.quiet.p50,
+      noisy_b_get_p99_quiet_ms: noisy.quiet.p99,
+      noisy_b_get_p50_loaded_ms: noisy.loaded.p50,
+      noisy_b_get_p99_loaded_ms: noisy.loaded.p99,
+      noisy_p99_ratio: ratio(noisy.loaded.p99, noisy.quiet.p99),
+      noisy_a_creates_per_s: noisy.aPerSecond,
       idle_cpu_ms_1: one.cpuMs,
       idle_cpu_ms_many: many.cpuMs,
       idle_cpu_ratio: ratio(many.cpuMs, one.cpuMs),
