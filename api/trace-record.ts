@@ -37,33 +37,46 @@ function boundedGroups(groups: string[]): string[] {
   return groups.slice(0, 32).map((g) => cut(g, 256));
 }
 
+/** What system:masters' authorization says when it allows (the default reason, not stored). */
+const MASTERS_REASON = "member of system:masters: always allowed";
+
 /**
- * The record as the apiserver sends it with the create: each span's detail stays under
- * MAX_SPAN_BYTES (api/trace.ts), so a record is bounded (a few KiB at most).
+ * The record as the apiserver sends it with the create: times after the first are offsets
+ * from it, and each span's detail stays under MAX_SPAN_BYTES (api/trace.ts), so a record is
+ * bounded (a few KiB at most) and usually a couple of hundred bytes.
  */
 export function encodeCreateRecord(r: CreateRecord): string {
   const { authn, cause, authz, admission: adm } = r;
+  const t0 = r.received;
   return JSON.stringify([
     VERSION,
     cut(r.verb, 16),
     cut(r.userAgent, 256),
-    r.received,
-    authn ? [authn.end, cut(authn.method, 32), cut(authn.user, 256), boundedGroups(authn.groups)] : 0,
+    t0,
+    authn ? [authn.end - t0, cut(authn.method, 32), cut(authn.user, 256), boundedGroups(authn.groups)] : 0,
     cause ? [cut(String(cause.controller), 60), cause.owner, cause.since] : 0,
     authz
-      ? [authz.start, authz.end, cut(authz.decision, 16), cut(authz.authorizer, 60), cut(authz.reason, 1024)]
+      ? [
+          authz.start - t0,
+          authz.end - t0,
+          cut(authz.decision, 16),
+          cut(authz.authorizer, 60),
+          authz.authorizer === "system:masters" && authz.reason === MASTERS_REASON
+            ? ""
+            : cut(authz.reason, 1024),
+        ]
       : 0,
     adm
       ? [
-          adm.start,
-          adm.end,
+          adm.start - t0,
+          adm.end - t0,
           boundedGroups(adm.mutatedBy),
           adm.ran,
-          adm.initializersRan,
-          adm.initializersMutated,
+          adm.initializersRan ? 1 : 0,
+          adm.initializersMutated ? 1 : 0,
         ]
       : 0,
-    r.storeStart,
+    r.storeStart - t0,
   ]);
 }
 
@@ -92,7 +105,7 @@ export function createRecordSpans(stored: string | null | undefined): TraceSpan[
     [number, string, string, string[]] | 0,
     [string, unknown, number] | 0,
     [number, number, string, string, string] | 0,
-    [number, number, string[], number, boolean, boolean] | 0,
+    [number, number, string[], number, number, number] | 0,
     number,
   ];
   const spans: TraceSpan[] = [
@@ -111,7 +124,7 @@ export function createRecordSpans(stored: string | null | undefined): TraceSpan[
       name: "authentication",
       component: "apiserver",
       start: received,
-      end: authn[0],
+      end: received + authn[0],
       detail: { method: authn[1], user: authn[2], groups: authn[3] },
     });
   if (cause)
@@ -128,24 +141,28 @@ export function createRecordSpans(stored: string | null | undefined): TraceSpan[
       step: "2.2",
       name: "authorization",
       component: "apiserver",
-      start: authz[0],
-      end: authz[1],
-      detail: { decision: authz[2], authorizer: authz[3], reason: authz[4] },
+      start: received + authz[0],
+      end: received + authz[1],
+      detail: {
+        decision: authz[2],
+        authorizer: authz[3],
+        reason: authz[4] || (authz[3] === "system:masters" ? MASTERS_REASON : ""),
+      },
     });
   if (adm)
     spans.push({
       step: "2.3",
       name: "admission",
       component: "apiserver",
-      start: adm[0],
-      end: adm[1],
+      start: received + adm[0],
+      end: received + adm[1],
       detail: { mutatedBy: adm[2], ran: adm[3] },
     });
   spans.push({
     step: "2.4",
     name: "stored",
     component: "store",
-    start: storeStart,
+    start: received + storeStart,
     end: at,
     detail: { resourceVersion: String(rv) },
   });
@@ -155,7 +172,7 @@ export function createRecordSpans(stored: string | null | undefined): TraceSpan[
     component: "apiserver",
     start: at,
     end: at,
-    detail: { ran: adm ? adm[4] : false, mutated: adm ? adm[5] : false },
+    detail: { ran: !!adm && adm[4] === 1, mutated: !!adm && adm[5] === 1 },
   });
   return spans;
 }

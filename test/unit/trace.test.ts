@@ -108,6 +108,21 @@ describe("spans", () => {
       "2.4",
       "3.1",
     ]);
+    // system:masters' own reason is not stored, and read back the same
+    const reason = "member of system:masters: always allowed";
+    const masters = encodeCreateRecord({
+      verb: "create",
+      userAgent: "",
+      received: 1,
+      authz: { start: 1, end: 1, decision: "allow", authorizer: "system:masters", reason },
+      storeStart: 2,
+    });
+    expect(masters).not.toContain(reason);
+    expect(createRecordSpans(storedCreateRecord(masters, 1, 3))[1]!.detail).toEqual({
+      decision: "allow",
+      authorizer: "system:masters",
+      reason,
+    });
     expect(createRecordSpans("[1,2,{")).toEqual([]);
     expect(createRecordSpans(null)).toEqual([]);
     const closed = closeAt(

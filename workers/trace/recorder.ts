@@ -40,9 +40,16 @@ export function startTrace(req: Request, info: RequestInfo, env: unknown): Trace
 function credentialKind(req: Request, internal: boolean): string {
   if (internal) return "in-process";
   const auth = req.headers.get("authorization") ?? "";
-  if (/^bearer /i.test(auth)) return auth.split(".").length === 3 ? "bearer token (JWT)" : "bearer token";
+  if (/^bearer /i.test(auth)) return dots(auth) === 2 ? "bearer token (JWT)" : "bearer token";
   if (/^basic /i.test(auth)) return "basic";
   return "x509 client certificate";
+}
+
+/** How many dots a token has (a JWT has two), without splitting it. */
+function dots(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf("."); i >= 0 && n < 3; i = s.indexOf(".", i + 1)) n++;
+  return n;
 }
 
 export class TraceRecorder {
