@@ -123,6 +123,17 @@ describe("spans", () => {
       authorizer: "system:masters",
       reason,
     });
+    const groups = Array.from({ length: 500 }, (_, i) => `group-${i}`);
+    const many = encodeCreateRecord({
+      verb: "create",
+      userAgent: "",
+      received: 1,
+      authn: { end: 1, method: "x509 client certificate", user: "u", groups },
+      storeStart: 2,
+    });
+    const kept = createRecordSpans(storedCreateRecord(many, 1, 3))[1]!.detail!.groups as string[];
+    expect(kept.length).toBeGreaterThan(10);
+    expect(JSON.stringify(kept).length).toBeLessThan(2048);
     expect(createRecordSpans("[1,2,{")).toEqual([]);
     expect(createRecordSpans(null)).toEqual([]);
     const closed = closeAt(
