@@ -10,6 +10,7 @@ import { X509Certificate } from "node:crypto";
 import type tls from "node:tls";
 import {
   CLIENT_CERT_ERROR_HEADER,
+  CLIENT_CERT_NOT_BEFORE_HEADER,
   CLIENT_SUBJECT_HEADER,
   FRONT_ONLY_HEADERS,
   FRONT_SECRET_HEADER,
@@ -95,7 +96,14 @@ export function clientCertJudge(caPem: string, secret: string) {
     const cn = values(peer.subject?.CN).at(-1) ?? "";
     const dn = subjectDN(cn, values(peer.subject?.O));
     const id = identity(
-      [FRONT_SECRET_HEADER, secret, CLIENT_SUBJECT_HEADER, encodeURIComponent(dn)],
+      [
+        FRONT_SECRET_HEADER,
+        secret,
+        CLIENT_SUBJECT_HEADER,
+        encodeURIComponent(dn),
+        CLIENT_CERT_NOT_BEFORE_HEADER,
+        new Date(Date.parse(x.validFrom)).toISOString(),
+      ],
       `x509 ${dn}`,
     );
     const ca = cas.find((c) => x.checkIssued(c));

@@ -24,7 +24,7 @@ import {
   STDOUT,
 } from "./channels";
 import { streamLogFile } from "./cri-log";
-import { SpdyClient } from "./spdy";
+import { SpdyClient, type SpdyStream } from "./spdy";
 
 /** Where containers are (edgelet's Edgelet object satisfies this). */
 export interface TunnelLookup {
@@ -225,9 +225,74 @@ export async function openAttach(
 }
 
 /**
+ * The kubelet's port-forward over WebSocket channels (v4.channel.k8s.io): for the i-th port,
+ * channel 2i carries its data both ways and channel 2i+1 its errors, and the first message of
+ * each channel from here is the port (uint16, little-endian). Each port is one stream pair
+ * (error, then data) of portforward.k8s.io on the runtime's SPDY server; the connection ends
+ * when a port's connection in the pod does.
+ */
+async function bridgePortForwardChannels(url: string, ports: number[], io: StreamIO): Promise<StreamHandler> {
+  const socket = await upgradeSpdy(url, "portforward.k8s.io", io);
+  const session = new SpdyClient(socket, () => io.close());
+  const data: SpdyStream[] = [];
+  // the connection ends once every port's pair has (as the kubelet's does)
+  let pairsDone = 0;
+  const pairDone = () => {
+    if (++pairsDone === ports.length) session.close();
+  };
+  ports.forEach((port, i) => {
+    const prefix = Buffer.alloc(2);
+    prefix.writeUInt16LE(port);
+    io.send(channelFrame(2 * i, prefix));
+    io.send(channelFrame(2 * i + 1, prefix));
+    const headers = { port: String(port), requestid: String(i) };
+    // the pair is done when both streams ended (an error, such as nothing listening on the
+    // port, comes on the error stream as its data stream ends), or soon after its data did
+    let ended = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      pairDone();
+    };
+    const end = () => {
+      if (++ended === 1) setTimeout(finish, 1000).unref();
+      else finish();
+    };
+    session.open(
+      { ...headers, streamtype: "error" },
+      {
+        data: (b) => io.send(channelFrame(2 * i + 1, b)),
+        fin: end,
+      },
+    );
+    const stream = session.open(
+      { ...headers, streamtype: "data" },
+      {
+        data: (b) => io.send(channelFrame(2 * i, b)),
+        fin: end,
+      },
+    );
+    data.push(stream);
+  });
+  io.signal.addEventListener("abort", () => session.close());
+  return {
+    data(payload) {
+      const channel = payload[0];
+      // a client writes only to data channels; error channels are the server's
+      if (payload.length > 1 && channel % 2 === 0) data[channel / 2]?.write(payload.subarray(1));
+    },
+    end() {
+      session.close();
+    },
+  };
+}
+
+/**
  * kubectl's SPDY/3.1+portforward.k8s.io tunnels a SPDY/3.1 connection (portforward.k8s.io streams)
  * inside WebSocket messages. The runtime's streaming server speaks exactly that SPDY after an
- * HTTP upgrade, so the bytes are piped through untouched.
+ * HTTP upgrade, so the bytes are piped through untouched. Other clients speak the channel
+ * protocol (bridgePortForwardChannels).
  */
 export async function openPortForward(
   r: PortForwardRequest,
@@ -238,6 +303,7 @@ export async function openPortForward(
   const s = await lookup.locateSandbox(r.namespace, r.pod);
   if (!s) throw notFound(`pod "${r.pod}" has no running sandbox on this node`);
   const { url } = await cri.portForward(s.sandboxId, r.ports);
+  if (r.protocol === "v4.channel.k8s.io") return bridgePortForwardChannels(url, r.ports, io);
   const socket = await upgradeSpdy(url, "portforward.k8s.io", io);
   socket.on("data", (b: Buffer) => io.send(b));
   socket.on("close", () => io.close());

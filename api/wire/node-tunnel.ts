@@ -89,7 +89,7 @@ export interface PortForwardRequest {
   pod: string;
   /** ports named in the request (?ports=), possibly empty: SPDY streams name their own */
   ports: number[];
-  /** the client's WebSocket subprotocol: SPDY/3.1+portforward.k8s.io */
+  /** the client's WebSocket subprotocol: SPDY/3.1+portforward.k8s.io or v4.channel.k8s.io */
   protocol: string;
 }
 

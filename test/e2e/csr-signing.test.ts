@@ -62,6 +62,29 @@ const issued = (name: string) =>
     20000,
   );
 
+/** A new bootstrap token (removed after the suite), as a target for api(). */
+async function bootstrapTarget() {
+  const id = Math.random().toString(36).slice(2, 8).padEnd(6, "0");
+  const secret = `bootstrap-token-${id}`;
+  const put = await api(t, "POST", "/api/v1/namespaces/kube-system/secrets", {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: secret },
+    type: "bootstrap.kubernetes.io/token",
+    data: Object.fromEntries(
+      Object.entries({
+        "token-id": id,
+        "token-secret": "0123456789abcdef",
+        expiration: new Date(Date.now() + 3600_000).toISOString(),
+        "usage-bootstrap-authentication": "true",
+      }).map(([k, v]) => [k, b64(v)]),
+    ),
+  });
+  expect(put.status, put.text).toBe(201);
+  cleanup.push(`/api/v1/namespaces/kube-system/secrets/${secret}`);
+  return { ...t, token: `${id}.0123456789abcdef` };
+}
+
 /** A role and binding of `rules` for `user`, removed after the suite. */
 async function grant(user: string, rules: object[]) {
   const name = `csr-test-${uniq()}`;
@@ -129,29 +152,11 @@ describe.skipIf(!hasKubectl || !hasOpenssl)("CSR signing (kubernetes.io signers)
   });
 
   it("a node client CSR from a bootstrap token is approved at once (csrapproving) and signed", async () => {
-    const id = Math.random().toString(36).slice(2, 8).padEnd(6, "0");
-    const secret = `bootstrap-token-${id}`;
-    const put = await api(t, "POST", "/api/v1/namespaces/kube-system/secrets", {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: secret },
-      type: "bootstrap.kubernetes.io/token",
-      data: Object.fromEntries(
-        Object.entries({
-          "token-id": id,
-          "token-secret": "0123456789abcdef",
-          expiration: new Date(Date.now() + 3600_000).toISOString(),
-          "usage-bootstrap-authentication": "true",
-        }).map(([k, v]) => [k, b64(v)]),
-      ),
-    });
-    expect(put.status, put.text).toBe(201);
-    cleanup.push(`/api/v1/namespaces/kube-system/secrets/${secret}`);
+    const bootstrap = await bootstrapTarget();
     const node = `system:node:csr-node-${uniq()}`;
     const { csr, key } = certificateRequest(node, ["system:nodes"]);
     const name = `node-csr-${uniq()}`;
     cleanup.push(`${CSR}/${name}`);
-    const bootstrap = { ...t, token: `${id}.0123456789abcdef` };
     const made = await api(
       bootstrap,
       "POST",
@@ -187,6 +192,58 @@ describe.skipIf(!hasKubectl || !hasOpenssl)("CSR signing (kubernetes.io signers)
     expect((await create(second, other)).code).toBe(0);
     await new Promise((r) => setTimeout(r, 2000));
     expect((await get(pendingName)).status?.conditions).toBeUndefined();
+  });
+
+  it("a node's certificate is its agent's: revoked once another agent joins as the node, or its Node is deleted", async () => {
+    const bootstrap = await bootstrapTarget();
+    const nodeName = `cert-revoke-${uniq()}`;
+    /** a join: a CSR for the node from the bootstrap token, auto-approved; a kubectl target with its certificate */
+    const joinAsNode = async () => {
+      const { csr, key } = certificateRequest(`system:node:${nodeName}`, ["system:nodes"]);
+      const name = `node-csr-${uniq()}`;
+      cleanup.push(`${CSR}/${name}`);
+      const spec = {
+        signerName: "kubernetes.io/kube-apiserver-client-kubelet",
+        usages: ["digital signature", "client auth"],
+      };
+      const made = await api(bootstrap, "POST", CSR, csrObject(name, csr, spec));
+      expect(made.status, made.text).toBe(201);
+      const cert = Buffer.from(await issued(name), "base64").toString();
+      const config = join(dir, `${name}.kubeconfig`);
+      writeFileSync(config, kubeconfig(httpsUrl, { cert, key }, clusterCA(dirname(t.kubeconfigPath)).cert));
+      return { ...t, kubeconfigPath: config };
+    };
+    const node = { apiVersion: "v1", kind: "Node", metadata: { name: nodeName } };
+    const register = (as: typeof t) =>
+      kubectl(as, ["create", "--validate=false", "-f", "-"], { input: JSON.stringify(node) });
+    const getOwn = (as: typeof t) => kubectl(as, ["get", "node", nodeName, "-o", "name"]);
+    const UNAUTHORIZED = /You must be logged in to the server/;
+    cleanup.push(`/api/v1/nodes/${nodeName}`);
+
+    const first = await joinAsNode();
+    expect((await register(first)).code).toBe(0);
+    expect((await getOwn(first)).stdout).toContain(`node/${nodeName}`);
+    // (certificates begin on whole seconds: the next join's must begin later)
+    await new Promise((r) => setTimeout(r, 1100));
+    const second = await joinAsNode();
+    expect((await getOwn(second)).stdout).toContain(`node/${nodeName}`);
+    const replaced = await getOwn(first);
+    expect(replaced.code).not.toBe(0);
+    expect(replaced.stderr).toMatch(UNAUTHORIZED);
+
+    expect((await api(t, "DELETE", `/api/v1/nodes/${nodeName}`)).status).toBe(200);
+    const deleted = await getOwn(second);
+    expect(deleted.stderr).toMatch(UNAUTHORIZED);
+    // nor can it bring its Node back
+    expect((await register(second)).stderr).toMatch(UNAUTHORIZED);
+    expect((await api(t, "GET", `/api/v1/nodes/${nodeName}`)).status).toBe(404);
+
+    // a new join takes the name again
+    await new Promise((r) => setTimeout(r, 1100));
+    const third = await joinAsNode();
+    const again = await register(third);
+    expect(again.code, again.stderr).toBe(0);
+    expect((await getOwn(third)).stdout).toContain(`node/${nodeName}`);
   });
 
   it("a denied request is never signed, and cannot be approved after", async () => {

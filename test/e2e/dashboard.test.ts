@@ -81,10 +81,10 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
     expect(html).not.toContain(ns);
     expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
 
-    // anonymous is system:anonymous, whom RBAC allows nothing here (as upstream: 403);
-    // a credential that does not check out is 401
+    // no credential is 401 on the API (anonymous is served on health and version only), and
+    // so is a credential that does not check out
     const anon = await fetch(`${t.url}/api/v1/namespaces/${ns}/pods`);
-    expect(anon.status).toBe(403);
+    expect(anon.status).toBe(401);
     expect(((await anon.json()) as any).items).toBeUndefined();
     const bad = await fetch(`${t.url}/api/v1/namespaces/${ns}/pods`, {
       headers: { authorization: "Bearer nope" },

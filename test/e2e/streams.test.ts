@@ -5,9 +5,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KubeConfig, PortForward } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { CriClient } from "../../agent/cri/client";
 import type { ContainerConfig, PodSandboxConfig } from "../../agent/cri/types";
 import { startTunnel, type Tunnel } from "../../agent/tunnel/tunnel";
@@ -317,6 +320,73 @@ describe.skipIf(!available)("kubectl logs/exec/port-forward through the node tun
       await again.text();
     } finally {
       pf.p.kill();
+    }
+  });
+
+  /** A raw port-forward WebSocket (v4.channel.k8s.io) to the pod: every message as [channel, bytes]. */
+  function channelSocket(query: string) {
+    const url = `${server.url.replace(/^http/, "ws")}/api/v1/namespaces/${NS}/pods/${POD}/portforward?${query}`;
+    const ws = new WebSocket(url, ["v4.channel.k8s.io"], {
+      headers: { authorization: `Bearer ${server.token}` },
+    });
+    const messages: [number, Buffer][] = [];
+    ws.on("message", (m: Buffer) => messages.push([m[0], m.subarray(1)]));
+    const closed = new Promise<void>((resolve) => ws.on("close", () => resolve()));
+    const opened = new Promise<void>((resolve, reject) => {
+      ws.on("open", () => resolve());
+      ws.on("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+      ws.on("error", reject);
+    });
+    const on = (channel: number) =>
+      Buffer.concat(messages.filter(([c]) => c === channel).map(([, b]) => b)).toString("latin1");
+    return { ws, messages, opened, closed, on };
+  }
+
+  it("port-forward over v4.channel.k8s.io (the kubelet's channels, as other clients speak it) reaches the pod's port", async () => {
+    const c = channelSocket("ports=8080");
+    await c.opened;
+    expect(c.ws.protocol).toBe("v4.channel.k8s.io");
+    c.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from("GET /index.html HTTP/1.0\r\n\r\n")]));
+    await c.closed; // httpd closes after an HTTP/1.0 answer, and so does the forward
+    // each channel's first message is its port, little-endian
+    const port = Buffer.alloc(2);
+    port.writeUInt16LE(8080);
+    expect(c.messages.find(([ch]) => ch === 0)?.[1]).toEqual(port);
+    expect(c.messages.find(([ch]) => ch === 1)?.[1]).toEqual(port);
+    const data = c.on(0).slice(2);
+    expect(data).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(data).toContain("hello-from-pod");
+    expect(c.on(1).slice(2)).toBe("");
+  });
+
+  it("port-forward over v4.channel.k8s.io to a port nothing listens on: the error comes on the error channel", async () => {
+    const c = channelSocket("ports=9");
+    await c.opened;
+    c.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from("hello")]));
+    await c.closed;
+    expect(c.on(1).slice(2)).toMatch(/error forwarding port 9 to pod .*connection refused/);
+  });
+
+  it("port-forward over WebSocket without ports is 400, as the kubelet answers", async () => {
+    const c = channelSocket("");
+    await expect(c.opened).rejects.toThrow("HTTP 400");
+  });
+
+  it("@kubernetes/client-node's PortForward reaches the pod's port", async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(server.kubeconfigPath);
+    const forward = new PortForward(kc);
+    const local = net.createServer((socket) => {
+      forward.portForward(NS, POD, [8080], socket, null, socket).catch(() => socket.destroy());
+    });
+    await new Promise<void>((resolve) => local.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = local.address() as net.AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/index.html`, { headers: { connection: "close" } });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe("hello-from-pod\n");
+    } finally {
+      local.close();
     }
   });
 });

@@ -159,7 +159,7 @@ describe("pod traces", () => {
       details: { name: "absent", kind: "pods" },
     });
     const anon = await fetch(`${t.url}${TRACE}/namespaces/${ns}/podtraces/absent`);
-    expect(anon.status).toBe(403);
+    expect(anon.status).toBe(401);
   });
 
   it.skipIf(!hasKubectl)("a user with view in A reads traces in A and gets 403 in B", async () => {

@@ -59,9 +59,10 @@ describe("client certificates (Cloudflare mTLS)", () => {
 
   it("without EDGEPLANE_CLIENT_CERT_AUTH the cf object is not believed", async () => {
     const t = shared();
+    // no credential at all, then: 401 (anonymous is served on health and version only)
     const r = await withCert(t.url, "/api/v1/namespaces/default/pods", verified);
-    expect(r.status).toBe(403);
-    expect((await r.json()).message).toContain('User "system:anonymous"');
+    expect(r.status).toBe(401);
+    expect((await r.json()).reason).toBe("Unauthorized");
     expect((await api(t, "GET", "/api/v1/namespaces/default/pods")).status).toBe(200);
   });
 });

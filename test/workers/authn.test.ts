@@ -101,12 +101,35 @@ ${cred}
     removeStateDir(s?.stateDir);
   });
 
-  it("static tokens: the file's user; an unknown token is 401; no credentials is anonymous", async () => {
+  it("static tokens: the file's user; an unknown token is 401; no credentials is 401 but on health and version", async () => {
     expect(await whoIs(as({ token: "bobtok" }))).toBe("bob");
     expect(await whoIs(as({ token: "not-a-token" }))).toBe("401");
-    const anon = await fetch(`${s.url}/api/v1/namespaces/${ns}/configmaps`);
-    expect(anon.status).toBe(403);
-    expect((await anon.json()).message).toContain('User "system:anonymous"');
+    for (const path of [
+      `/api/v1/namespaces/${ns}/configmaps`,
+      "/api",
+      "/openapi/v2",
+      "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    ]) {
+      const anon = await fetch(`${s.url}${path}`, { method: path.endsWith("reviews") ? "POST" : "GET" });
+      expect(anon.status, path).toBe(401);
+      expect(await anon.json(), path).toMatchObject({ kind: "Status", code: 401, reason: "Unauthorized" });
+    }
+    // system:anonymous, where it is served: system:public-info-viewer's paths
+    for (const path of ["/livez", "/readyz", "/healthz", "/version"])
+      expect((await fetch(`${s.url}${path}`)).status, path).toBe(200);
+    // (their checks are not system:unauthenticated's, as upstream)
+    expect((await fetch(`${s.url}/livez/ping`)).status).toBe(401);
+    // kubectl without credentials is told to log in, as upstream says it
+    const none = await kubectl({ ...s, kubeconfigPath: "/dev/null" }, [
+      `--server=${s.url}`,
+      "--insecure-skip-tls-verify",
+      "get",
+      "configmaps",
+      "-n",
+      ns,
+    ]);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toContain("You must be logged in to the server");
   });
 
   it("service account tokens from kubectl create token; invalid once the account is gone", async () => {

@@ -50,10 +50,10 @@ describe("dashboard routes", () => {
     expect(css.text).toContain("prefers-color-scheme: dark");
   });
 
-  it("other verbs are 405; anonymous stays Forbidden on the API", async () => {
+  it("other verbs are 405; without credentials the API stays 401", async () => {
     const post = await raw("/dashboard/", { method: "POST", body: "x" });
     expect([post.status, post.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
     const anonApi = await raw("/api/v1/namespaces");
-    expect([anonApi.status, JSON.parse(anonApi.text).reason]).toEqual([403, "Forbidden"]);
+    expect([anonApi.status, JSON.parse(anonApi.text).reason]).toEqual([401, "Unauthorized"]);
   });
 });

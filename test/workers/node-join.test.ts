@@ -71,7 +71,7 @@ describe("node join with a bootstrap token", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ nodeName: "x" }),
     });
-    expect(anonymous.status).toBe(403);
+    expect(anonymous.status).toBe(401);
     const bootstrap = await newBootstrapToken();
     const bad = await api(as(bootstrap), "POST", "/edgeplane/node-credentials", { nodeName: "Not_A_Name" });
     expect(bad.status).toBe(400);

@@ -5,10 +5,11 @@
 import { unauthorized } from "../../api/errors";
 import type { UserInfo } from "../../api/user";
 import { authenticateBasic } from "./basic";
+import { checkNodeCertificate } from "./node-certificates";
 import { storeObjects } from "./objects";
 import { authenticateToken, withAuthenticatedGroup } from "./tokens";
 import { type AuthnEnv, AuthnFailure, type ObjectSource, type TokenContext } from "./types";
-import { authenticateClientCert } from "./x509";
+import { authenticateClientCert, clientCertNotBefore } from "./x509";
 
 export { bootstrapTokenSecret, randomBootstrapToken } from "../../api/bootstrap-token";
 export { createBootstrapToken } from "./bootstrap";
@@ -68,14 +69,17 @@ export async function authenticate(
   opts: AuthenticateOptions = {},
 ): Promise<UserInfo | null> {
   let failed = false;
+  const ctx: TokenContext = { env, objects: opts.objects ?? storeObjects(env), now: opts.now };
   try {
     const user = authenticateClientCert(req, env);
-    if (user) return withAuthenticatedGroup(user);
+    if (user) {
+      await checkNodeCertificate(user, clientCertNotBefore(req, env), ctx);
+      return withAuthenticatedGroup(user);
+    }
   } catch (e) {
     if (!(e instanceof AuthnFailure)) throw e;
     failed = true;
   }
-  const ctx: TokenContext = { env, objects: opts.objects ?? storeObjects(env), now: opts.now };
   const header = req.headers.get("authorization");
   const token = bearerToken(header);
   if (token) return authenticateToken(token, ctx);

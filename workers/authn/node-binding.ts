@@ -6,18 +6,22 @@
 // credentials as well. (No ownerReference to the Node: the garbage collector does not cache
 // Secrets; a record outlives its Node, one small object per node name, replaced on the next join.)
 import { StatusError } from "../../api/errors";
+import {
+  AGENT_ANNOTATION as AGENT,
+  NODE_ANNOTATION as NODE,
+  NODE_UID_ANNOTATION as NODE_UID,
+  newRecord,
+  RECORD_NAMESPACE,
+  RECORD_TYPE,
+  recordAnnotations,
+  recordName,
+} from "../../api/node-binding";
 import { lookupGVR } from "../../api/registry";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
 import type { ObjectSource } from "./types";
 
-export const RECORD_NAMESPACE = "kube-system";
-export const RECORD_TYPE = "edgeplane.io/node-credential";
-const PREFIX = "node-credential.";
-const AGENT = "edgeplane.io/node-agent";
-const NODE = "edgeplane.io/node";
-const NODE_UID = "edgeplane.io/node-uid";
 const LEASE_NAMESPACE = "kube-node-lease";
 
 export interface NodeBinding {
@@ -36,14 +40,6 @@ function store(env: Env, group: string, version: string, resource: string): Stor
 
 const secrets = (env: Env) => store(env, "", "v1", "secrets");
 const leases = (env: Env) => store(env, "coordination.k8s.io", "v1", "leases");
-
-/** The record's name: readable when it fits in a Secret's name, a digest of the node's name otherwise. */
-export async function recordName(node: string): Promise<string> {
-  if (PREFIX.length + node.length <= 253) return PREFIX + node;
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(node));
-  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return `${PREFIX}sha256-${hex}`;
-}
 
 export async function readBinding(objects: ObjectSource, node: string): Promise<NodeBinding | undefined> {
   const record = await objects.get("secrets", RECORD_NAMESPACE, await recordName(node));
@@ -84,23 +80,12 @@ export async function recordAgent(
   prior: NodeBinding | undefined,
 ): Promise<void> {
   const name = await recordName(node);
-  const annotations: Record<string, string> = { [NODE]: node, [AGENT]: agent };
-  if (nodeUID) annotations[NODE_UID] = nodeUID;
+  const annotations = recordAnnotations(node, agent, nodeUID);
   const s = secrets(env);
   if (!prior) {
     const existing = await s.find(RECORD_NAMESPACE, name);
     if (!existing) {
-      await s.create({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: {
-          name,
-          namespace: RECORD_NAMESPACE,
-          labels: { [NODE]: "credential" },
-          annotations,
-        },
-        type: RECORD_TYPE,
-      });
+      await s.create(newRecord(name, node, agent, nodeUID));
       return;
     }
     // a record that is not a binding (another kind of Secret of that name): replaced as well

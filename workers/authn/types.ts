@@ -6,6 +6,12 @@ import type { Env } from "../../durable-objects/env";
 
 /** The authentication settings, as Worker vars or secrets (all optional). */
 export interface AuthnVars {
+  /**
+   * Where a request with no credential at all is served, as system:anonymous: "health" (the
+   * default: /healthz, /livez, /readyz, /version and the dashboard's sign-in page; anything
+   * else is 401), or "all" (upstream's --anonymous-auth=true: everywhere, RBAC decides).
+   */
+  EDGEPLANE_ANONYMOUS?: string;
   /** Static tokens, upstream's token file format: token,user,uid,"group1,group2". */
   EDGEPLANE_TOKENS?: string;
   /** Upstream's removed password file, as text: password,user,uid,"group1,group2". Basic auth is off without it. */

@@ -8,6 +8,7 @@
 import type { UserInfo } from "../../api/user";
 import {
   CLIENT_CERT_ERROR_HEADER,
+  CLIENT_CERT_NOT_BEFORE_HEADER,
   CLIENT_SUBJECT_HEADER,
   FRONT_SECRET_HEADER as SECRET_HEADER,
 } from "../../api/wire/client-cert";
@@ -21,6 +22,7 @@ export interface TlsClientAuth {
   certIssuerDN?: string;
   certIssuerDNRFC2253?: string;
   certNotAfter?: string;
+  certNotBefore?: string;
   [k: string]: unknown;
 }
 
@@ -135,4 +137,17 @@ export function authenticateClientCert(req: Request, env: AuthnEnv): UserInfo | 
     if (!Number.isNaN(t) && t < Date.now()) throw new AuthnFailure("x509: certificate has expired");
   }
   return userFromDN(tls.certSubjectDN || tls.certSubjectDNRFC2253 || "");
+}
+
+/**
+ * When the request's (already authenticated) client certificate became valid, in ms since the
+ * epoch; undefined when unknown. Read after authenticateClientCert accepted the certificate.
+ */
+export function clientCertNotBefore(req: Request, env: AuthnEnv): number | undefined {
+  const text =
+    env.EDGEPLANE_CLIENT_CERT_AUTH === "front"
+      ? req.headers.get(CLIENT_CERT_NOT_BEFORE_HEADER)
+      : (req as unknown as { cf?: { tlsClientAuth?: TlsClientAuth } }).cf?.tlsClientAuth?.certNotBefore;
+  const t = Date.parse(text ?? "");
+  return Number.isNaN(t) ? undefined : t;
 }

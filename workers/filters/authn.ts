@@ -1,8 +1,10 @@
 // Authentication: who is calling (workers/authn: client certificates, token file, service
 // account JWTs, bootstrap tokens, OIDC, basic auth), then impersonation. No credentials at
-// all means system:anonymous; a credential that does not check out is 401.
+// all means system:anonymous where anonymous requests are served (authn/anonymous.ts) and 401
+// elsewhere; a credential that does not check out is 401.
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
+import { checkAnonymous } from "../authn/anonymous";
 import { ANONYMOUS, authenticate, handleIssuerDiscovery, impersonate } from "../authn/index";
 import { authorizationModes, authorize } from "../authz/index";
 import { internalUser } from "../internal";
@@ -18,8 +20,9 @@ export function authentication(): MiddlewareHandler<AppEnv> {
       traceOf(c.req.raw)?.authenticated(internal, true);
       return next();
     }
-    const user = (await authenticate(c.req.raw, c.env)) ?? ANONYMOUS;
-    const acting = await impersonate(c.req.raw, user, async (a) => {
+    const user = await authenticate(c.req.raw, c.env);
+    if (!user) checkAnonymous(c.get("url").pathname, c.env);
+    const acting = await impersonate(c.req.raw, user ?? ANONYMOUS, async (a) => {
       const r = await authorize(authorizationModes(c.env), a, c.env);
       return r.decision === "allow";
     });

@@ -20,8 +20,10 @@ export const TUNNEL_PATH_PREFIX = "/edgeplane/tunnel/";
 export const EXEC_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
 // kubectl 1.31+ tunnels SPDY in WebSocket messages under the subprotocol
 // "SPDY/3.1+portforward.k8s.io" (checked against the kubectl 1.32 binary; falls back to a
-// plain SPDY upgrade, which Workers cannot serve, if refused)
-export const PORT_FORWARD_PROTOCOLS = ["SPDY/3.1+portforward.k8s.io"];
+// plain SPDY upgrade, which Workers cannot serve, if refused); other clients (the Python
+// client, @kubernetes/client-node, older client-go) speak the kubelet's channel protocol
+// v4.channel.k8s.io: two channels per port, data and error.
+export const PORT_FORWARD_PROTOCOLS = ["SPDY/3.1+portforward.k8s.io", "v4.channel.k8s.io"];
 
 function tunnelStub(env: Env, node: string): DurableObjectStub<NodeTunnel> {
   const ns = (env as Env & Partial<TunnelEnv>).NODE_TUNNEL;
@@ -183,6 +185,9 @@ function portForwardRequest(pod: KubeObject, req: Request): OpenRequest {
       if (!Number.isInteger(n) || n < 1 || n > 65535) throw badRequest(`invalid port: ${p}`);
       return n;
     });
+  // the channel protocol names its ports up front (the kubelet's own words: it reads "port")
+  if (protocol !== PORT_FORWARD_PROTOCOLS[0] && !ports.length)
+    throw badRequest('query parameter "port" is required');
   return {
     kind: "portforward",
     namespace: pod.metadata.namespace ?? "",

@@ -5,17 +5,29 @@
 // (and never past the CA's end); one the signer does not accept is marked Failed
 // (SignerValidationFailure). A denied request is never signed. Old requests are deleted:
 // approved, denied or failed ones an hour after that condition, pending ones after a day,
-// issued ones once their certificate has expired.
+// issued ones once their certificate has expired. A node's client certificate for a new agent
+// (a join: asked by anyone but the node itself) first records that agent as the node's
+// (api/node-binding.ts), which revokes the certificates of the agent it replaces.
+import {
+  AGENT_ANNOTATION,
+  certificateAgent,
+  NODE_ANNOTATION,
+  NODE_UID_ANNOTATION,
+  newRecord,
+  RECORD_NAMESPACE,
+  recordName,
+} from "../../../api/node-binding";
 import { lookupGVR } from "../../../api/registry";
 import type { KubeObject } from "../../../api/types";
 import { DerError } from "../../../api/x509/der";
 import { checkRequestSignature, parseCertificateRequest } from "../../../api/x509/request";
 import { caFields, importCAKey, issueCertificate, type SigningCA } from "../../../api/x509/sign";
-import { SIGNERS, signerRefusal } from "../../../api/x509/signers";
-import { isConflict, isNotFound } from "../lib/api-errors";
+import { KUBELET_CLIENT, SIGNERS, signerRefusal } from "../../../api/x509/signers";
+import { isAlreadyExists, isConflict, isNotFound } from "../lib/api-errors";
 import type { Controller, ControllerContext } from "../runtime/controller";
 
 const CSR = lookupGVR("certificates.k8s.io", "v1", "certificatesigningrequests")!;
+const SECRETS = lookupGVR("", "v1", "secrets")!;
 export const CSR_KEY = "certificates.k8s.io/certificatesigningrequests";
 
 const HOUR = 3600_000;
@@ -58,6 +70,18 @@ export interface SignerOptions {
   caKey: string;
   /** --cluster-signing-duration in seconds (a year) */
   signingSeconds?: number;
+}
+
+/** Records `agent` as `node`'s one agent, not yet bound to a Node (the record's Node uid goes). */
+async function recordCertificateAgent(node: string, agent: string, ctx: ControllerContext): Promise<void> {
+  const name = await recordName(node);
+  try {
+    await ctx.api.create(SECRETS, newRecord(name, node, agent));
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw e;
+    const annotations = { [NODE_ANNOTATION]: node, [AGENT_ANNOTATION]: agent, [NODE_UID_ANNOTATION]: null };
+    await ctx.api.patch(SECRETS, RECORD_NAMESPACE, name, { metadata: { annotations } });
+  }
 }
 
 /** The signing controller (with the cleaner), for a cluster CA. */
@@ -103,9 +127,13 @@ export function createCertificateSigner(opts: SignerOptions): Controller {
     const asked = typeof csr.spec?.expirationSeconds === "number" ? csr.spec.expirationSeconds : maxSeconds;
     const seconds = Math.max(MIN_SECONDS, Math.min(asked, maxSeconds));
     const now = ctx.now();
+    const notBefore = now - BACKDATE_MS;
+    const cn = req.names.commonName;
+    if (signer === KUBELET_CLIENT && csr.spec?.username !== cn)
+      await recordCertificateAgent(cn.slice("system:node:".length), certificateAgent(notBefore), ctx);
     const pemText = await issueCertificate(await loadCA(), req, {
       usages,
-      notBefore: now - BACKDATE_MS,
+      notBefore,
       notAfter: now + seconds * 1000,
     });
     await writeStatus(csr, { ...csr.status, certificate: btoa(pemText) }, ctx);

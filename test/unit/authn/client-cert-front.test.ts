@@ -80,6 +80,8 @@ describe.skipIf(!hasOpenssl)("judging a certificate", () => {
       "s3",
       "x-edgeplane-client-subject",
       encodeURIComponent("CN=alice,O=devs,O=ops"),
+      "x-edgeplane-client-cert-not-before",
+      new Date(Date.parse(x(good.cert).validFrom)).toISOString(),
     ]);
     expect(id.credential).toBe("x509 CN=alice,O=devs,O=ops");
     const bad = clientCert(strangerCA(), "mallory");
