@@ -29,6 +29,9 @@ export interface CreateRecord {
 
 const VERSION = 1;
 
+/** The most spans a record gives (1.3, 2.1, 4.1, 2.2, 2.3, 2.4, 3.1): what it counts toward a pod's bound before it is read. */
+export const MAX_CREATE_SPANS = 7;
+
 /** Cuts a string to `n` characters (no copy when it is shorter). */
 const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
 

@@ -4,7 +4,7 @@
 // node agent) are rows of `traces`, appended by uid. Bounded per pod, read back with the pod,
 // removed when the pod's row is.
 import { MAX_SPANS_PER_POD, type TraceAppend, type TraceSpan } from "../../api/trace";
-import { createRecordSpans, storedCreateRecord } from "../../api/trace-record";
+import { createRecordSpans, MAX_CREATE_SPANS, storedCreateRecord } from "../../api/trace-record";
 import type { Staged } from "./batch";
 import type { OtlpExporter } from "./otlp";
 
@@ -58,15 +58,19 @@ export class TraceTable {
   }
 
   /**
-   * After a group commit: the spans of deleted pods go; created pods' records go to the
+   * After a group commit: the spans of deleted pods go; created pods are counted (so the
+   * scheduler's and the agent's first spans need no lookup) and their records go to the
    * exporter, when there is one (the rows already hold them).
    */
   committed(staged: readonly Staged[], now: number): void {
     for (const s of staged) {
       const c = s.change;
       if (c.type === "DELETED") this.remove(s.uid);
-      else if (this.exporter && s.trace !== undefined && !s.prev)
-        this.exporter.add(s.uid, createRecordSpans(storedCreateRecord(s.trace, c.rv, now)), c);
+      else if (s.trace !== undefined && !s.prev) {
+        this.counted(s.uid, MAX_CREATE_SPANS);
+        if (this.exporter)
+          this.exporter.add(s.uid, createRecordSpans(storedCreateRecord(s.trace, c.rv, now)), c);
+      }
     }
   }
 
