@@ -28,20 +28,6 @@ export interface TraceAppend {
   closeAtStore?: boolean;
 }
 
-/**
- * A created pod's first spans as the apiserver hands them to the store: JSON of TraceSpan[]
- * (a string crosses a Durable Object call for a copy; objects are rebuilt field by field), in
- * which the store writes the instant it committed the pod for STORED_AT and the pod's
- * resourceVersion for STORED_RV (each a JSON string token, which no encoded string value can
- * contain: its quotes would be escaped).
- */
-export interface EncodedSpans {
-  json: string;
-  count: number;
-}
-export const STORED_AT = '"@stored-at@"';
-export const STORED_RV = '"@stored-rv@"';
-
 /** The agent's spans, JSON of TraceSpan[], on its pods/status writes. */
 export const TRACE_SPANS_HEADER = "x-edgeplane-trace-spans";
 /** A controller's reaction, JSON of ControllerCause, on the pod creates it makes. */

@@ -3,7 +3,8 @@
 // Objects alike) and prints self time by function and by source file.
 //
 //   node --import tsx bench/profile.ts [create|get|status|watch|idle|list] [seconds]
-// PROFILE_CLIENTS (concurrent requests, default 10; 1 for watch and list), PROFILE_WATCHERS (1000).
+// PROFILE_CLIENTS (concurrent requests, default 10; 1 for watch and list), PROFILE_WATCHERS (1000),
+// PROFILE_VARS (Worker variables, e.g. EDGEPLANE_TRACE=off; comma-separated NAME=value).
 // status: merge patches of pods/status, as a kubelet writes them, over the warm-up's pods.
 // idle: PROFILE_PODS pods (default 10000) are created first, then nothing is sent while the
 // profile runs: what the control plane does on its own (cron, alarms, resyncs).
@@ -101,7 +102,13 @@ if (!["create", "get", "status", "watch", "idle", "list"].includes(load))
 const seconds = Number(process.argv[3] ?? 10);
 const dir = mkdtempSync(join(tmpdir(), "edgeplane-profile-"));
 const inspectorPort = await freePort();
-const s = await startDevServer({ stateDir: dir, quiet: true, inspectorPort });
+const vars = Object.fromEntries(
+  (process.env.PROFILE_VARS ?? "")
+    .split(",")
+    .filter((v) => v.includes("="))
+    .map((v) => [v.slice(0, v.indexOf("=")), v.slice(v.indexOf("=") + 1)]),
+);
+const s = await startDevServer({ stateDir: dir, quiet: true, inspectorPort, vars });
 try {
   const list = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as {
     webSocketDebuggerUrl: string;

@@ -6,6 +6,7 @@
 // shard's own checks (does the name exist, what is the current version), so staging does not
 // change what a write sees. Nothing is answered before the batch holding it is written, and
 // workerd holds the answers until that write is on disk.
+import { storedCreateRecord } from "../../api/trace-record";
 import type { Change } from "./watchers";
 
 /** An object's row as stored. */
@@ -29,6 +30,8 @@ export interface Staged {
   /** the row the change replaces */
   prev: Row | undefined;
   at: number;
+  /** a created pod's first trace spans, as the apiserver sent them (api/trace-record.ts) */
+  trace?: string;
 }
 
 const keyOf = (namespace: string, name: string) => `${namespace}\u0000${name}`;
@@ -117,7 +120,7 @@ export class WriteBatch {
 /** Durable Object SQLite binds at most 100 parameters per statement. */
 const MAX_PARAMS = 100;
 
-const OBJECT_COLUMNS = "(namespace, name, uid, rv, labels, fields, data)";
+const OBJECT_COLUMNS = "(namespace, name, uid, rv, labels, fields, data, trace)";
 const CHANGE_COLUMNS = "(rv, type, namespace, name, labels, fields, prev_labels, prev_fields, data, at)";
 
 /**
@@ -150,9 +153,9 @@ function insertText(head: string, width: number, count: number): string {
 /**
  * Writes a batch's changes: each object's row and its change-log row. Object rows are written
  * in batch order (a run of new rows in one statement); change-log rows, each its own revision,
- * all together.
+ * all together. A created pod's trace record goes in its row, closed at `now` (the commit).
  */
-export function writeStaged(sql: SqlStorage, staged: readonly Staged[]): void {
+export function writeStaged(sql: SqlStorage, staged: readonly Staged[], now = Date.now()): void {
   let inserts: SqlStorageValue[][] = [];
   const insertObjects = () => {
     insertRows(sql, `INSERT OR REPLACE INTO objects ${OBJECT_COLUMNS}`, inserts);
@@ -177,7 +180,17 @@ export function writeStaged(sql: SqlStorage, staged: readonly Staged[]): void {
         c.namespace,
         c.name,
       );
-    } else inserts.push([c.namespace, c.name, s.uid, c.rv, s.labelsJson, s.fieldsJson, c.data]);
+    } else
+      inserts.push([
+        c.namespace,
+        c.name,
+        s.uid,
+        c.rv,
+        s.labelsJson,
+        s.fieldsJson,
+        c.data,
+        s.trace === undefined ? null : storedCreateRecord(s.trace, c.rv, now),
+      ]);
   }
   insertObjects();
   insertRows(

@@ -6,7 +6,7 @@ import { resourceKey, viewKey } from "../../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../../api/resource";
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../../api/selectors";
 import { type IncludeObject, tableRow } from "../../api/table";
-import type { EncodedSpans, TraceAppend, TraceSpan } from "../../api/trace";
+import type { TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
 import { supportedFields } from "./fields";
@@ -197,11 +197,11 @@ export class Store {
     return this.shownList(await new Response(stream).text(), redraw);
   }
 
-  /** `trace`: a pod's first flow-trace spans (api/trace.ts), kept with it in the same call. */
+  /** `trace`: a pod's first flow-trace spans (api/trace-record.ts), kept in its row, in the same call. */
   async create(
     obj: KubeObject,
     opts: WriteOptions = {},
-    trace?: EncodedSpans,
+    trace?: string,
   ): Promise<{ body: string; code: number }> {
     // Usually the object is encoded here, once, and the shard only fills in the revision;
     // a dry run, an object kept in another's shape, or one the shard allocates values for

@@ -16,6 +16,11 @@ export const objects = sqliteTable(
     fields: text("fields").notNull(),
     /** the object, as JSON */
     data: text("data").notNull(),
+    /**
+     * a pod's first flow-trace spans, the apiserver's of its create, as one compact record
+     * (api/trace-record.ts), written with the pod; null in every other resource's shard
+     */
+    trace: text("trace"),
   },
   (t) => [primaryKey({ columns: [t.namespace, t.name] })],
 );
@@ -51,7 +56,7 @@ export const meta = sqliteTable("meta", {
 
 /**
  * Pods' flow traces (api/trace.ts), kept beside the pods in their shard: one row per write of
- * spans (a JSON array), removed with the pod. Empty in every other resource's shard.
+ * spans after the create (a JSON array), removed with the pod. Empty in every other resource's shard.
  */
 export const traces = sqliteTable(
   "traces",

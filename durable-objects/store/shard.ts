@@ -19,7 +19,7 @@ import {
 } from "../../api/errors";
 import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
-import type { EncodedSpans, TraceAppend, TraceSpan } from "../../api/trace";
+import type { TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
 import { objectEnv } from "../clusters";
@@ -204,8 +204,11 @@ export class StoreShard extends DurableObject<Env> {
     }
   }
 
-  /** `json` is the object's JSON (a string crosses the call for a copy; see Store). */
-  async create(res: string, json: string, opts: WriteOptions = {}, trace?: EncodedSpans): Promise<Reply> {
+  /**
+   * `json` is the object's JSON (a string crosses the call for a copy; see Store); `trace`, a
+   * pod's first spans (api/trace-record.ts), stored in its row by the same statement.
+   */
+  async create(res: string, json: string, opts: WriteOptions = {}, trace?: string): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
       const obj = JSON.parse(json) as KubeObject;
@@ -218,26 +221,28 @@ export class StoreShard extends DurableObject<Env> {
       fillCreateFields(def, meta);
       this.allocations?.allocate(obj, undefined);
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
-      const out = ok(this.commit("ADDED", obj, undefined), 201);
-      if (trace) this.traces?.queue(meta.uid!, trace, String(this.batch.lastRevision), meta);
-      return out;
+      return ok(this.commit("ADDED", obj, undefined, this.traces && trace), 201);
     });
   }
 
   /** A create the Worker encoded (prepared.ts): staged as sent, with its revision filled in. */
-  async createPrepared(res: string, p: PreparedCreate, trace?: EncodedSpans): Promise<Reply> {
+  async createPrepared(res: string, p: PreparedCreate, trace?: string): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: create it whole`);
       if (!p.name) throw badRequest("metadata.name is required");
       if (this.row(p.namespace, p.name)) throw alreadyExists(def, p.name);
-      const out = ok(
-        this.stage("ADDED", this.fieldsOf(res, p), undefined, (rv) => markedData(p, rv)),
+      // the pod's first spans go in its row (traces.ts)
+      return ok(
+        this.stage(
+          "ADDED",
+          this.fieldsOf(res, p),
+          undefined,
+          (rv) => markedData(p, rv),
+          this.traces && trace,
+        ),
         201,
       );
-      // the pod's first spans go in the same group commit (traces.ts)
-      if (trace) this.traces?.queue(p.uid, trace, String(this.batch.lastRevision), p);
-      return out;
     });
   }
 
@@ -258,7 +263,11 @@ export class StoreShard extends DurableObject<Env> {
     const r = await this.get(res, namespace, name);
     if (!r.ok) return r;
     const uid = this.row(namespace, name)?.uid;
-    return { ok: true, body: r.body, spans: uid && this.traces ? this.traces.read(uid) : [] };
+    return {
+      ok: true,
+      body: r.body,
+      spans: uid && this.traces ? this.traces.read(uid, namespace, name) : [],
+    };
   }
 
   /** `json` is the object's JSON, as for create. */
@@ -428,7 +437,7 @@ export class StoreShard extends DurableObject<Env> {
    * Stages one change for the next group commit and returns the stored JSON. Callers answer
    * only once the batch is written (see answer()); watchers hear of it then.
    */
-  commit(type: Change["type"], obj: KubeObject, prev: Row | undefined): string {
+  commit(type: Change["type"], obj: KubeObject, prev: Row | undefined, trace?: string): string {
     const meta = obj.metadata;
     const key = {
       namespace: meta.namespace ?? "",
@@ -437,20 +446,30 @@ export class StoreShard extends DurableObject<Env> {
       labels: meta.labels ?? {},
       fields: selectableFields(this.def!, obj),
     };
-    const data = this.stage(type, key, prev, (rv) => {
-      meta.resourceVersion = String(rv);
-      return JSON.stringify(obj);
-    });
+    const data = this.stage(
+      type,
+      key,
+      prev,
+      (rv) => {
+        meta.resourceVersion = String(rv);
+        return JSON.stringify(obj);
+      },
+      trace,
+    );
     this.allocations?.record(obj, type === "DELETED");
     return data;
   }
 
-  /** The core of a commit: the object's stored JSON at its new revision comes from `encode`. */
+  /**
+   * The core of a commit: the object's stored JSON at its new revision comes from `encode`;
+   * `trace` is a created pod's trace record, for its row.
+   */
   private stage(
     type: Change["type"],
     key: Pick<PreparedCreate, "namespace" | "name" | "uid" | "labels" | "fields">,
     prev: Row | undefined,
     encode: (rv: number) => string,
+    trace?: string,
   ): string {
     const rv = (this.batch.lastRevision ?? this.revision) + 1;
     const data = encode(rv);
@@ -472,6 +491,7 @@ export class StoreShard extends DurableObject<Env> {
       fieldsJson: JSON.stringify(key.fields),
       prev,
       at: Date.now(),
+      trace: trace || undefined,
     });
     if (type === "ADDED") this.names.add(key.namespace, key.name);
     return data;
@@ -487,13 +507,10 @@ export class StoreShard extends DurableObject<Env> {
       done();
       return;
     }
+    const now = Date.now();
     try {
-      this.ctx.storage.transactionSync(() => {
-        writeStaged(this.sql, staged);
-        this.traces?.writeQueued(Date.now());
-      });
+      this.ctx.storage.transactionSync(() => writeStaged(this.sql, staged, now));
     } catch (e) {
-      this.traces?.dropQueued();
       // nothing of the batch is stored: the ledger of allocations saw it, so it is rebuilt
       this.allocations?.forget();
       done(e);
@@ -501,7 +518,7 @@ export class StoreShard extends DurableObject<Env> {
     }
     const before = this.revision;
     const changes = staged.map((s) => s.change);
-    if (this.traces) for (const s of staged) if (s.change.type === "DELETED") this.traces.remove(s.uid);
+    if (this.traces) this.traces.committed(staged, now);
     for (const c of changes) this.recent.push(c.rv, c.type, c.data);
     this.revision = changes.at(-1)!.rv;
     this.hub.publish(changes);

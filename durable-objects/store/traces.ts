@@ -1,29 +1,16 @@
-// Pods' flow traces in the pods shard (schema.ts `traces`): spans appended by uid, bounded per
-// pod, read back with the pod, removed when the pod's row is. A created pod's first spans go in
-// the group commit that stores the pod; later ones are plain inserts in the shard's turn.
-import {
-  type EncodedSpans,
-  MAX_SPANS_PER_POD,
-  STORED_AT,
-  STORED_RV,
-  type TraceAppend,
-  type TraceSpan,
-} from "../../api/trace";
-import { insertRows } from "./batch";
+// Pods' flow traces in the pods shard: a created pod's first spans (the apiserver's) are a
+// compact record in the pod's own row (schema.ts `objects.trace`, api/trace-record.ts),
+// written by the statement that stores the pod; spans that come later (scheduler, binding,
+// node agent) are rows of `traces`, appended by uid. Bounded per pod, read back with the pod,
+// removed when the pod's row is.
+import { MAX_SPANS_PER_POD, type TraceAppend, type TraceSpan } from "../../api/trace";
+import { createRecordSpans, MAX_CREATE_SPANS, storedCreateRecord } from "../../api/trace-record";
+import type { Staged } from "./batch";
 import type { OtlpExporter } from "./otlp";
-
-interface Queued {
-  uid: string;
-  spans: EncodedSpans;
-  rv: string;
-  who: { namespace?: string; name?: string };
-}
 
 export class TraceTable {
   /** spans kept per uid, as far as this instance wrote or read them (a cap check without a query) */
   private readonly counts = new Map<string, number>();
-  /** created pods' first spans, written with the group commit that stores the pods */
-  private queued: Queued[] = [];
 
   constructor(
     private readonly sql: SqlStorage,
@@ -31,25 +18,25 @@ export class TraceTable {
     private readonly exporter?: OtlpExporter,
   ) {}
 
-  /** Appends spans of `uid`, up to the bound; a pod's first spans need no lookup. */
-  append(uid: string, spans: TraceSpan[], fresh = false, who?: { namespace?: string; name?: string }): void {
+  /** Appends spans of `uid`, up to the bound (its create's spans count too). */
+  append(uid: string, spans: TraceSpan[], who: { namespace: string; name: string }): void {
     if (!uid || spans.length === 0) return;
     let have = this.counts.get(uid);
     if (have === undefined)
-      have = fresh
-        ? 0
-        : (this.sql.exec<{ n: number | null }>("SELECT SUM(count) AS n FROM traces WHERE uid = ?", uid).one()
-            .n ?? 0);
+      have =
+        (this.sql.exec<{ n: number | null }>("SELECT SUM(count) AS n FROM traces WHERE uid = ?", uid).one()
+          .n ?? 0) + this.createSpans(who.namespace, who.name).length;
     const room = MAX_SPANS_PER_POD - have;
     if (room <= 0) return;
     const kept = spans.length > room ? spans.slice(0, room) : spans;
-    this.insert(uid, JSON.stringify(kept), kept.length, have);
+    this.sql.exec(
+      "INSERT INTO traces (uid, spans, count) VALUES (?, ?, ?)",
+      uid,
+      JSON.stringify(kept),
+      kept.length,
+    );
+    this.counted(uid, have + kept.length);
     this.exporter?.add(uid, kept, who);
-  }
-
-  private insert(uid: string, json: string, count: number, had: number): void {
-    this.sql.exec("INSERT INTO traces (uid, spans, count) VALUES (?, ?, ?)", uid, json, count);
-    this.counted(uid, had + count);
   }
 
   private counted(uid: string, n: number): void {
@@ -58,32 +45,33 @@ export class TraceTable {
     if (this.counts.size > 4096) this.counts.delete(this.counts.keys().next().value!);
   }
 
-  /** A created pod's first spans, for the group commit that stores it (writeQueued). */
-  queue(uid: string, spans: EncodedSpans, rv: string, who: { namespace?: string; name?: string }): void {
-    this.queued.push({ uid, spans, rv, who: { namespace: who.namespace, name: who.name } });
+  /** The spans of a stored pod's create record (its row's `trace`). */
+  private createSpans(namespace: string, name: string): TraceSpan[] {
+    const rows = this.sql
+      .exec<{ trace: string | null }>(
+        "SELECT trace FROM objects WHERE namespace = ? AND name = ?",
+        namespace,
+        name,
+      )
+      .toArray();
+    return createRecordSpans(rows[0]?.trace);
   }
 
-  /** Inside the group commit's transaction: the queued spans, their store step ending `now`. */
-  writeQueued(now: number): void {
-    if (this.queued.length === 0) return;
-    const q = this.queued;
-    this.queued = [];
-    // one statement for the whole commit: each statement is a cursor the isolate frees only
-    // in a full collection (batch.ts insertRows)
-    const rows: SqlStorageValue[][] = [];
-    for (const e of q) {
-      if (e.spans.count > MAX_SPANS_PER_POD) continue;
-      const json = storedJson(e.spans.json, now, e.rv);
-      rows.push([e.uid, json, e.spans.count]);
-      this.counted(e.uid, e.spans.count);
-      if (this.exporter) this.exporter.add(e.uid, JSON.parse(json) as TraceSpan[], e.who);
+  /**
+   * After a group commit: the spans of deleted pods go; created pods are counted (so the
+   * scheduler's and the agent's first spans need no lookup) and their records go to the
+   * exporter, when there is one (the rows already hold them).
+   */
+  committed(staged: readonly Staged[], now: number): void {
+    for (const s of staged) {
+      const c = s.change;
+      if (c.type === "DELETED") this.remove(s.uid);
+      else if (s.trace !== undefined && !s.prev) {
+        this.counted(s.uid, MAX_CREATE_SPANS);
+        if (this.exporter)
+          this.exporter.add(s.uid, createRecordSpans(storedCreateRecord(s.trace, c.rv, now)), c);
+      }
     }
-    insertRows(this.sql, "INSERT INTO traces (uid, spans, count)", rows);
-  }
-
-  /** The group commit failed: its pods were not stored, nor are their spans. */
-  dropQueued(): void {
-    this.queued = [];
   }
 
   /** Appends each entry whose pod is still the one stored under its name. */
@@ -94,14 +82,15 @@ export class TraceTable {
     let n = 0;
     for (const e of entries) {
       if (!e?.uid || !Array.isArray(e.spans) || storedUid(e.namespace, e.name) !== e.uid) continue;
-      this.append(e.uid, e.spans, false, e);
+      this.append(e.uid, e.spans, e);
       n++;
     }
     return n;
   }
 
-  read(uid: string): TraceSpan[] {
-    const out: TraceSpan[] = [];
+  /** A stored pod's spans: its create's, then those appended since. */
+  read(uid: string, namespace: string, name: string): TraceSpan[] {
+    const out = this.createSpans(namespace, name);
     for (const r of this.sql.exec<{ spans: string }>(
       "SELECT spans FROM traces WHERE uid = ? ORDER BY id",
       uid,
@@ -114,11 +103,6 @@ export class TraceTable {
     this.counts.delete(uid);
     this.sql.exec("DELETE FROM traces WHERE uid = ?", uid);
   }
-}
-
-/** A created pod's encoded spans (EncodedSpans) with the commit's instant and revision in. */
-export function storedJson(json: string, now: number, rv: string): string {
-  return json.replaceAll(STORED_AT, String(now)).replace(STORED_RV, JSON.stringify(rv));
 }
 
 /** Spans completed at `at`, the staging of the write they came with (TraceAppend.closeAtStore). */

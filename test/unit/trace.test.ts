@@ -9,13 +9,12 @@ import {
   orderSpans,
   parseSpans,
   rfc3339Nano,
-  STORED_AT,
-  STORED_RV,
   tracingEnabled,
 } from "../../api/trace";
+import { createRecordSpans, encodeCreateRecord, storedCreateRecord } from "../../api/trace-record";
 import { renderWaterfall } from "../../cli/commands/trace";
 import { recordsAttempt, schedulingSpan } from "../../durable-objects/scheduler/trace";
-import { closeAt, storedJson } from "../../durable-objects/store/traces";
+import { closeAt } from "../../durable-objects/store/traces";
 
 describe("spans", () => {
   it("keeps only well-formed spans from a header, bounded, details cut when large", () => {
@@ -62,10 +61,81 @@ describe("spans", () => {
   });
 
   it("the shard closes a create's store step and places the initializers' mark at its end", () => {
-    const json = `[{"step":"2.4","name":"stored","component":"store","start":4,"end":${STORED_AT},"detail":{"resourceVersion":${STORED_RV}}},{"step":"3.1","name":"i","component":"a","start":${STORED_AT},"end":${STORED_AT},"detail":{"ua":"\\"@stored-at@\\""}}]`;
-    const out = JSON.parse(storedJson(json, 9, "42"));
-    expect(out[0]).toMatchObject({ start: 4, end: 9, detail: { resourceVersion: "42" } });
-    expect(out[1]).toMatchObject({ start: 9, end: 9, detail: { ua: '"@stored-at@"' } });
+    const record = encodeCreateRecord({
+      verb: "create",
+      userAgent: 'kubectl/v1.32 "quoted"',
+      received: 1,
+      authn: { end: 2, method: "bearer token", user: "admin", groups: ["system:masters"] },
+      cause: { controller: "replicaset-controller", owner: { kind: "ReplicaSet", name: "rs" }, since: 0.5 },
+      authz: { start: 2, end: 3, decision: "allow", authorizer: "RBAC", reason: "binding x" },
+      admission: {
+        start: 3,
+        end: 4,
+        mutatedBy: ["Initializers"],
+        ran: 9,
+        initializersRan: true,
+        initializersMutated: true,
+      },
+      storeStart: 4,
+    });
+    const spans = createRecordSpans(storedCreateRecord(record, 42, 9));
+    expect(spans.map((s) => [s.step, s.name, s.component, s.start, s.end])).toEqual([
+      ["1.3", "request received", "apiserver", 1, 1],
+      ["2.1", "authentication", "apiserver", 1, 2],
+      ["4.1", "controller", "replicaset-controller", 0.5, 1],
+      ["2.2", "authorization", "apiserver", 2, 3],
+      ["2.3", "admission", "apiserver", 3, 4],
+      ["2.4", "stored", "store", 4, 9],
+      ["3.1", "initializers", "apiserver", 9, 9],
+    ]);
+    expect(spans[0]!.detail).toEqual({ verb: "create", userAgent: 'kubectl/v1.32 "quoted"' });
+    expect(spans[1]!.detail).toEqual({ method: "bearer token", user: "admin", groups: ["system:masters"] });
+    expect(spans[2]!.detail).toMatchObject({ reactionMs: 0.5, owner: { kind: "ReplicaSet", name: "rs" } });
+    expect(spans[3]!.detail).toEqual({ decision: "allow", authorizer: "RBAC", reason: "binding x" });
+    expect(spans[4]!.detail).toEqual({ mutatedBy: ["Initializers"], ran: 9 });
+    expect(spans[5]!.detail).toEqual({ resourceVersion: "42" });
+    expect(spans[6]!.detail).toEqual({ ran: true, mutated: true });
+    // bounded: a huge user agent is cut; a malformed or missing record is no spans
+    const big = encodeCreateRecord({
+      verb: "create",
+      userAgent: "x".repeat(100_000),
+      received: 1,
+      storeStart: 2,
+    });
+    expect(big.length).toBeLessThan(1000);
+    expect(createRecordSpans(storedCreateRecord(big, 1, 3)).map((s) => s.step)).toEqual([
+      "1.3",
+      "2.4",
+      "3.1",
+    ]);
+    // system:masters' own reason is not stored, and read back the same
+    const reason = "member of system:masters: always allowed";
+    const masters = encodeCreateRecord({
+      verb: "create",
+      userAgent: "",
+      received: 1,
+      authz: { start: 1, end: 1, decision: "allow", authorizer: "system:masters", reason },
+      storeStart: 2,
+    });
+    expect(masters).not.toContain(reason);
+    expect(createRecordSpans(storedCreateRecord(masters, 1, 3))[1]!.detail).toEqual({
+      decision: "allow",
+      authorizer: "system:masters",
+      reason,
+    });
+    const groups = Array.from({ length: 500 }, (_, i) => `group-${i}`);
+    const many = encodeCreateRecord({
+      verb: "create",
+      userAgent: "",
+      received: 1,
+      authn: { end: 1, method: "x509 client certificate", user: "u", groups },
+      storeStart: 2,
+    });
+    const kept = createRecordSpans(storedCreateRecord(many, 1, 3))[1]!.detail!.groups as string[];
+    expect(kept.length).toBeGreaterThan(10);
+    expect(JSON.stringify(kept).length).toBeLessThan(2048);
+    expect(createRecordSpans("[1,2,{")).toEqual([]);
+    expect(createRecordSpans(null)).toEqual([]);
     const closed = closeAt(
       [
         { step: "5.2", name: "binding", component: "apiserver", start: 5 },

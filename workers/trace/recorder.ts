@@ -2,16 +2,10 @@
 // (1.3), authentication (2.1), authorization (2.2), admission plugin by plugin (2.3),
 // initializers (3.1) and the store write (2.4), plus a controller's reaction (4.1) when a
 // controller sent the create. Kept per request (a WeakMap on the Request, nothing on the
-// context type) and handed to the store with the create: no extra call.
-import {
-  type ControllerCause,
-  type EncodedSpans,
-  STORED_AT,
-  STORED_RV,
-  TRACE_CAUSE_HEADER,
-  type TraceSpan,
-  tracingEnabled,
-} from "../../api/trace";
+// context type) as a few plain values, and handed to the store with the create as one compact
+// record (api/trace-record.ts): no extra call, no row of its own.
+import { type ControllerCause, TRACE_CAUSE_HEADER, tracingEnabled } from "../../api/trace";
+import { type CreateRecord, encodeCreateRecord } from "../../api/trace-record";
 import type { UserInfo } from "../../api/user";
 import { otlpEndpoint } from "../../durable-objects/store/otlp";
 import type { AdmissionAttributes, AdmissionPlugin } from "../admission/index";
@@ -46,141 +40,113 @@ export function startTrace(req: Request, info: RequestInfo, env: unknown): Trace
 function credentialKind(req: Request, internal: boolean): string {
   if (internal) return "in-process";
   const auth = req.headers.get("authorization") ?? "";
-  if (/^bearer /i.test(auth)) return auth.split(".").length === 3 ? "bearer token (JWT)" : "bearer token";
+  if (/^bearer /i.test(auth)) return dots(auth) === 2 ? "bearer token (JWT)" : "bearer token";
   if (/^basic /i.test(auth)) return "basic";
   return "x509 client certificate";
 }
 
+/** How many dots a token has (a JWT has two), without splitting it. */
+function dots(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf("."); i >= 0 && n < 3; i = s.indexOf(".", i + 1)) n++;
+  return n;
+}
+
 export class TraceRecorder {
-  readonly spans: TraceSpan[] = [];
-  private authnStart: number;
-  private cause?: ControllerCause;
+  /** when the request arrived (1.3), where authentication began */
+  private readonly received = Date.now();
+  private authn?: CreateRecord["authn"];
+  private internal = false;
+  private authz?: CreateRecord["authz"];
+  private admission?: CreateRecord["admission"];
 
   constructor(
     private readonly req: Request,
-    verb: string,
-  ) {
-    const now = Date.now();
-    this.authnStart = now;
-    this.spans.push({
-      step: "1.3",
-      name: "request received",
-      component: "apiserver",
-      start: now,
-      end: now,
-      detail: { verb, userAgent: req.headers.get("user-agent") ?? "" },
-    });
-    const cause = req.headers.get(TRACE_CAUSE_HEADER);
-    if (cause) {
-      try {
-        this.cause = JSON.parse(cause) as ControllerCause;
-      } catch {
-        // a malformed cause is no reason to fail a create
-      }
-    }
-  }
+    private readonly verb: string,
+  ) {}
 
   authenticated(user: UserInfo, internal: boolean): void {
-    const now = Date.now();
-    this.spans.push({
-      step: "2.1",
-      name: "authentication",
-      component: "apiserver",
-      start: this.authnStart,
-      end: now,
-      detail: { method: credentialKind(this.req, internal), user: user.name, groups: user.groups },
-    });
-    // only the control plane's own components may say which controller made a pod
-    if (this.cause && internal && typeof this.cause.since === "number") {
-      this.spans.push({
-        step: "4.1",
-        name: "controller",
-        component: String(this.cause.controller),
-        start: Math.min(this.cause.since, this.authnStart),
-        end: this.authnStart,
-        detail: {
-          controller: this.cause.controller,
-          owner: this.cause.owner,
-          reactionMs: Math.max(0, this.authnStart - this.cause.since),
-        },
-      });
-    }
+    this.internal = internal;
+    this.authn = {
+      end: Date.now(),
+      method: credentialKind(this.req, internal),
+      user: user.name,
+      groups: user.groups,
+    };
   }
 
   authorized(start: number, r: AuthorizerResult & { mode?: string }): void {
-    this.spans.push({
-      step: "2.2",
-      name: "authorization",
-      component: "apiserver",
+    this.authz = {
       start,
       end: Date.now(),
-      detail: {
-        decision: r.decision,
-        authorizer: r.mode ?? "",
-        reason: r.reason || (r.mode === "system:masters" ? "member of system:masters: always allowed" : ""),
-      },
+      decision: r.decision,
+      authorizer: r.mode ?? "",
+      reason: r.reason || (r.mode === "system:masters" ? "member of system:masters: always allowed" : ""),
+    };
+  }
+
+  /** Runs the admission chain, noting which plugins changed the object. */
+  async admit(plugins: AdmissionPlugin[], a: AdmissionAttributes): Promise<void> {
+    const start = Date.now();
+    const mutatedBy: string[] = [];
+    let ran = 0;
+    let initializersRan = false;
+    let before = shapeProbe(a.object);
+    for (const p of plugins) {
+      if (!p.mutate) continue;
+      ran++;
+      if (p.name === "Initializers") initializersRan = true;
+      await p.mutate(a);
+      const after = shapeProbe(a.object);
+      if (after !== before) mutatedBy.push(p.name);
+      before = after;
+    }
+    for (const p of plugins) {
+      if (!p.validate) continue;
+      ran++;
+      await p.validate(a);
+    }
+    // a refused create is not stored, nor is its trace: only a passed chain is noted
+    this.admission = {
+      start,
+      end: Date.now(),
+      mutatedBy,
+      ran,
+      initializersRan,
+      initializersMutated: mutatedBy.includes("Initializers"),
+    };
+  }
+
+  /**
+   * The record for the store (api/trace-record.ts), sent with the create: the store step
+   * (2.4) opens now and the shard closes it at its commit, where the initializers' mark (3.1)
+   * sits (they ran within mutating admission, before the pod was stored or visible).
+   */
+  forStore(): string {
+    return encodeCreateRecord({
+      verb: this.verb,
+      userAgent: this.req.headers.get("user-agent") ?? "",
+      received: this.received,
+      authn: this.authn,
+      cause: this.cause(),
+      authz: this.authz,
+      admission: this.admission,
+      storeStart: Date.now(),
     });
   }
 
-  /** Runs the admission chain, noting which plugins changed the object and which refused it. */
-  async admit(plugins: AdmissionPlugin[], a: AdmissionAttributes): Promise<void> {
-    const start = Date.now();
-    const mutating: string[] = [];
-    const validating: string[] = [];
-    const mutatedBy: string[] = [];
-    let rejectedBy: string | undefined;
-    let rejection: string | undefined;
-    let current = "";
+  /** Only the control plane's own components may say which controller made a pod. */
+  private cause(): CreateRecord["cause"] {
+    if (!this.internal) return undefined;
+    const header = this.req.headers.get(TRACE_CAUSE_HEADER);
+    if (!header) return undefined;
     try {
-      let before = shapeProbe(a.object);
-      for (const p of plugins) {
-        if (!p.mutate) continue;
-        current = p.name;
-        mutating.push(p.name);
-        await p.mutate(a);
-        const after = shapeProbe(a.object);
-        if (after !== before) mutatedBy.push(p.name);
-        before = after;
-      }
-      for (const p of plugins) {
-        if (!p.validate) continue;
-        current = p.name;
-        validating.push(p.name);
-        await p.validate(a);
-      }
-    } catch (e) {
-      rejectedBy = current;
-      rejection = (e as Error).message;
-      throw e;
-    } finally {
-      // the chain itself is the configuration's (the read shows it); each pod keeps what differs
-      const detail: Record<string, unknown> = { mutatedBy, ran: mutating.length + validating.length };
-      if (rejectedBy) Object.assign(detail, { rejectedBy, rejection });
-      this.spans.push({
-        step: "2.3",
-        name: "admission",
-        component: "apiserver",
-        start,
-        end: Date.now(),
-        detail,
-      });
-      this.initializersRan = mutating.includes("Initializers");
-      this.initializersMutated = mutatedBy.includes("Initializers");
+      const c = JSON.parse(header) as ControllerCause;
+      if (typeof c?.since === "number")
+        return { controller: String(c.controller), owner: c.owner, since: c.since };
+    } catch {
+      // a malformed cause is no reason to fail a create
     }
-  }
-
-  private initializersRan = false;
-  private initializersMutated = false;
-
-  /**
-   * The spans for the store, encoded (EncodedSpans): the store step (2.4) opens now and the
-   * shard closes it at its commit, where the initializers' mark (3.1) sits (they ran within
-   * mutating admission, before the pod was stored or visible).
-   */
-  forStore(): EncodedSpans {
-    const spans = JSON.stringify(this.spans);
-    const stored = `{"step":"2.4","name":"stored","component":"store","start":${Date.now()},"end":${STORED_AT},"detail":{"resourceVersion":${STORED_RV}}}`;
-    const init = `{"step":"3.1","name":"initializers","component":"apiserver","start":${STORED_AT},"end":${STORED_AT},"detail":{"ran":${this.initializersRan},"mutated":${this.initializersMutated}}}`;
-    return { json: `${spans.slice(0, -1)},${stored},${init}]`, count: this.spans.length + 2 };
+    return undefined;
   }
 }

@@ -21,7 +21,7 @@ function recordingSql(db: Db): SqlStorage {
       );
     };
     if (query.startsWith("INSERT OR REPLACE INTO objects")) {
-      for (const r of rows(7)) db.objects.set(`${r[0]}/${r[1]}`, r);
+      for (const r of rows(8)) db.objects.set(`${r[0]}/${r[1]}`, r);
     } else if (query.startsWith("INSERT INTO changes")) {
       for (const r of rows(10)) {
         expect(db.changes.has(r[0] as number)).toBe(false);
@@ -86,7 +86,7 @@ describe("writing a staged batch", () => {
     ];
     writeStaged(recordingSql(db), batch);
     for (const s of db.statements) expect(s.params.length).toBeLessThanOrEqual(100);
-    // 36 new rows in 4 statements (14 + 14 + 2 before the update, then 6), 3 single-row
+    // 36 new rows in 4 statements (12 + 12 + 6 before the update, then 6), 3 single-row
     // statements, 39 change-log rows in 4 statements
     expect(db.statements).toHaveLength(11);
     expect(db.changes.size).toBe(batch.length);
@@ -113,5 +113,13 @@ describe("writing a staged batch", () => {
       "INSERT OR REPLACE INTO objects",
       "INSERT INTO changes",
     ]);
+  });
+
+  it("keeps a created pod's trace record in its row, closed at the commit", () => {
+    const db: Db = { objects: new Map(), changes: new Map(), statements: [] };
+    const traced = { ...staged("ADDED", "traced"), trace: "[1]" };
+    writeStaged(recordingSql(db), [traced, staged("ADDED", "plain")], 7000);
+    expect(db.objects.get("ns/traced")?.[7]).toBe(`[${traced.change.rv},7000,[1]]`);
+    expect(db.objects.get("ns/plain")?.[7]).toBeNull();
   });
 });
