@@ -98,6 +98,6 @@ describe("watch over WebSocket", () => {
       ws.once("open", () => resolve(101));
       ws.once("error", () => resolve(-1));
     });
-    expect(code).toBe(403);
+    expect(code).toBe(401); // no credential: 401 beyond health and version
   });
 });
