@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bootstrapTokenSecret, randomBootstrapToken } from "../../api/bootstrap-token";
 import { kubeconfig } from "../../local-engine/devserver";
 import { certificateRequest, clusterCA, hasOpenssl } from "../helpers/client-certs";
 import { api, hasKubectl, kubectl, shared, until } from "../helpers/cluster";
@@ -64,25 +65,16 @@ const issued = (name: string) =>
 
 /** A new bootstrap token (removed after the suite), as a target for api(). */
 async function bootstrapTarget() {
-  const id = Math.random().toString(36).slice(2, 8).padEnd(6, "0");
-  const secret = `bootstrap-token-${id}`;
-  const put = await api(t, "POST", "/api/v1/namespaces/kube-system/secrets", {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: secret },
-    type: "bootstrap.kubernetes.io/token",
-    data: Object.fromEntries(
-      Object.entries({
-        "token-id": id,
-        "token-secret": "0123456789abcdef",
-        expiration: new Date(Date.now() + 3600_000).toISOString(),
-        "usage-bootstrap-authentication": "true",
-      }).map(([k, v]) => [k, b64(v)]),
-    ),
-  });
+  const { id, secret, token } = randomBootstrapToken();
+  const put = await api(
+    t,
+    "POST",
+    "/api/v1/namespaces/kube-system/secrets",
+    bootstrapTokenSecret(id, secret),
+  );
   expect(put.status, put.text).toBe(201);
-  cleanup.push(`/api/v1/namespaces/kube-system/secrets/${secret}`);
-  return { ...t, token: `${id}.0123456789abcdef` };
+  cleanup.push(`/api/v1/namespaces/kube-system/secrets/bootstrap-token-${id}`);
+  return { ...t, token };
 }
 
 /** A role and binding of `rules` for `user`, removed after the suite. */

@@ -48,6 +48,18 @@ export async function readBinding(objects: ObjectSource, node: string): Promise<
   return { node, agent: a[AGENT], nodeUID: a[NODE_UID] ?? "", record };
 }
 
+/** The node's record and its registered Node, read together (either may be missing). */
+export async function bindingAndNode(
+  objects: ObjectSource,
+  node: string,
+): Promise<{ binding: NodeBinding | undefined; registered: KubeObject | undefined }> {
+  const [binding, registered] = await Promise.all([
+    readBinding(objects, node),
+    objects.get("nodes", "", node),
+  ]);
+  return { binding, registered };
+}
+
 /**
  * Whether an agent holds the node now: its Node exists (not being deleted) and its Lease was
  * renewed within leaseDurationSeconds. Undefined when not; otherwise why, for the refusal.

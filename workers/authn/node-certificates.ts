@@ -7,7 +7,7 @@
 // upstream's.
 import { certificateAgentSince, nodeOfCertificateUser } from "../../api/node-binding";
 import type { UserInfo } from "../../api/user";
-import { bindNodeUID, readBinding } from "./node-binding";
+import { bindingAndNode, bindNodeUID } from "./node-binding";
 import { AuthnFailure, type TokenContext } from "./types";
 
 /** Throws AuthnFailure when `user`'s certificate (valid from `notBefore`, ms) was revoked. */
@@ -18,10 +18,7 @@ export async function checkNodeCertificate(
 ): Promise<void> {
   const node = nodeOfCertificateUser(user.name, user.groups);
   if (!node) return;
-  const [binding, registered] = await Promise.all([
-    readBinding(ctx.objects, node),
-    ctx.objects.get("nodes", "", node),
-  ]);
+  const { binding, registered } = await bindingAndNode(ctx.objects, node);
   if (!binding) return;
   const since = certificateAgentSince(binding.agent);
   if (since === undefined || notBefore === undefined || notBefore < since)

@@ -13,7 +13,7 @@ import { rfc3339 } from "../../api/time";
 import type { UserInfo } from "../../api/user";
 import { isDNS1123Subdomain } from "../../api/validation/names";
 import { signingKeys } from "./keys";
-import { bindNodeUID, liveAgent, readBinding, recordAgent } from "./node-binding";
+import { bindingAndNode, bindNodeUID, liveAgent, recordAgent } from "./node-binding";
 import { storeObjects } from "./objects";
 import { apiAudiences, issuers, sign, verifySignature } from "./serviceaccount";
 import { type AuthnEnv, AuthnFailure, nowMs, type TokenAuthenticator } from "./types";
@@ -85,10 +85,7 @@ export const nodeCredentials: TokenAuthenticator = async (token, ctx) => {
   const agent = claims[AGENT_CLAIM];
   if (typeof agent !== "string" || agent === "")
     throw new AuthnFailure("node credential names no agent (issued before credentials were revocable)");
-  const [binding, registered] = await Promise.all([
-    readBinding(ctx.objects, node),
-    ctx.objects.get("nodes", "", node),
-  ]);
+  const { binding, registered } = await bindingAndNode(ctx.objects, node);
   if (!binding || binding.agent !== agent)
     throw new AuthnFailure(
       "node credential revoked: another agent joined as this node, or its Node was deleted",
@@ -140,14 +137,7 @@ async function renewNodeCredential(
     throw forbidden(
       `forbidden: User "${NODE_USER_PREFIX}${node}" cannot renew the credential of node ${JSON.stringify(asked)}`,
     );
-  // read again: the authentication above may have been remembered from a few seconds ago
-  const objects = storeObjects(env);
-  const [binding, registered] = await Promise.all([
-    readBinding(objects, node),
-    objects.get("nodes", "", node),
-  ]);
-  if (!binding || binding.agent !== agent)
-    throw new StatusError(401, "Unauthorized", "node credential revoked: another agent joined as this node");
+  const { binding, registered } = await currentBinding(env, node, agent);
   // not bound to a Node (it was never registered, or deleted before a request of the agent's
   // bound it): no renewal, so such a credential ends with its lifetime
   if (!binding.nodeUID && !registered?.metadata?.uid)
@@ -169,11 +159,7 @@ export async function exchangeBootstrapToken(
   const nodeName = nodeNameOf(body);
   if (typeof nodeName !== "string" || nodeName === "" || isDNS1123Subdomain(nodeName).length > 0)
     throw badRequest(`nodeName must be a DNS-1123 subdomain, got ${JSON.stringify(nodeName)}`);
-  const objects = storeObjects(env);
-  const [prior, node] = await Promise.all([
-    readBinding(objects, nodeName),
-    objects.get("nodes", "", nodeName),
-  ]);
+  const { binding: prior, registered: node } = await bindingAndNode(storeObjects(env), nodeName);
   const live = await liveAgent(env, nodeName, node);
   if (live) throw heldByAgent(nodeName, live);
   const agent = crypto.randomUUID();
@@ -211,13 +197,18 @@ export async function assertNodeMayRegister(env: AuthnEnv, user: UserInfo): Prom
   const agent = user.extra?.[AGENT_EXTRA]?.[0];
   if (!agent || !user.name.startsWith(NODE_USER_PREFIX)) return;
   const node = user.name.slice(NODE_USER_PREFIX.length);
-  const objects = storeObjects(env);
-  const [binding, registered] = await Promise.all([
-    readBinding(objects, node),
-    objects.get("nodes", "", node),
-  ]);
-  if (!binding || binding.agent !== agent)
-    throw new StatusError(401, "Unauthorized", "node credential revoked: another agent joined as this node");
+  const { binding, registered } = await currentBinding(env, node, agent);
   if (binding.nodeUID && binding.nodeUID !== (registered?.metadata?.uid ?? ""))
     throw new StatusError(401, "Unauthorized", "node credential revoked: its Node was deleted");
+}
+
+/**
+ * The node's record and Node read afresh (the authentication of the request may have been
+ * remembered from a few seconds ago); 401 unless `agent` is still the node's.
+ */
+async function currentBinding(env: AuthnEnv, node: string, agent: string) {
+  const { binding, registered } = await bindingAndNode(storeObjects(env), node);
+  if (!binding || binding.agent !== agent)
+    throw new StatusError(401, "Unauthorized", "node credential revoked: another agent joined as this node");
+  return { binding, registered };
 }

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CriClient } from "../../../agent/cri/client";
+import { bootstrapTokenSecret } from "../../../api/bootstrap-token";
 import { api, freshNamespace, hasKubectl, kubectl } from "../../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../../helpers/own-server";
 import {
@@ -40,20 +41,12 @@ describe.skipIf(!available || !hasKubectl)("edgelet TLS bootstrap with a client 
   beforeAll(async () => {
     server = await startOwnServer();
     ns = await freshNamespace(server, "certnode");
-    const secret = await api(server, "POST", "/api/v1/namespaces/kube-system/secrets", {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: `bootstrap-token-${id}` },
-      type: "bootstrap.kubernetes.io/token",
-      data: Object.fromEntries(
-        Object.entries({
-          "token-id": id,
-          "token-secret": "0123456789abcdef",
-          expiration: new Date(Date.now() + 3600_000).toISOString(),
-          "usage-bootstrap-authentication": "true",
-        }).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
-      ),
-    });
+    const secret = await api(
+      server,
+      "POST",
+      "/api/v1/namespaces/kube-system/secrets",
+      bootstrapTokenSecret(id, "0123456789abcdef"),
+    );
     expect(secret.status, secret.text).toBe(201);
     const caFile = join(dir, "ca.crt");
     writeFileSync(caFile, server.caCert);
