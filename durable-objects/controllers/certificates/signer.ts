@@ -9,12 +9,12 @@
 // (a join: asked by anyone but the node itself) first records that agent as the node's
 // (api/node-binding.ts), which revokes the certificates of the agent it replaces.
 import {
-  AGENT_ANNOTATION,
   certificateAgent,
-  NODE_ANNOTATION,
   NODE_UID_ANNOTATION,
   newRecord,
+  nodeOfCertificateUser,
   RECORD_NAMESPACE,
+  recordAnnotations,
   recordName,
 } from "../../../api/node-binding";
 import { lookupGVR } from "../../../api/registry";
@@ -79,7 +79,8 @@ async function recordCertificateAgent(node: string, agent: string, ctx: Controll
     await ctx.api.create(SECRETS, newRecord(name, node, agent));
   } catch (e) {
     if (!isAlreadyExists(e)) throw e;
-    const annotations = { [NODE_ANNOTATION]: node, [AGENT_ANNOTATION]: agent, [NODE_UID_ANNOTATION]: null };
+    // (a merge patch: the Node uid of the agent it replaces is removed)
+    const annotations = { ...recordAnnotations(node, agent, ""), [NODE_UID_ANNOTATION]: null };
     await ctx.api.patch(SECRETS, RECORD_NAMESPACE, name, { metadata: { annotations } });
   }
 }
@@ -128,9 +129,9 @@ export function createCertificateSigner(opts: SignerOptions): Controller {
     const seconds = Math.max(MIN_SECONDS, Math.min(asked, maxSeconds));
     const now = ctx.now();
     const notBefore = now - BACKDATE_MS;
-    const cn = req.names.commonName;
-    if (signer === KUBELET_CLIENT && csr.spec?.username !== cn)
-      await recordCertificateAgent(cn.slice("system:node:".length), certificateAgent(notBefore), ctx);
+    const node = nodeOfCertificateUser(req.names.commonName, req.names.organizations);
+    if (signer === KUBELET_CLIENT && node && csr.spec?.username !== req.names.commonName)
+      await recordCertificateAgent(node, certificateAgent(notBefore), ctx);
     const pemText = await issueCertificate(await loadCA(), req, {
       usages,
       notBefore,
