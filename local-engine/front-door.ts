@@ -32,6 +32,7 @@ import {
   MAX_HEAD_BYTES,
   statusAnswer,
 } from "./guard";
+import { carrySpdyUpgrade, spdyUpgradeOf } from "./spdy-upgrade";
 import { type RelayWatch, type WatchRelay, watchedResource, watchRelay } from "./watch-relay";
 
 export interface FrontDoorOptions {
@@ -392,6 +393,21 @@ function carry(
     between = false;
     guard.busy(true);
     framing.request(head.method);
+    // a plain SPDY upgrade: answered here and carried to the Worker over a WebSocket
+    const spdy = spdyUpgradeOf(head);
+    if (spdy) {
+      down.off("data", onData);
+      const unused = upstream;
+      upstream = undefined;
+      unused?.destroy();
+      const rewritten = requestHead(chunk, end) ?? head;
+      return carrySpdyUpgrade(down, rewritten, spdy, chunk.subarray(end), () => {
+        const up = net.connect(target);
+        sockets.add(up);
+        up.on("close", () => sockets.delete(up));
+        return up;
+      });
+    }
     const authorization = credentialOf(head) ?? identity?.credential;
     // a known credential: the connection is no longer bounded as an anonymous one
     if (authorization !== undefined && levels.get(authorization)) guard.trust();

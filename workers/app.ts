@@ -19,7 +19,7 @@ import { priorityLevel } from "./filters/priority-level";
 import { healthCheckResponse, healthResponse } from "./handlers/health";
 import { handleRelay } from "./handlers/relay";
 import { handleResource } from "./handlers/resource";
-import { handleNodeTunnel } from "./handlers/streams";
+import { authorizedMethod, handleNodeTunnel } from "./handlers/streams";
 import { checkPathEncoding, requestInfo } from "./request-info";
 import { handlePodTrace, POD_TRACE_ROUTE } from "./trace/read";
 import { startTrace } from "./trace/recorder";
@@ -35,7 +35,7 @@ app.use("*", async (c, next) => {
   // routing): no later decode of the path can then throw
   checkPathEncoding(url.pathname);
   c.set("url", url);
-  c.set("info", requestInfo(c.req.method, url));
+  c.set("info", requestInfo(authorizedMethod(c.req.raw, url.pathname), url));
   startTrace(c.req.raw, c.get("info"), c.env);
   await next();
 });

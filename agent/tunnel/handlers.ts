@@ -11,6 +11,7 @@ import type {
   WireStatus,
 } from "../../api/wire/node-tunnel";
 import { failure } from "../../api/wire/node-tunnel";
+import { carriedStreamProtocol } from "../../api/wire/spdy-upgrade";
 import type { CriClient } from "../cri/client";
 import {
   CLOSE,
@@ -129,6 +130,27 @@ function upgradeSpdy(url: string, protocol: string, io: StreamIO): Promise<Duple
 }
 
 /**
+ * Pipes a client's SPDY byte stream (carried in the stream's DATA frames) to the runtime's
+ * streaming server upgraded with `protocol`, and its answer back: the SPDY session runs end to
+ * end between the client and the runtime.
+ */
+async function pipeSpdy(url: string, protocol: string, io: StreamIO): Promise<StreamHandler> {
+  const socket = await upgradeSpdy(url, protocol, io);
+  socket.on("data", (b: Buffer) => io.send(b));
+  socket.on("close", () => io.close());
+  socket.on("error", (e) => io.close(e.message));
+  io.signal.addEventListener("abort", () => socket.destroy());
+  return {
+    data(payload) {
+      socket.write(payload);
+    },
+    end() {
+      socket.destroy();
+    },
+  };
+}
+
+/**
  * Bridges the client's channel frames (v5/v4 over WebSocket) to the runtime's streaming
  * server speaking remotecommand v4.channel.k8s.io over SPDY, one SPDY stream per channel.
  */
@@ -178,7 +200,8 @@ export async function openExec(
 ): Promise<StreamHandler> {
   const c = await container(lookup, r);
   if (!c.running) throw badRequest(`container ${r.container} is not running`);
-  if (!r.stdin && !r.tty) {
+  const carried = carriedStreamProtocol(r.protocol);
+  if (!carried && !r.stdin && !r.tty) {
     // nothing to send in: run to completion and report
     const ignore: StreamHandler = { data() {}, end() {} };
     cri.execSync(c.containerId, r.command, 0, { timeoutMs: 24 * 3600_000 }).then(
@@ -203,7 +226,7 @@ export async function openExec(
     stdout: r.stdout,
     stderr: r.stderr,
   });
-  return bridgeRemoteCommand(url, r, io);
+  return carried ? pipeSpdy(url, carried, io) : bridgeRemoteCommand(url, r, io);
 }
 
 export async function openAttach(
@@ -221,7 +244,8 @@ export async function openAttach(
     stdout: r.stdout,
     stderr: r.stderr,
   });
-  return bridgeRemoteCommand(url, r, io);
+  const carried = carriedStreamProtocol(r.protocol);
+  return carried ? pipeSpdy(url, carried, io) : bridgeRemoteCommand(url, r, io);
 }
 
 /**
@@ -290,7 +314,8 @@ async function bridgePortForwardChannels(url: string, ports: number[], io: Strea
 
 /**
  * kubectl's SPDY/3.1+portforward.k8s.io tunnels a SPDY/3.1 connection (portforward.k8s.io streams)
- * inside WebSocket messages. The runtime's streaming server speaks exactly that SPDY after an
+ * inside WebSocket messages, as the front door does for a plain SPDY upgrade
+ * (api/wire/spdy-upgrade.ts). The runtime's streaming server speaks exactly that SPDY after an
  * HTTP upgrade, so the bytes are piped through untouched. Other clients speak the channel
  * protocol (bridgePortForwardChannels).
  */
@@ -304,17 +329,6 @@ export async function openPortForward(
   if (!s) throw notFound(`pod "${r.pod}" has no running sandbox on this node`);
   const { url } = await cri.portForward(s.sandboxId, r.ports);
   if (r.protocol === "v4.channel.k8s.io") return bridgePortForwardChannels(url, r.ports, io);
-  const socket = await upgradeSpdy(url, "portforward.k8s.io", io);
-  socket.on("data", (b: Buffer) => io.send(b));
-  socket.on("close", () => io.close());
-  socket.on("error", (e) => io.close(e.message));
-  io.signal.addEventListener("abort", () => socket.destroy());
-  return {
-    data(payload) {
-      socket.write(payload);
-    },
-    end() {
-      socket.destroy();
-    },
-  };
+  // tunnelled by kubectl 1.31+, or a plain upgrade carried by the front door (spdy-upgrade.ts)
+  return pipeSpdy(url, "portforward.k8s.io", io);
 }

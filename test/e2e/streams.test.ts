@@ -26,6 +26,8 @@ if (!existsSync(SOCKET))
 const NODE = `tunnel-e2e-${randomBytes(3).toString("hex")}`;
 const NODE_TOKEN = randomBytes(18).toString("base64url");
 const NS = "default";
+const GET_ONLY_TOKEN = randomBytes(18).toString("base64url");
+const CREATE_ONLY_TOKEN = randomBytes(18).toString("base64url");
 const POD = "web";
 
 const SCRIPT = [
@@ -96,7 +98,11 @@ describe.skipIf(!available)("kubectl logs/exec/port-forward through the node tun
     server = await startDevServer({
       stateDir,
       quiet: true,
-      tokens: [`${NODE_TOKEN},system:node:${NODE},${NODE},system:nodes`],
+      tokens: [
+        `${NODE_TOKEN},system:node:${NODE},${NODE},system:nodes`,
+        `${GET_ONLY_TOKEN},exec-getter,exec-getter`,
+        `${CREATE_ONLY_TOKEN},exec-creator,exec-creator`,
+      ],
     });
     await cri.waitReady(15_000);
     await cri.pullImage(BUSYBOX);
@@ -320,6 +326,109 @@ describe.skipIf(!available)("kubectl logs/exec/port-forward through the node tun
       await again.text();
     } finally {
       pf.p.kill();
+    }
+  });
+
+  // kubectl before 1.31, and client-go programs without WebSockets, upgrade to SPDY: the
+  // front door answers that upgrade and carries the SPDY session (api/wire/spdy-upgrade.ts)
+  const SPDY_ONLY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: "false", KUBECTL_PORT_FORWARD_WEBSOCKETS: "false" };
+
+  it("kubectl exec over a plain SPDY upgrade runs a command, passes stdin and reports exit codes", async () => {
+    const r = await kubectl(server, ["exec", POD, "--", "hostname"], { env: SPDY_ONLY });
+    expect(r).toMatchObject({ code: 0, stdout: "web-host\n" });
+    const fail = await kubectl(server, ["exec", POD, "--", "sh", "-c", "echo to-stderr >&2; exit 3"], {
+      env: SPDY_ONLY,
+    });
+    expect(fail.code).toBe(3);
+    expect(fail.stderr).toContain("to-stderr");
+    const input = "one\ntwo\nthree\n".repeat(2000);
+    const wc = await kubectl(server, ["exec", "-i", POD, "--", "sh", "-c", "wc -l; exit 4"], {
+      input,
+      env: SPDY_ONLY,
+    });
+    expect(wc.stdout.trim()).toBe("6000");
+    expect(wc.code).toBe(4);
+  });
+
+  it("a plain SPDY upgrade the Worker refuses gets the Worker's Status (an unknown container)", async () => {
+    const r = await kubectl(server, ["exec", POD, "-c", "nope", "--", "true"], { env: SPDY_ONLY });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("container nope is not valid for pod web");
+  });
+
+  it("a plain SPDY upgrade is authorized as create, as upstream authorizes the POST", async () => {
+    for (const [user, verb] of [
+      ["exec-getter", "get"],
+      ["exec-creator", "create"],
+    ]) {
+      const role = await api(server, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+        metadata: { name: user },
+        rules: [
+          { apiGroups: [""], resources: ["pods/exec"], verbs: [verb] },
+          // kubectl reads the pod first
+          { apiGroups: [""], resources: ["pods"], verbs: ["get"] },
+        ],
+      });
+      expect(role.status, role.text).toBe(201);
+      const binding = await api(
+        server,
+        "POST",
+        `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`,
+        {
+          metadata: { name: user },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: user },
+          subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: user }],
+        },
+      );
+      expect(binding.status, binding.text).toBe(201);
+    }
+    const exec = (token: string, env: Record<string, string> = {}) =>
+      kubectl(server, [`--token=${token}`, "exec", POD, "--", "hostname"], { env });
+    // get alone: the WebSocket upgrade (a GET) is allowed, the SPDY one (a POST) is not
+    expect((await exec(GET_ONLY_TOKEN)).stdout).toBe("web-host\n");
+    const refused = await exec(GET_ONLY_TOKEN, SPDY_ONLY);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('cannot create resource "pods/exec"');
+    // create alone: the SPDY upgrade is allowed
+    expect((await exec(CREATE_ONLY_TOKEN, SPDY_ONLY)).stdout).toBe("web-host\n");
+  });
+
+  it("kubectl attach over a plain SPDY upgrade streams the container's output", async () => {
+    const p: ChildProcess = spawn(
+      KUBECTL,
+      ["--kubeconfig", server.kubeconfigPath, "attach", POD, "-c", "web"],
+      {
+        env: { ...process.env, ...SPDY_ONLY },
+      },
+    );
+    let out = "";
+    p.stdout?.on("data", (d) => (out += d));
+    try {
+      for (let i = 0; i < 100 && !/tick \d+\n[\s\S]*tick \d+\n/.test(out); i++) await sleep(100);
+      expect(out).toMatch(/tick \d+\n[\s\S]*tick \d+\n/);
+    } finally {
+      p.kill();
+    }
+  });
+
+  it("kubectl port-forward over a plain SPDY upgrade reaches the pod's port", async () => {
+    const p: ChildProcess = spawn(
+      KUBECTL,
+      ["--kubeconfig", server.kubeconfigPath, "port-forward", `pod/${POD}`, ":8080"],
+      { env: { ...process.env, ...SPDY_ONLY } },
+    );
+    let out = "";
+    p.stdout?.on("data", (d) => (out += d));
+    try {
+      for (let i = 0; i < 100 && !/127\.0\.0\.1:\d+/.test(out); i++) await sleep(100);
+      const port = Number(/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
+      expect(port).toBeGreaterThan(0);
+      for (let i = 0; i < 2; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/index.html`);
+        expect(await res.text()).toBe("hello-from-pod\n");
+      }
+    } finally {
+      p.kill();
     }
   });
 

@@ -5,6 +5,12 @@
 import { badRequest, field, invalid, notFoundPath, StatusError } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
 import { noTunnelMessage, OPEN_HEADER, type OpenRequest } from "../../api/wire/node-tunnel";
+import {
+  offersSpdyUpgrade,
+  PORT_FORWARD_STREAM_PROTOCOL,
+  REMOTECOMMAND_STREAM_PROTOCOL,
+  spdyUpgradeProtocol,
+} from "../../api/wire/spdy-upgrade";
 import type { Env } from "../../durable-objects/env";
 import type { NodeTunnel } from "../../durable-objects/node-tunnel/node-tunnel";
 import { admit } from "../admission";
@@ -17,13 +23,39 @@ export interface TunnelEnv {
 }
 
 export const TUNNEL_PATH_PREFIX = "/edgeplane/tunnel/";
-export const EXEC_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
+// (and a plain SPDY upgrade, which the local front door carries over WebSocket:
+// api/wire/spdy-upgrade.ts)
+export const EXEC_PROTOCOLS = [
+  "v5.channel.k8s.io",
+  "v4.channel.k8s.io",
+  spdyUpgradeProtocol(REMOTECOMMAND_STREAM_PROTOCOL),
+];
 // kubectl 1.31+ tunnels SPDY in WebSocket messages under the subprotocol
 // "SPDY/3.1+portforward.k8s.io" (checked against the kubectl 1.32 binary; falls back to a
 // plain SPDY upgrade, which Workers cannot serve, if refused); other clients (the Python
 // client, @kubernetes/client-node, older client-go) speak the kubelet's channel protocol
 // v4.channel.k8s.io: two channels per port, data and error.
-export const PORT_FORWARD_PROTOCOLS = ["SPDY/3.1+portforward.k8s.io", "v4.channel.k8s.io"];
+export const PORT_FORWARD_PROTOCOLS = [
+  "SPDY/3.1+portforward.k8s.io",
+  "v4.channel.k8s.io",
+  spdyUpgradeProtocol(PORT_FORWARD_STREAM_PROTOCOL),
+];
+
+const STREAM_SUBRESOURCES = /\/pods\/[^/]+\/(exec|attach|portforward)$/;
+
+/**
+ * The method a request is authorized by: a plain SPDY upgrade the front door carried over
+ * WebSocket was a POST (so `create`, as upstream authorizes it), every other request its own.
+ */
+export function authorizedMethod(req: Request, path: string): string {
+  if (
+    req.method === "GET" &&
+    STREAM_SUBRESOURCES.test(path) &&
+    offersSpdyUpgrade(req.headers.get("sec-websocket-protocol"))
+  )
+    return "POST";
+  return req.method;
+}
 
 function tunnelStub(env: Env, node: string): DurableObjectStub<NodeTunnel> {
   const ns = (env as Env & Partial<TunnelEnv>).NODE_TUNNEL;
@@ -186,7 +218,7 @@ function portForwardRequest(pod: KubeObject, req: Request): OpenRequest {
       return n;
     });
   // the channel protocol names its ports up front (the kubelet's own words: it reads "port")
-  if (protocol !== PORT_FORWARD_PROTOCOLS[0] && !ports.length)
+  if (protocol === "v4.channel.k8s.io" && !ports.length)
     throw badRequest('query parameter "port" is required');
   return {
     kind: "portforward",
