@@ -91,3 +91,27 @@ export function objectEnv(ctx: DurableObjectState, env: Env): Env {
   const key = slash < 0 ? name : name.slice(0, slash);
   return key.split("@").length === 3 ? childEnv(env, key) : env;
 }
+
+/** A cluster's object limit and its counts as last published (docs/clusters.md). */
+export interface ClusterUsage {
+  name: string;
+  /** spec.limits.objects */
+  objects?: number;
+  /** status.counts: objects per resource */
+  counts: Record<string, number>;
+}
+
+/** per cluster key, in this isolate: noted by the Worker's lookup and the manager's publish */
+const usage = new Map<string, ClusterUsage>();
+
+export function noteClusterUsage(key: string, u: ClusterUsage): void {
+  usage.set(key, u);
+}
+
+export function clusterUsage(key: string): ClusterUsage | undefined {
+  return usage.get(key);
+}
+
+export function forgetClusterUsage(key: string): void {
+  usage.delete(key);
+}

@@ -12,6 +12,11 @@
 // to an HTTP/2 stream (front-door-h2.ts), the head, then each event as it is, then the stream's end),
 // or, having no relay yet, with an ordinary stream marked `x-edgeplane-relay-offer: <shard>`
 // (forwarded without the mark; a relay to that shard is opened for the watches after it).
+//
+// A watch of a cluster other than the root (/clusters/<name>/..., docs/clusters.md) is
+// relayed the same way, by that cluster's shards: its relay is opened under the cluster's
+// path (so the Worker reaches the cluster's own shard), and relays and first watches are
+// kept apart per cluster, so no cluster's watch is ever carried on another's relay.
 import http from "node:http";
 import type http2 from "node:http2";
 import {
@@ -49,7 +54,7 @@ export interface RelayWatch<D extends WatchClient = WatchClient> {
   h2: boolean;
   /** called when a relayed watch is over */
   ended: () => void;
-  /** "<group>/<resource>" (watchedResource) */
+  /** "<group>/<resource>", after "/clusters/<name> " in another cluster (watchedResource) */
   resource: string;
   /** its answer's head went to the client: events are written as they come */
   headSent: boolean;
@@ -70,8 +75,12 @@ interface RelayEvent {
 
 /** One relay: a stream from a shard carrying the events of its watches. */
 interface Relay {
-  /** the shard's key */
+  /** the cluster's path ("" for the root, "/clusters/<name>") and the shard's key, as one */
   key: string;
+  /** the cluster's path ("" for the root, "/clusters/<name>") */
+  cluster: string;
+  /** the shard's key */
+  shard: string;
   /** the front door's number for it */
   no: string;
   open: boolean;
@@ -151,14 +160,27 @@ export function responseHeaders(headers: http.IncomingHttpHeaders): http2.Outgoi
   return out;
 }
 
+/** "/clusters/<name>/..." of a cluster other than the root: what may be a cluster's name. */
+const CLUSTER_PATH = /^\/clusters\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)(?=\/)/;
+
+/** The cluster path a watch's resource (watchedResource) names: "" for the root. */
+export function clusterOf(resource: string): string {
+  const space = resource.indexOf(" ");
+  return space < 0 ? "" : resource.slice(0, space);
+}
+
 /**
  * The resource ("<group>/<resource>") that `head` (fair-queue.ts: requestHead) watches, when
- * it is an HTTP watch that a relay may carry.
+ * it is an HTTP watch that a relay may carry; in another cluster, "/clusters/<name> " before it.
  */
 export function watchedResource({ method, target, version, headers }: RequestHead): string | undefined {
   // HTTP/1.0 has no chunked answers: its watches stay streams of their own
   if (method !== "GET" || version !== "1.1" || /(^|\n)upgrade:/.test(headers)) return undefined;
-  const [path, query = ""] = target.split("?", 2);
+  let [path, query = ""] = target.split("?", 2);
+  // a cluster's watch only on a plain path: an encoded or dot segment is the Worker's to resolve
+  if (path.startsWith("/clusters/") && /%|\/\.\.?(\/|$)/.test(path)) return undefined;
+  const cluster = CLUSTER_PATH.exec(path)?.[0] ?? "";
+  path = path.slice(cluster.length);
   const segs = path.split("/").slice(1);
   const group = segs[0] === "api" ? "" : segs[0] === "apis" ? segs[1] : undefined;
   if (group === undefined) return undefined;
@@ -168,7 +190,8 @@ export function watchedResource({ method, target, version, headers }: RequestHea
   if (rest[0] === "namespaces" && rest.length > 2) rest = rest.slice(2);
   // a subresource (log, proxy, ...) is never a watch of a shard
   if (!rest[0] || rest.length > 2) return undefined;
-  return prefixed || /(^|&)watch=(1|true|True)(&|$)/.test(query) ? `${group}/${rest[0]}` : undefined;
+  if (!prefixed && !/(^|&)watch=(1|true|True)(&|$)/.test(query)) return undefined;
+  return cluster ? `${cluster} ${group}/${rest[0]}` : `${group}/${rest[0]}`;
 }
 
 /**
@@ -196,11 +219,11 @@ export function watchRelay({ target, secret }: { target: RequestTarget; secret: 
   /** requests to workerd in flight (relays stay in flight while open) */
   const requests = new Set<http.ClientRequest>();
 
-  const request = (method: string, headers: http.OutgoingHttpHeaders) => {
+  const request = (cluster: string, method: string, headers: http.OutgoingHttpHeaders) => {
     const req = http.request({
       ...target,
       method,
-      path: RELAY_PATH,
+      path: cluster + RELAY_PATH,
       agent: false,
       headers: { [WATCH_HEADER]: secret, ...headers },
     });
@@ -218,8 +241,8 @@ export function watchRelay({ target, secret }: { target: RequestTarget; secret: 
         for (const [no, ids] of all) {
           const r = byNo.get(no);
           if (!r?.open) continue; // a closed relay's watches are over on the shard too
-          const req = request("POST", {
-            [SHARD_HEADER]: r.key,
+          const req = request(r.cluster, "POST", {
+            [SHARD_HEADER]: r.shard,
             "content-type": "application/json",
           });
           req.on("response", (res) => res.resume());
@@ -289,9 +312,10 @@ export function watchRelay({ target, secret }: { target: RequestTarget; secret: 
     }
   }
 
-  function open(key: string): Relay {
+  function open(cluster: string, shard: string): Relay {
+    const key = `${cluster} ${shard}`;
     const no = String(++lastNo);
-    const r: Relay = { key, no, open: true, failedAt: 0, cancelled: new Set(), onAnswer: [] };
+    const r: Relay = { key, cluster, shard, no, open: true, failedAt: 0, cancelled: new Set(), onAnswer: [] };
     /** the relay's answer came (or its request failed): the watches waiting on it go on */
     const wakeWaiting = () => {
       for (const f of r.onAnswer.splice(0)) f();
@@ -335,7 +359,7 @@ export function watchRelay({ target, secret }: { target: RequestTarget; secret: 
       // the shard ends this relay's watches; their clients see a clean end and watch again
       for (const w of [...watches.values()]) if (w.no === no) end(w);
     };
-    const req = request("GET", { [SHARD_HEADER]: key, [NO_HEADER]: no });
+    const req = request(cluster, "GET", { [SHARD_HEADER]: shard, [NO_HEADER]: no });
     req.on("response", (res) => {
       if (res.statusCode !== 200) {
         res.resume();
@@ -360,7 +384,7 @@ export function watchRelay({ target, secret }: { target: RequestTarget; secret: 
       watches.delete(w.id);
       w.done = true;
       if (offer) {
-        const r = offered(offer);
+        const r = offered(clusterOf(w.resource), offer);
         if (r.open && !r.answered) r.onAnswer.push(() => settle(w.resource, w));
         else settle(w.resource, w);
       } else settle(w.resource, w);
@@ -382,11 +406,11 @@ export function watchRelay({ target, secret }: { target: RequestTarget; secret: 
     if (!byNo.get(w.no!)?.open) end(w); // its relay closed before this answer came
   }
 
-  /** Opens a relay to shard `key` unless one is open (or failed to open a moment ago). */
-  function offered(key: string): Relay {
-    const r = relays.get(key);
+  /** Opens a relay to `cluster`'s shard `shard` unless one is open (or failed to open a moment ago). */
+  function offered(cluster: string, shard: string): Relay {
+    const r = relays.get(`${cluster} ${shard}`);
     if (r && (r.open || Date.now() - r.failedAt < RETRY_MS)) return r;
-    return open(key);
+    return open(cluster, shard);
   }
 
   /** The first watch of `resource` was answered (and its relay, if offered, is open or failed). */

@@ -36,22 +36,27 @@ function validateCluster(obj: KubeObject, old?: KubeObject): StatusCause[] {
   if (limits !== undefined && limits !== null) {
     if (!isObject(limits)) causes.push(field.invalid("spec.limits", limits as string, "must be an object"));
     else {
-      const rate = limits.requestsPerSecond;
-      if (
-        rate !== undefined &&
-        rate !== null &&
-        (typeof rate !== "number" || !Number.isInteger(rate) || rate < 1)
-      )
-        causes.push(
-          field.invalid("spec.limits.requestsPerSecond", rate as number, "must be a positive integer"),
-        );
+      for (const key of ["requestsPerSecond", "objects"]) {
+        const v = limits[key];
+        if (v !== undefined && v !== null && (typeof v !== "number" || !Number.isInteger(v) || v < 1))
+          causes.push(field.invalid(`spec.limits.${key}`, v as number, "must be a positive integer"));
+      }
     }
   }
   return causes;
 }
 
-const statusOf = (o: KubeObject): { phase?: string; url?: string } =>
-  (o as { status?: { phase?: string; url?: string } }).status ?? {};
+interface ClusterStatus {
+  phase?: string;
+  url?: string;
+  /** objects stored in the cluster, all resources (published by its controller manager) */
+  objects?: number;
+  nodes?: number;
+  /** objects per resource: "pods", "deployments.apps" */
+  counts?: Record<string, number>;
+}
+
+const statusOf = (o: KubeObject): ClusterStatus => (o as { status?: ClusterStatus }).status ?? {};
 
 export const clusters: ResourceDef = {
   group: CLUSTERS_GROUP,
@@ -85,6 +90,8 @@ export const clusters: ResourceDef = {
       nameColumn,
       column("Phase", "string", "The cluster's phase", (o) => statusOf(o).phase ?? ""),
       column("URL", "string", "The path the cluster is served under", (o) => statusOf(o).url ?? ""),
+      column("Objects", "integer", "Objects stored in the cluster", (o) => statusOf(o).objects ?? 0),
+      column("Nodes", "integer", "Nodes of the cluster", (o) => statusOf(o).nodes ?? 0),
       ageColumn,
     ],
   },

@@ -6,6 +6,7 @@ import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
 import { clusterNameOf, objectEnv } from "../clusters";
 import type { Env } from "../env";
+import { ClusterStatusPublisher } from "./cluster-status";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./gc/garbage-collector";
 import { buildControllers } from "./index";
 import { ApiClient, componentUserAgent } from "./runtime/client";
@@ -35,6 +36,19 @@ export class ControllerManager extends DurableObject<Env> {
     super(ctx, env);
     // the cluster it runs for, by its name (durable-objects/clusters.ts)
     this.env = objectEnv(ctx, env);
+    if (clusterNameOf(this.env))
+      this.statusPublisher = new ClusterStatusPublisher(ctx.storage, env, this.env.EDGEPLANE_CLUSTER);
+  }
+
+  /** the object counts in its Cluster's status, in a cluster other than the root */
+  private readonly statusPublisher?: ClusterStatusPublisher;
+
+  /**
+   * A store shard of its cluster holds `count` objects of `resource` now (store/counts.ts).
+   * Published in the Cluster's status; the controllers are not started for it.
+   */
+  async reportCount(resource: string, count: number): Promise<void> {
+    await this.statusPublisher?.report(resource, count);
   }
 
   private informers?: Informers;

@@ -209,7 +209,7 @@ export class Store {
     const r =
       opts.dryRun || this.view || !preparable(this.def)
         ? await this.stub.create(this.key, this.stored(obj), opts, trace)
-        : await this.stub.createPrepared(this.key, prepareCreate(this.def, obj), trace);
+        : await this.stub.createPrepared(this.key, prepareCreate(this.def, obj), trace, opts);
     const body = this.shown(unwrap(r));
     wrote(this.def);
     return { body, code: (r.ok && r.code) || 201 };

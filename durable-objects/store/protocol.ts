@@ -35,6 +35,18 @@ export interface WatchQuery {
 
 export interface WriteOptions {
   dryRun?: boolean;
+  /** a create in a cluster with an object limit (docs/clusters.md) */
+  limit?: ObjectLimit;
+}
+
+/** A cluster's object limit as a create brings it to the shard (store/counts.ts). */
+export interface ObjectLimit {
+  /** the Cluster's name, shown in the refusal */
+  cluster: string;
+  /** spec.limits.objects */
+  objects: number;
+  /** the objects of the cluster's other shards, as last published in its status */
+  others: number;
 }
 
 export interface UpdateOptions extends WriteOptions {

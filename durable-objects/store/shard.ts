@@ -28,6 +28,7 @@ import { Allocations } from "./allocations";
 import { type Row, WriteBatch, writeStaged } from "./batch";
 import { changesAfter, compactionPoint, compactLog } from "./changelog";
 import { deleteCollection } from "./collection";
+import { ShardCount } from "./counts";
 import { decideDelete, readyToRemove } from "./deletion";
 import { fail, MAX_STORED_BYTES, ok, storedBytes, unchanged } from "./encoding";
 import { EXPIRY_RESOURCE_KEY, expiredRows, expiryStepMs, ttlMs } from "./expiry";
@@ -73,6 +74,8 @@ export class StoreShard extends DurableObject<Env> {
   private readonly pokes: Pokes;
   /** writes staged for the next group commit */
   private readonly batch = new WriteBatch(() => this.flush());
+  /** how many objects it holds, in a cluster other than the root (counts.ts) */
+  private readonly count: ShardCount;
   /** the names this shard may hold, so that most creates need no lookup (names.ts) */
   private readonly names = new NameFilter(() => {
     this.flush();
@@ -86,6 +89,11 @@ export class StoreShard extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.db = drizzle(ctx.storage);
     this.pokes = new Pokes(this.env, () => this.revision);
+    this.count = new ShardCount(
+      this.env,
+      () => this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n,
+      () => this.flush(),
+    );
     this.hub = new WatchHub(
       () => this.def,
       () => this.revision,
@@ -218,6 +226,7 @@ export class StoreShard extends DurableObject<Env> {
       const name = meta.name;
       if (!name) throw badRequest("metadata.name is required");
       if (this.row(namespace, name)) throw alreadyExists(def, name);
+      this.count.check(def, name, opts.limit);
       fillCreateFields(def, meta);
       this.allocations?.allocate(obj, undefined);
       if (opts.dryRun) return ok(JSON.stringify(obj), 201);
@@ -226,12 +235,18 @@ export class StoreShard extends DurableObject<Env> {
   }
 
   /** A create the Worker encoded (prepared.ts): staged as sent, with its revision filled in. */
-  async createPrepared(res: string, p: PreparedCreate, trace?: string): Promise<Reply> {
+  async createPrepared(
+    res: string,
+    p: PreparedCreate,
+    trace?: string,
+    opts: WriteOptions = {},
+  ): Promise<Reply> {
     return this.answer(() => {
       const def = this.use(res);
       if (this.allocations) throw new StatusError(500, "InternalError", `${res} allocates: create it whole`);
       if (!p.name) throw badRequest("metadata.name is required");
       if (this.row(p.namespace, p.name)) throw alreadyExists(def, p.name);
+      this.count.check(def, p.name, opts.limit);
       // the pod's first spans go in its row (traces.ts)
       return ok(
         this.stage(
@@ -494,6 +509,7 @@ export class StoreShard extends DurableObject<Env> {
       trace: trace || undefined,
     });
     if (type === "ADDED") this.names.add(key.namespace, key.name);
+    this.count.staged(type);
     return data;
   }
 
@@ -513,6 +529,7 @@ export class StoreShard extends DurableObject<Env> {
     } catch (e) {
       // nothing of the batch is stored: the ledger of allocations saw it, so it is rebuilt
       this.allocations?.forget();
+      this.count.forget();
       done(e);
       return;
     }
@@ -526,6 +543,7 @@ export class StoreShard extends DurableObject<Env> {
     // every 256 revisions, as before batching: whenever a batch crosses a multiple of 256
     if (Math.floor(before / 256) !== Math.floor(this.revision / 256)) this.compact(staged.at(-1)!.at);
     this.pokes.wake(this.def!.custom?.storeKey ?? resourceKey(this.def!));
+    this.count.committed(this.def!);
     done();
   }
 

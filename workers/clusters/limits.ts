@@ -1,8 +1,28 @@
-// A cluster's request rate limit (spec.limits.requestsPerSecond on its Cluster object; docs/
-// clusters.md): a token bucket per cluster and isolate, one second of requests deep. Past
-// it a request gets upstream's 429 TooManyRequests with Retry-After, as the apiserver's
-// max-in-flight filter answers, before it reaches the cluster's objects.
+// A cluster's limits (docs/clusters.md). spec.limits.requestsPerSecond: a token bucket per
+// cluster and isolate, one second of requests deep; past it a request gets upstream's 429
+// TooManyRequests with Retry-After, as the apiserver's max-in-flight filter answers, before
+// it reaches the cluster's objects. spec.limits.objects: what a create brings to its shard,
+// which refuses it (403, as upstream's ResourceQuota admission) when its own count plus the
+// other shards' published counts reach the limit (store/counts.ts).
 import { StatusError } from "../../api/errors";
+import { lookupKey } from "../../api/registry";
+import type { ResourceDef } from "../../api/resource";
+import { clusterNameOf, clusterUsage } from "../../durable-objects/clusters";
+import type { Env } from "../../durable-objects/env";
+import { countName } from "../../durable-objects/store/counts";
+import type { ObjectLimit } from "../../durable-objects/store/protocol";
+
+/** The object limit a create of `def` in `env`'s cluster is held to; undefined when it has none. */
+export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined {
+  if (!clusterNameOf(env)) return undefined;
+  const u = clusterUsage(env.EDGEPLANE_CLUSTER);
+  if (!u?.objects) return undefined;
+  // a resource kept in another's shard is counted as that one
+  const own = countName(def.storedIn ? lookupKey(def.storedIn.key) : def);
+  let others = 0;
+  for (const [k, n] of Object.entries(u.counts)) if (k !== own && typeof n === "number") others += n;
+  return { cluster: u.name, objects: u.objects, others };
+}
 
 interface Bucket {
   rate: number;

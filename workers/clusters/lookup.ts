@@ -3,7 +3,7 @@
 // deleted is gone at once in the isolate deleting it, and within FRESH_MS everywhere else.
 import { clusters } from "../../api/strategies/clusters";
 import type { KubeObject } from "../../api/types";
-import { childClusterKey } from "../../durable-objects/clusters";
+import { childClusterKey, noteClusterUsage } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
 
@@ -48,7 +48,20 @@ export async function findCluster(root: Env, name: string): Promise<ClusterRef |
   }
   const ref = refOf(root, obj);
   known.set(name, { ref, at: now });
+  noteUsage(ref, obj);
   return ref;
+}
+
+/** The cluster's object limit and published counts, for its creates (limits.ts). */
+function noteUsage(ref: ClusterRef, obj: KubeObject): void {
+  const o = obj as { spec?: { limits?: { objects?: unknown } }; status?: { counts?: unknown } };
+  const limit = o.spec?.limits?.objects;
+  const counts = o.status?.counts;
+  noteClusterUsage(ref.key, {
+    name: ref.name,
+    objects: typeof limit === "number" && limit > 0 ? limit : undefined,
+    counts: counts && typeof counts === "object" ? (counts as Record<string, number>) : {},
+  });
 }
 
 /** Marks `name` gone in this isolate while it is torn down; `done` ends that. */

@@ -7,7 +7,7 @@ import { shardName } from "../../api/custom/key";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { RESOURCES } from "../../api/strategies/index";
-import { childEnv, forgetChildEnv } from "../../durable-objects/clusters";
+import { childEnv, forgetChildEnv, forgetClusterUsage } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
 import type { ClusterRef } from "./lookup";
@@ -47,4 +47,5 @@ export async function teardown(root: Env, ref: ClusterRef): Promise<void> {
   }
   await Promise.all([...shards.values()].map((s) => s.destroyShard().catch(reset)));
   forgetChildEnv(root, ref.key);
+  forgetClusterUsage(ref.key);
 }

@@ -37,6 +37,12 @@ export const OWN_DEFINITIONS: Record<string, Schema> = {
                 type: "integer",
                 format: "int32",
               },
+              objects: {
+                description:
+                  "Objects the cluster may hold, of all resources together; a create past it is 403 Forbidden (exceeded quota).",
+                type: "integer",
+                format: "int64",
+              },
             },
           },
         },
@@ -47,6 +53,17 @@ export const OWN_DEFINITIONS: Record<string, Schema> = {
         properties: {
           phase: { description: "Ready, or Terminating while it is deleted.", type: "string" },
           url: { description: "The path the cluster is served under.", type: "string" },
+          objects: {
+            description: "Objects the cluster holds, all resources together (kept by its stores).",
+            type: "integer",
+            format: "int64",
+          },
+          nodes: { description: "Nodes of the cluster.", type: "integer", format: "int64" },
+          counts: {
+            description: 'Objects the cluster holds per resource ("pods", "deployments.apps").',
+            type: "object",
+            additionalProperties: { type: "integer", format: "int64" },
+          },
         },
       },
     },

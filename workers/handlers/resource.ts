@@ -22,6 +22,7 @@ import type { DeleteOptions, ListQuery, WatchQuery } from "../../durable-objects
 import { admissionRollback, admit } from "../admission";
 import type { AppEnv } from "../app-env";
 import { setAuditRequestObject } from "../audit/index";
+import { objectLimit } from "../clusters/limits";
 import { customDef } from "../custom-resources";
 import { negotiate } from "../encoding/negotiate";
 import {
@@ -279,7 +280,7 @@ async function create(w: WriteContext): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       try {
         const trace = w.dryRun ? undefined : traceOf(w.c.req.raw)?.forStore();
-        const r = await w.store.create(obj, { dryRun: w.dryRun }, trace);
+        const r = await w.store.create(obj, { dryRun: w.dryRun, limit: objectLimit(w.c.env, w.def) }, trace);
         return respondWith(w, r.body, r.code);
       } catch (e) {
         // a generated name that is taken is generated again (upstream retries up to 7 times)
@@ -388,7 +389,7 @@ async function createByApply(w: WriteContext, body: unknown, force: boolean): Pr
   validateObject(w.def, applied);
   await admit(w, "CREATE", applied, undefined);
   const r = await admitted(w, "CREATE", applied, undefined, () =>
-    w.store.create(applied, { dryRun: w.dryRun }),
+    w.store.create(applied, { dryRun: w.dryRun, limit: objectLimit(w.c.env, w.def) }),
   );
   return respondWith(w, r.body, 201);
 }
