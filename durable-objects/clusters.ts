@@ -37,9 +37,10 @@ function childIssuer(root: Env, name: string): string {
 
 /**
  * Settings of the root that must not reach another cluster: credentials and identity
- * providers (static tokens, passwords, the signing key, OIDC, client certificates),
- * policies written for the root (ABAC, the authorization webhook) and the root's own
- * apiserver address for its `kubernetes` Service.
+ * providers (static tokens, passwords, the signing key, OIDC, client certificates) and
+ * policies written for the root (ABAC, the authorization webhook). The apiserver address
+ * (EDGEPLANE_APISERVER_ADDRESS) is every cluster's: their nodes' relays dial it and name
+ * their cluster first (api/wire/cluster-preamble.ts).
  */
 const ROOT_ONLY = [
   "EDGEPLANE_TOKENS",
@@ -53,7 +54,6 @@ const ROOT_ONLY = [
   "EDGEPLANE_ABAC_POLICY",
   "EDGEPLANE_AUTHZ_WEBHOOK_URL",
   "EDGEPLANE_AUTHZ_WEBHOOK_TOKEN",
-  "EDGEPLANE_APISERVER_ADDRESS",
 ];
 
 /** One environment per cluster key, kept: caches keyed by the environment stay warm. */

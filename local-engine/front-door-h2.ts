@@ -12,6 +12,7 @@ import type net from "node:net";
 import { FRONT_ONLY_HEADERS } from "../api/wire/client-cert";
 import { PRIORITY_ASK_HEADER, PRIORITY_LEVEL_HEADER } from "../api/wire/priority";
 import type { ClientIdentity } from "./client-cert";
+import { underCluster } from "./cluster-connections";
 import {
   type AdmissionQueue,
   type CredentialLevels,
@@ -56,12 +57,16 @@ function forwardedHeaders(headers: http2.IncomingHttpHeaders, raw: string[]): st
 }
 
 /** What an HTTP/2 request's headers say, in the shape fair-queue.ts's requestHead gives. */
-function headOf(headers: http2.IncomingHttpHeaders, forwarded: string[]): RequestHead {
+function headOf(
+  headers: http2.IncomingHttpHeaders,
+  forwarded: string[],
+  clusterPath: string | undefined,
+): RequestHead {
   const lines: string[] = [];
   for (let i = 0; i < forwarded.length; i += 2) lines.push(`${forwarded[i]}: ${forwarded[i + 1]}`);
   return {
     method: headers[":method"]!, // nghttp2 resets a request stream without one
-    target: headers[":path"] ?? "/",
+    target: underCluster(headers[":path"] ?? "/", clusterPath),
     version: "1.1",
     headers: lines.join("\n").toLowerCase(),
     rawHeaders: "",
@@ -105,14 +110,15 @@ export interface H2Door {
    * Serves an HTTP/2 connection on `socket`, whose standing `guard` keeps (guard.ts), and whose
    * client certificate says `identity` (client-cert.ts).
    */
-  accept(socket: net.Socket, guard: Guard, identity?: ClientIdentity): void;
+  accept(socket: net.Socket, guard: Guard, identity?: ClientIdentity, clusterPath?: string): void;
   close(): void;
 }
 
 /** What a session carries besides its streams: its connection's guard and its open streams. */
 const GUARD = Symbol("guard");
 type GuardedSession = http2.ServerHttp2Session & {
-  [GUARD]?: { guard: Guard; open: number; identity?: ClientIdentity };
+  /** clusterPath: a pod's connection through its node's relay (cluster-connections.ts) */
+  [GUARD]?: { guard: Guard; open: number; identity?: ClientIdentity; clusterPath?: string };
 };
 
 /**
@@ -182,7 +188,7 @@ export function h2Door({
     const forwarded = forwardedHeaders(headers, raw);
     const identity = guarded?.identity;
     if (identity) forwarded.push(...identity.headers);
-    const head = headOf(headers, forwarded);
+    const head = headOf(headers, forwarded, guarded?.clusterPath);
     const authorization = headers.authorization ?? identity?.credential;
     // a known credential: the connection is no longer bounded as an anonymous one
     if (authorization !== undefined && levels.get(authorization)) guarded?.guard.trust();
@@ -304,10 +310,10 @@ export function h2Door({
   }
 
   return {
-    accept(socket, guard, identity) {
+    accept(socket, guard, identity, clusterPath) {
       guard.expired = () => socket.destroy();
       const setGuard = (s: GuardedSession) => {
-        s[GUARD] = { guard, open: 0, identity };
+        s[GUARD] = { guard, open: 0, identity, clusterPath };
       };
       server.once("session", setGuard);
       server.emit("connection", socket);

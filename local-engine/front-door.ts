@@ -9,6 +9,7 @@ import { Duplex } from "node:stream";
 import tls from "node:tls";
 import { PRIORITY_ASK_HEADER, PRIORITY_LEVEL_HEADER } from "../api/wire/priority";
 import { type ClientIdentity, clientCertJudge, rewriteHead } from "./client-cert";
+import { requestUnderCluster, takeClusterPreamble } from "./cluster-connections";
 import {
   type AdmissionOptions,
   type AdmissionQueue,
@@ -215,6 +216,7 @@ function carry(
   guard: Guard,
   sockets: Set<net.Socket>,
   identity: ClientIdentity | undefined,
+  clusterPath: string | undefined,
 ) {
   let upstream: net.Socket | undefined;
   /** whether the upstream connection carried a byte of a request (one never used can go quietly) */
@@ -384,6 +386,8 @@ function carry(
   /** A request whose head is complete in `chunk` (it ends at `end`): queued, relayed or sent. */
   const begin = (chunk: Buffer, end: number) => {
     guard.headDone();
+    // a pod's connection through its node's relay: its cluster's apiserver (cluster-connections.ts)
+    ({ chunk, end } = requestUnderCluster(chunk, end, clusterPath));
     const head = requestHead(chunk, end);
     if (!head) return void send(chunk); // not a request: workerd answers it (400)
     // headers only the front door may send: a client's go, the client certificate's come in
@@ -509,10 +513,16 @@ export function startFront({
   const carried: CarryOptions = { upstream, idleCloseMs, queue, relay, levels, askLine, guards, available };
   const sockets = new Set<net.Socket>();
   const judge = clientCa && frontSecret ? clientCertJudge(clientCa, frontSecret) : undefined;
-  const serve = (down: net.Socket, guard: Guard, alpn?: string | false | null, identity?: ClientIdentity) => {
-    if (alpn === "h2") return h2.accept(down, guard, identity);
+  const serve = (
+    down: net.Socket,
+    guard: Guard,
+    clusterPath: string | undefined,
+    alpn?: string | false | null,
+    identity?: ClientIdentity,
+  ) => {
+    if (alpn === "h2") return h2.accept(down, guard, identity, clusterPath);
     down.setNoDelay?.(true);
-    carry(down, carried, guard, sockets, identity);
+    carry(down, carried, guard, sockets, identity, clusterPath);
   };
   // TLS over the replayed bytes; the socket says which protocol the client chose (ALPN) once
   // the handshake is done (within the head deadline, which runs from the connection's opening)
@@ -527,7 +537,9 @@ export function startFront({
       guard.closed();
     });
     client.on("error", () => client.destroy());
-    client.once("data", (first: Buffer) => {
+    // a node's relay may say first which cluster the connection is for (cluster-connections.ts)
+    client.once("data", (bytes: Buffer) => takeClusterPreamble(client, bytes, dispatch));
+    const dispatch = (first: Buffer, clusterPath: string | undefined) => {
       client.pause();
       if (first[0] === TLS_HANDSHAKE) {
         if (!secureContext) return void client.destroy();
@@ -543,7 +555,7 @@ export function startFront({
         down.once("secure", () => {
           // as node:tls's own server marks a socket it hands on (an HTTP/2 session waits otherwise)
           (down as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
-          serve(down, guard, down.alpnProtocol, judge?.(down));
+          serve(down, guard, clusterPath, down.alpnProtocol, judge?.(down));
         });
         return void client.resume();
       }
@@ -552,10 +564,10 @@ export function startFront({
       const preface = first.subarray(0, H2_PREFACE.length);
       // an HTTP/2 session reads the socket itself (the unshifted bytes first)
       if (preface.length >= 4 && preface.equals(H2_PREFACE.subarray(0, preface.length)))
-        return h2.accept(client, guard);
-      serve(client, guard);
+        return h2.accept(client, guard, undefined, clusterPath);
+      serve(client, guard, clusterPath);
       client.resume();
-    });
+    };
   });
   server.listen(port, host);
   return new Promise((resolve, reject) => {

@@ -1,8 +1,11 @@
 // The node-local relay to the apiserver (as k3s's agent load balancer): a TCP listener on the
 // node's address whose every connection is piped to the host and port of --server. The
 // proxier sends the `kubernetes` Service (ClusterIP:443) here, so a pod's TLS session runs
-// end to end with the apiserver's front door; the relay never sees inside it.
+// end to end with the apiserver's front door; the relay never sees inside it. A node of a
+// cluster other than the root says which one first (api/wire/cluster-preamble.ts), so that
+// its pods reach their own cluster's apiserver.
 import net from "node:net";
+import { clusterOfServer, clusterPreamble } from "../../api/wire/cluster-preamble";
 
 export class ApiserverRelay {
   private server?: net.Server;
@@ -11,22 +14,31 @@ export class ApiserverRelay {
   connections = 0;
 
   constructor(
-    private readonly upstream: { host: string; port: number },
+    private readonly upstream: { host: string; port: number; cluster?: string },
     private readonly listen: { host: string; port: number },
     private readonly log: (m: string) => void,
   ) {}
 
-  /** The upstream of a --server URL: its host and port (443/80 by scheme when absent). */
-  static upstreamOf(server: string): { host: string; port: number } {
+  /**
+   * The upstream of a --server URL: its host and port (443/80 by scheme when absent), and the
+   * cluster its path names (/clusters/<name>), if any.
+   */
+  static upstreamOf(server: string): { host: string; port: number; cluster?: string } {
     const u = new URL(server);
     const host = u.hostname.replace(/^\[|\]$/g, "");
-    return { host, port: u.port ? Number(u.port) : u.protocol === "https:" ? 443 : 80 };
+    const port = u.port ? Number(u.port) : u.protocol === "https:" ? 443 : 80;
+    const cluster = clusterOfServer(server);
+    return cluster ? { host, port, cluster } : { host, port };
   }
 
   async start(): Promise<void> {
+    const preamble = this.upstream.cluster
+      ? Buffer.from(clusterPreamble(this.upstream.cluster), "latin1")
+      : undefined;
     const server = net.createServer((client) => {
       this.connections++;
       const up = net.connect(this.upstream.port, this.upstream.host);
+      if (preamble) up.write(preamble);
       this.sockets.add(client);
       this.sockets.add(up);
       const close = () => {
