@@ -5,7 +5,9 @@
 //           also create -> first GET /api/v1/namespaces over HTTP alone (no kubectl start).
 //   NOISY:  cluster b's single-client GET p50/p99 (BENCH_CLUSTERS_NOISY_GETS, 300) with cluster a
 //           idle, then while a takes 50 clients creating ConfigMaps as fast as it answers: the
-//           ratio is what a noisy neighbour costs (target <= 2x).
+//           ratio is what a noisy neighbour costs (target <= 2x). Twice: a's 50 clients with
+//           one credential, then each with its own (50 flows of a against b's one: the front
+//           door's queue takes clusters in turn before clients).
 //   IDLE:   the control plane's CPU (workerd and engine, from /proc) and workerd's memory over
 //           BENCH_CLUSTERS_IDLE_SECONDS (30) with 1 other cluster, then with 100 (each used
 //           once, then left alone), both after the same settling time.
@@ -30,6 +32,8 @@ const IDLE_SECONDS = Number(process.env.BENCH_CLUSTERS_IDLE_SECONDS ?? 30);
 const SETTLE_SECONDS = Number(process.env.BENCH_CLUSTERS_SETTLE_SECONDS ?? 20);
 const NOISY_GETS = Number(process.env.BENCH_CLUSTERS_NOISY_GETS ?? 300);
 const NOISY_CLIENTS = 50;
+/** BENCH_CLUSTERS_ONLY=noisy runs the noisy-neighbour part alone */
+const ONLY = process.env.BENCH_CLUSTERS_ONLY;
 const CLUSTERS = "/apis/tenancy.edgeplane.dev/v1alpha1/clusters";
 
 const t0 = performance.now();
@@ -79,15 +83,24 @@ const withToken = (front: Target, token: string): Target => ({
  */
 async function noisyNeighbour(
   front: Target,
+  aName: string,
+  bName: string,
+  credentials: number,
 ): Promise<{ quiet: Summary; loaded: Summary; aPerSecond: number }> {
-  const a = withToken(front, await create(front, "noisy-a"));
-  const b = withToken(front, await create(front, "noisy-b"));
+  const aTokens = [await create(front, aName)];
+  for (let i = 1; i < credentials; i++) {
+    const tr = await request(front, oneShot, "POST", `${CLUSTERS}/${aName}/token`, "{}");
+    if (tr.status !== 201) throw new Error(`token ${aName}: ${tr.status} ${tr.body}`);
+    aTokens.push(JSON.parse(tr.body).status.token);
+  }
+  const a = withToken(front, aTokens[0]!);
+  const b = withToken(front, await create(front, bName));
   const bAgent = keepAliveAgent(1);
   const sample = async (n: number) => {
     const ms: number[] = [];
     for (let i = 0; i < n; i++) {
       const s = now();
-      const r = await request(b, bAgent, "GET", "/clusters/noisy-b/api/v1/namespaces/default");
+      const r = await request(b, bAgent, "GET", `/clusters/${bName}/api/v1/namespaces/default`);
       if (r.status !== 200) throw new Error(`b: ${r.status} ${r.body}`);
       ms.push(now() - s);
     }
@@ -96,14 +109,15 @@ async function noisyNeighbour(
   await sample(50); // b's first requests start its cluster
   const quiet = await sample(NOISY_GETS);
   // a's first request, so that its load is creates, not its start
-  const warm = await request(a, oneShot, "GET", "/clusters/noisy-a/api/v1/namespaces/default");
+  const warm = await request(a, oneShot, "GET", `/clusters/${aName}/api/v1/namespaces/default`);
   if (warm.status !== 200) throw new Error(`a: ${warm.status} ${warm.body}`);
   const aAgent = keepAliveAgent(NOISY_CLIENTS);
   let stop = false;
   let created = 0;
   let next = 0;
   const started = now();
-  const loops = Array.from({ length: NOISY_CLIENTS }, async () => {
+  const loops = Array.from({ length: NOISY_CLIENTS }, async (_, client) => {
+    const as = withToken(front, aTokens[client % aTokens.length]!);
     while (!stop) {
       const body = JSON.stringify({
         apiVersion: "v1",
@@ -112,10 +126,10 @@ async function noisyNeighbour(
         data: { k: "v" },
       });
       const r = await request(
-        a,
+        as,
         aAgent,
         "POST",
-        "/clusters/noisy-a/api/v1/namespaces/default/configmaps",
+        `/clusters/${aName}/api/v1/namespaces/default/configmaps`,
         body,
         {
           "content-type": "application/json",
@@ -132,6 +146,20 @@ async function noisyNeighbour(
   bAgent.destroy();
   aAgent.destroy();
   return { quiet, loaded, aPerSecond };
+}
+
+/** The noisy-neighbour rows of one run, whose a had `credentials` credentials. */
+function noisyRows(n: { quiet: Summary; loaded: Summary; aPerSecond: number }, credentials: number): Row[] {
+  const who = credentials === 1 ? "one credential" : `${credentials} credentials`;
+  return [
+    [`b's GET p50 / p99, a idle (ms)`, `${n.quiet.p50.toFixed(1)} / ${n.quiet.p99.toFixed(1)}`],
+    [
+      `b's GET p50 / p99, a under ${NOISY_CLIENTS}-client creates, ${who} (ms)`,
+      `${n.loaded.p50.toFixed(1)} / ${n.loaded.p99.toFixed(1)}`,
+    ],
+    ["  ratio of p99 (target <= 2)", ratio(n.loaded.p99, n.quiet.p99).toFixed(2)],
+    ["  a's creates/s meanwhile", n.aPerSecond.toFixed(0)],
+  ];
 }
 
 /** workerd's resident memory in the group, MiB. */
@@ -168,6 +196,16 @@ async function main(): Promise<void> {
   const base = /server: (\S+)/.exec(rootConfig)![1].replace(/\/+$/, "");
   const caData = /certificate-authority-data: (\S+)/.exec(rootConfig)![1];
   try {
+    if (ONLY === "noisy") {
+      const rows: Row[] = [];
+      for (const credentials of [1, NOISY_CLIENTS]) {
+        log(`noisy neighbour, a's clients with ${credentials} credential(s)`);
+        const n = await noisyNeighbour(front, `noisy-a${credentials}`, `noisy-b${credentials}`, credentials);
+        rows.push(...noisyRows(n, credentials));
+      }
+      console.log(table("clusters (noisy neighbour)", ["figure", "value"], rows));
+      return;
+    }
     log(`create -> first kubectl get ns, ${CREATES} clusters`);
     const kubectlMs: number[] = [];
     const httpMs: number[] = [];
@@ -205,7 +243,9 @@ async function main(): Promise<void> {
     const h = summarize(httpMs);
 
     log(`noisy neighbour: b's ${NOISY_GETS} GETs, a idle, then a under ${NOISY_CLIENTS}-client creates`);
-    const noisy = await noisyNeighbour(front);
+    const noisy = await noisyNeighbour(front, "noisy-a", "noisy-b", 1);
+    log(`noisy neighbour again, each of a's ${NOISY_CLIENTS} clients with its own credential`);
+    const noisyMany = await noisyNeighbour(front, "noisy-am", "noisy-bm", NOISY_CLIENTS);
 
     // idle: the 2*CREATES clusters above exist and were used; bring the count to 1 first
     // by measuring a fresh server would cost a restart: instead, measure 1 vs many on this one
@@ -215,7 +255,8 @@ async function main(): Promise<void> {
       await request(front, oneShot, "DELETE", `${CLUSTERS}/h${i}`);
       if (i > 0) await request(front, oneShot, "DELETE", `${CLUSTERS}/k${i}`);
     }
-    for (const name of ["noisy-a", "noisy-b"]) await request(front, oneShot, "DELETE", `${CLUSTERS}/${name}`);
+    for (const name of ["noisy-a", "noisy-b", "noisy-am", "noisy-bm"])
+      await request(front, oneShot, "DELETE", `${CLUSTERS}/${name}`);
     const one = await idleWindow(server.pgid);
     log(`idle with ${IDLE_CLUSTERS} clusters (each used once)`);
     for (let i = 1; i < IDLE_CLUSTERS; i++) {
@@ -235,13 +276,8 @@ async function main(): Promise<void> {
       ["create -> kubectl get ns p99 (ms)", k.p99.toFixed(0)],
       ["create -> first GET over HTTP p50 (ms)", h.p50.toFixed(0)],
       ["create -> first GET over HTTP p99 (ms)", h.p99.toFixed(0)],
-      ["b's GET p50 / p99, a idle (ms)", `${noisy.quiet.p50.toFixed(1)} / ${noisy.quiet.p99.toFixed(1)}`],
-      [
-        `b's GET p50 / p99, a under ${NOISY_CLIENTS}-client creates (ms)`,
-        `${noisy.loaded.p50.toFixed(1)} / ${noisy.loaded.p99.toFixed(1)}`,
-      ],
-      ["  ratio of p99 (target <= 2)", ratio(noisy.loaded.p99, noisy.quiet.p99).toFixed(2)],
-      ["  a's creates/s meanwhile", noisy.aPerSecond.toFixed(0)],
+      ...noisyRows(noisy, 1),
+      ...noisyRows(noisyMany, NOISY_CLIENTS),
       [`idle CPU, 1 cluster (ms per ${IDLE_SECONDS} s)`, one.cpuMs.toFixed(0)],
       [`idle CPU, ${IDLE_CLUSTERS} clusters (ms per ${IDLE_SECONDS} s)`, many.cpuMs.toFixed(0)],
       ["workerd RSS, 1 cluster (MiB)", one.rssMiB.toFixed(0)],
@@ -259,6 +295,10 @@ async function main(): Promise<void> {
       noisy_b_get_p99_loaded_ms: noisy.loaded.p99,
       noisy_p99_ratio: ratio(noisy.loaded.p99, noisy.quiet.p99),
       noisy_a_creates_per_s: noisy.aPerSecond,
+      noisy_many_b_get_p99_quiet_ms: noisyMany.quiet.p99,
+      noisy_many_b_get_p99_loaded_ms: noisyMany.loaded.p99,
+      noisy_many_p99_ratio: ratio(noisyMany.loaded.p99, noisyMany.quiet.p99),
+      noisy_many_a_creates_per_s: noisyMany.aPerSecond,
       idle_cpu_ms_1: one.cpuMs,
       idle_cpu_ms_many: many.cpuMs,
       idle_cpu_ratio: ratio(many.cpuMs, one.cpuMs),

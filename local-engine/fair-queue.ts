@@ -3,10 +3,11 @@
 // request could wait seconds while requests on other connections were served again and
 // again. The front door therefore lets at most `limit` ordinary requests into workerd at a
 // time and admits the others as answers complete, by priority level (Level), and within a
-// level clients in turn (a client is its verified credential, else its source address; as
+// level clusters in turn (the root, and each one under /clusters/<name>/), within a cluster
+// clients in turn (a client is its verified credential, else its source address; as
 // upstream's priority and fairness queues flows by user), each client's requests in arrival
 // order, so that one client with many requests at once (an HTTP/2 connection carries up to
-// 1,000) does not hold up the rest. A request waits only once its head is complete (the
+// 1,000) does not hold up the rest, nor a cluster with many clients the other clusters. A request waits only once its head is complete (the
 // front door reads heads under a deadline first). Long-running requests
 // (watches, upgrades to WebSocket or SPDY, log follows, proxies) are never held or counted,
 // and a request that holds its place longer than `holdMs` gives it up, so a slow request
@@ -107,6 +108,12 @@ export const PROBE_SEATS = 2;
 export const CATCH_ALL_SEATS = 4;
 
 const PROBE = /^(?:\/clusters\/[^/?]+)?\/(?:healthz|livez|readyz)(?:[/?]|$)/;
+const CLUSTER = /^\/clusters\/([^/?]+)/;
+
+/** The cluster a request target names: "" for the root, else the name under /clusters/. */
+export function clusterOfTarget(target: string): string {
+  return CLUSTER.exec(target)?.[1] ?? "";
+}
 
 /**
  * A request's level and client, from its target, its credential and where it came from; `ask`
@@ -117,12 +124,14 @@ export function classify(
   authorization: string | undefined,
   source: string,
   known: CredentialLevels,
-): { level: Level; flow: Flow; ask: boolean } {
+): { level: Level; flow: Flow; ask: boolean; cluster: string } {
   const level = authorization ? known.get(authorization) : undefined;
   const ask = authorization !== undefined && level === undefined;
-  if (PROBE.test(target)) return { level: "probes", flow: level ? authorization : `source ${source}`, ask };
-  if (level) return { level, flow: `credential ${authorization}`, ask };
-  return { level: "catch-all", flow: `source ${source}`, ask };
+  const cluster = clusterOfTarget(target);
+  if (PROBE.test(target))
+    return { level: "probes", flow: level ? authorization : `source ${source}`, ask, cluster };
+  if (level) return { level, flow: `credential ${authorization}`, ask, cluster };
+  return { level: "catch-all", flow: `source ${source}`, ask, cluster };
 }
 
 /**
@@ -184,11 +193,11 @@ export type Leave = () => void;
 export interface AdmissionQueue {
   /**
    * Calls `admit(release)` once the request from client `flow` (one client for all when
-   * undefined) at `level` (workload when not given) may go in; `release` (idempotent) gives
-   * its place back and is due when its answer completes. Returns a cancel for a request whose
-   * client went away while waiting.
+   * undefined) of `cluster` ("" when not given: the root) at `level` (workload when not
+   * given) may go in; `release` (idempotent) gives its place back and is due when its answer
+   * completes. Returns a cancel for a request whose client went away while waiting.
    */
-  enter(admit: (release: () => void) => void, flow?: Flow, level?: Level): Leave;
+  enter(admit: (release: () => void) => void, flow?: Flow, level?: Level, cluster?: string): Leave;
   /** requests in workerd and waiting, at one level or at all */
   stats(level?: Level): { running: number; waiting: number };
 }
@@ -200,6 +209,14 @@ interface LevelQueue {
   shared: boolean;
   running: number;
   waiting: number;
+  /** each cluster's clients with requests waiting */
+  clusters: Map<string, ClusterTurns>;
+  /** the clusters with requests waiting, the next one to be admitted first */
+  turns: string[];
+}
+
+/** One cluster's clients at one level. */
+interface ClusterTurns {
   /** admit callbacks of each client's requests waiting, oldest first */
   flows: Map<Flow, (() => void)[]>;
   /** the clients with requests waiting, the next one to be admitted first */
@@ -218,7 +235,7 @@ export function admissionQueue({
     shared,
     running: 0,
     waiting: 0,
-    flows: new Map(),
+    clusters: new Map(),
     turns: [],
   });
   const levels: Record<Level, LevelQueue> = {
@@ -235,11 +252,15 @@ export function admissionQueue({
   let sharedTurn = 0;
 
   const admitOne = (l: LevelQueue) => {
-    const flow = l.turns.shift();
-    const queue = l.flows.get(flow)!;
+    const cluster = l.turns.shift()!;
+    const c = l.clusters.get(cluster)!;
+    const flow = c.turns.shift();
+    const queue = c.flows.get(flow)!;
     const go = queue.shift()!;
-    if (queue.length) l.turns.push(flow);
-    else l.flows.delete(flow);
+    if (queue.length) c.turns.push(flow);
+    else c.flows.delete(flow);
+    if (c.turns.length) l.turns.push(cluster);
+    else l.clusters.delete(cluster);
     l.waiting--;
     l.running++;
     if (l.shared) sharedRunning++;
@@ -263,7 +284,7 @@ export function admissionQueue({
   };
 
   return {
-    enter(admit, flow, at = "workload") {
+    enter(admit, flow, at = "workload", cluster = "") {
       const l = levels[at];
       let state: "waiting" | "running" | "done" = "waiting";
       let timer: NodeJS.Timeout | undefined;
@@ -281,10 +302,15 @@ export function admissionQueue({
         timer.unref?.();
         admit(release);
       };
-      let queue = l.flows.get(flow);
+      let c = l.clusters.get(cluster);
+      if (!c) {
+        l.clusters.set(cluster, (c = { flows: new Map(), turns: [] }));
+        l.turns.push(cluster);
+      }
+      let queue = c.flows.get(flow);
       if (!queue) {
-        l.flows.set(flow, (queue = []));
-        l.turns.push(flow);
+        c.flows.set(flow, (queue = []));
+        c.turns.push(flow);
       }
       queue.push(go);
       l.waiting++;
@@ -292,12 +318,16 @@ export function admissionQueue({
       return () => {
         if (state !== "waiting") return release();
         state = "done";
-        const q = l.flows.get(flow)!;
+        const mine = l.clusters.get(cluster)!;
+        const q = mine.flows.get(flow)!;
         q.splice(q.indexOf(go), 1);
         l.waiting--;
         if (q.length) return;
-        l.flows.delete(flow);
-        l.turns.splice(l.turns.indexOf(flow), 1);
+        mine.flows.delete(flow);
+        mine.turns.splice(mine.turns.indexOf(flow), 1);
+        if (mine.turns.length) return;
+        l.clusters.delete(cluster);
+        l.turns.splice(l.turns.indexOf(cluster), 1);
       };
     },
     stats(at) {

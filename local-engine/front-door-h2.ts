@@ -196,7 +196,7 @@ export function h2Door({
     if (resource) return watch(stream, head, forwarded, resource);
     if (longRunning(head)) return send(stream, head, forwarded, () => {});
     const source = guarded?.guard.source ?? "unknown";
-    const { level, flow, ask } = classify(head.target, authorization, source, levels);
+    const { level, flow, ask, cluster } = classify(head.target, authorization, source, levels);
     let credential: Credential | undefined;
     if (authorization !== undefined) {
       credential = { value: authorization, asked: ask && frontSecret !== undefined };
@@ -206,6 +206,7 @@ export function h2Door({
       (release) => send(stream, head, forwarded, release, undefined, credential),
       flow,
       level,
+      cluster,
     );
     stream.on("close", leave);
   }

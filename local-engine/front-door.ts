@@ -427,7 +427,7 @@ function carry(
       return;
     }
     if (longRunning(head)) return void send(chunk);
-    const { level, flow, ask } = classify(head.target, authorization, guard.source, levels);
+    const { level, flow, ask, cluster } = classify(head.target, authorization, guard.source, levels);
     if (ask) {
       credential = authorization;
       asked = askLine !== undefined;
@@ -439,7 +439,7 @@ function carry(
     // wait for a turn; bytes that still arrive meanwhile wait with it
     held = [chunk];
     down.pause();
-    leave = queue.enter(release, flow, level);
+    leave = queue.enter(release, flow, level, cluster);
   };
 
   const onData = (chunk: Buffer) => {

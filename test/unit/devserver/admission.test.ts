@@ -128,6 +128,39 @@ describe("the queue", () => {
     expect(q.stats()).toEqual({ running: 0, waiting: 0 });
   });
 
+  it("admits clusters in turn, then each cluster's clients in turn", () => {
+    const q = admissionQueue({ limit: 1, holdMs: 60_000 });
+    const admitted: string[] = [];
+    const leave = new Map<string, () => void>();
+    // cluster a has three clients with two requests each; b one client; the root one
+    for (const [id, flow, cluster] of [
+      ["a-x1", "x", "a"],
+      ["a-x2", "x", "a"],
+      ["a-y1", "y", "a"],
+      ["a-y2", "y", "a"],
+      ["a-z1", "z", "a"],
+      ["a-z2", "z", "a"],
+      ["b-x1", "x", "b"],
+      ["b-x2", "x", "b"],
+      ["r-x1", "x", ""],
+    ])
+      leave.set(
+        id,
+        q.enter(() => admitted.push(id), flow, "workload", cluster),
+      );
+    leave.get("b-x2")!(); // b's last waiting request gone: b leaves the turns
+    for (;;) {
+      const last = admitted.at(-1)!;
+      const before = admitted.length;
+      leave.get(last)!();
+      if (admitted.length === before) break;
+    }
+    // a's first went straight in and a waited first again; then b and the root each get a turn
+    // before a's second client does (by clients alone, b and the root would wait behind y and z)
+    expect(admitted).toEqual(["a-x1", "a-x2", "b-x1", "r-x1", "a-y1", "a-z1", "a-y2", "a-z2"]);
+    expect(q.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+
   it("tells clients apart by verified credential, else by source address", () => {
     const h = head("GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer abc\r\n\r\n")!;
     expect(credentialOf(h)).toBe("Bearer abc");
@@ -138,11 +171,13 @@ describe("the queue", () => {
       level: "catch-all",
       flow: "source 10.0.0.1",
       ask: true,
+      cluster: "",
     });
     expect(classify("/api/v1/pods", undefined, "10.0.0.1", known)).toEqual({
       level: "catch-all",
       flow: "source 10.0.0.1",
       ask: false,
+      cluster: "",
     });
     known.learn("bearer abc", "workload");
     known.learn("bearer node", "system");
@@ -151,7 +186,9 @@ describe("the queue", () => {
       level: "workload",
       flow: "credential bearer abc",
       ask: false,
+      cluster: "",
     });
+    expect(classify("/clusters/team-a/api/v1/pods?limit=5", "bearer abc", "h", known).cluster).toBe("team-a");
     expect(classify("/apis/coordination.k8s.io/v1/x", "bearer node", "h", known).level).toBe("system");
     expect(classify("/api/v1/pods", "bearer odd", "h", known).ask).toBe(true);
     for (const probe of ["/readyz", "/livez?verbose", "/healthz/etcd", "/clusters/c1/readyz"])
