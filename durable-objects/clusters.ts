@@ -37,8 +37,10 @@ function childIssuer(root: Env, name: string): string {
 
 /**
  * Settings of the root that must not reach another cluster: credentials and identity
- * providers (static tokens, passwords, the signing key, OIDC, client certificates) and
- * policies written for the root (ABAC, the authorization webhook). The apiserver address
+ * providers (static tokens, passwords, the signing key, OIDC, client certificates), the root
+ * CA's key (a cluster's admin approves its own CSRs: signed with the root's CA they would be
+ * credentials the root trusts) and policies written for the root (ABAC, the authorization
+ * webhook). The apiserver address
  * (EDGEPLANE_APISERVER_ADDRESS) is every cluster's: their nodes' relays dial it and name
  * their cluster first (api/wire/cluster-preamble.ts).
  */
@@ -54,6 +56,7 @@ const ROOT_ONLY = [
   "EDGEPLANE_ABAC_POLICY",
   "EDGEPLANE_AUTHZ_WEBHOOK_URL",
   "EDGEPLANE_AUTHZ_WEBHOOK_TOKEN",
+  "EDGEPLANE_CA_KEY",
 ];
 
 /** One environment per cluster key, kept: caches keyed by the environment stay warm. */

@@ -22,6 +22,7 @@ const root = {
   EDGEPLANE_OIDC_ISSUER_URL: "https://oidc.example",
   EDGEPLANE_APISERVER_ADDRESS: "127.0.0.1:8787",
   EDGEPLANE_SERVICE_CIDR: "10.96.0.0/12",
+  EDGEPLANE_CA_KEY: "-----BEGIN PRIVATE KEY-----",
 } as unknown as Env;
 
 const state = (name?: string) => ({ id: { name } }) as unknown as DurableObjectState;
@@ -47,6 +48,7 @@ describe("cluster keys", () => {
       "EDGEPLANE_CLIENT_CERT_AUTH",
       "EDGEPLANE_ABAC_POLICY",
       "EDGEPLANE_OIDC_ISSUER_URL",
+      "EDGEPLANE_CA_KEY",
     ])
       expect(env[k], k).toBeUndefined();
     // every cluster's nodes dial the same apiserver address (their relays name the cluster)
