@@ -131,6 +131,11 @@ export function createHorizontalPodAutoscalerController(opts: HorizontalOptions 
       .filter((p) => matches(parsed, p.metadata.labels ?? {}));
     const owners: string[] = [];
     for (const [key, sel] of selectors) {
+      // an HPA deleted since its last look selects nothing any more
+      if (!ctx.informers.get(HPAS, key)) {
+        selectors.delete(key);
+        continue;
+      }
       if (!sel || splitKey(key).namespace !== pass.namespace) continue;
       if (pods.some((p) => matches(sel, p.metadata.labels ?? {}))) owners.push(key);
     }
