@@ -169,8 +169,27 @@ describe("HorizontalPodAutoscaler on simulated nodes", () => {
       expect(await events(ns)).toContain(
         "Normal SuccessfulRescale New size: 1; reason: All metrics below target",
       );
-      const down = await hpaOf(ns);
+      // the next look sees the 1 replica as current (the rescaling one reported the 4 it found)
+      const down = await until(
+        "the HPA seeing 1 current replica",
+        async () => {
+          const h = await hpaOf(ns);
+          return h.status?.currentReplicas === 1 && h;
+        },
+        20_000,
+        250,
+      );
+      expect(down.status.desiredReplicas).toBe(1);
       expect(condition(down, "ScalingActive")?.reason).toBe("ValidMetricFound");
+      // what kubectl describe makes of it
+      const described = await k(["describe", "hpa", "web"]);
+      expect(described.code, described.stderr).toBe(0);
+      expect(described.stdout).toMatch(
+        /resource cpu on pods\s+\(as a percentage of request\):\s+10% \(10m\) \/ 50%/,
+      );
+      expect(described.stdout).toMatch(/Deployment pods:\s+1 current \/ 1 desired/);
+      expect(described.stdout).toMatch(/ScalingActive\s+True\s+ValidMetricFound/);
+      expect(described.stdout).toMatch(/SuccessfulRescale\s+.*New size: 1; reason: All metrics below target/);
     },
     240_000,
   );
