@@ -37,6 +37,10 @@ export interface Env {
   EDGEPLANE_NODE_MONITOR_GRACE_SECONDS?: string;
   /** Seconds a pod stays on an unreachable node before eviction (default 300). */
   EDGEPLANE_DEFAULT_TOLERATION_SECONDS?: string;
+  /** HorizontalPodAutoscalers: seconds between looks at each (--horizontal-pod-autoscaler-sync-period; default 15). */
+  EDGEPLANE_HPA_SYNC_PERIOD_SECONDS?: string;
+  /** HorizontalPodAutoscalers: the scale-down stabilization window in seconds (--horizontal-pod-autoscaler-downscale-stabilization; default 300). */
+  EDGEPLANE_HPA_DOWNSCALE_STABILIZATION_SECONDS?: string;
   /** "off": no built-in "local-path" StorageClass is created (k3s's --disable local-storage) */
   EDGEPLANE_LOCAL_STORAGE?: string;
   /** Authorization modes in order, comma separated (default "Node,RBAC"). */

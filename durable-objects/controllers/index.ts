@@ -14,7 +14,7 @@ import { jobController } from "./job/controller";
 import { namespaceController } from "./namespace/controller";
 import { createNodeIpamController } from "./node/ipam";
 import { createNodeLifecycleController } from "./node/lifecycle";
-import { horizontalPodAutoscalerController } from "./podautoscaler/horizontal";
+import { createHorizontalPodAutoscalerController } from "./podautoscaler/horizontal";
 import { replicaSetController, replicationControllerController } from "./replicaset/controller";
 import type { Controller } from "./runtime/controller";
 import { endpointsController } from "./service/endpoints";
@@ -33,6 +33,10 @@ import { volumeProtectionController } from "./volume/protection";
 export interface ControllerConfig {
   /** --node-monitor-grace-period (40 s); EDGEPLANE_NODE_MONITOR_GRACE_SECONDS */
   nodeMonitorGraceSeconds?: number;
+  /** --horizontal-pod-autoscaler-sync-period (15 s); EDGEPLANE_HPA_SYNC_PERIOD_SECONDS */
+  hpaSyncPeriodSeconds?: number;
+  /** --horizontal-pod-autoscaler-downscale-stabilization (300 s); EDGEPLANE_HPA_DOWNSCALE_STABILIZATION_SECONDS */
+  hpaDownscaleStabilizationSeconds?: number;
   /** DefaultTolerationSeconds admission's not-ready/unreachable tolerations (300 s) */
   defaultTolerationSeconds?: number;
   /** --terminated-pod-gc-threshold (12500) */
@@ -70,7 +74,13 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     volumeProtectionController,
     localPathProvisioner,
     ephemeralVolumeController,
-    horizontalPodAutoscalerController,
+    createHorizontalPodAutoscalerController({
+      syncPeriodMs: config.hpaSyncPeriodSeconds ? config.hpaSyncPeriodSeconds * 1000 : undefined,
+      downscaleStabilizationMs:
+        config.hpaDownscaleStabilizationSeconds !== undefined && config.hpaDownscaleStabilizationSeconds >= 0
+          ? config.hpaDownscaleStabilizationSeconds * 1000
+          : undefined,
+    }),
     crdFinalizer,
     crdNaming,
     createNodeLifecycleController({

@@ -66,6 +66,8 @@ export class ControllerManager extends DurableObject<Env> {
     this.controllers = buildControllers({
       nodeMonitorGraceSeconds: num(this.env.EDGEPLANE_NODE_MONITOR_GRACE_SECONDS),
       defaultTolerationSeconds: num(this.env.EDGEPLANE_DEFAULT_TOLERATION_SECONDS),
+      hpaSyncPeriodSeconds: num(this.env.EDGEPLANE_HPA_SYNC_PERIOD_SECONDS),
+      hpaDownscaleStabilizationSeconds: num(this.env.EDGEPLANE_HPA_DOWNSCALE_STABILIZATION_SECONDS),
       rootCA: this.env.EDGEPLANE_ROOT_CA || undefined,
       certificateSigner:
         this.env.EDGEPLANE_ROOT_CA && this.env.EDGEPLANE_CA_KEY

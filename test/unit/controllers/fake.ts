@@ -6,6 +6,7 @@
 import { alreadyExists, conflict, notFound, StatusError } from "../../../api/errors";
 import { lookupGVR, lookupKey, resourceKey } from "../../../api/registry";
 import type { ResourceDef } from "../../../api/resource";
+import { scaleOf } from "../../../api/strategies/workloads";
 import type { KubeObject } from "../../../api/types";
 import type { Controller, ControllerContext } from "../../../durable-objects/controllers/runtime/controller";
 import { resourcesOf } from "../../../durable-objects/controllers/runtime/subscriptions";
@@ -293,6 +294,8 @@ export class FakeCluster {
       if (name) {
         const o = this.map(res).get(ns ? `${ns}/${name}` : name);
         if (!o) throw notFound(def, name);
+        // the scale subresource: the object's autoscaling/v1 Scale, as the apiserver serves it
+        if (sub === "scale") return scaleOf(o);
         return structuredClone(o);
       }
       return { kind: def.listKind, items: this.informers.list(res, ns) };
@@ -304,6 +307,17 @@ export class FakeCluster {
     }
     if (method === "DELETE") return this.remove(def, ns, name!, body ?? {});
     if (method === "PUT") return this.update(def, body, sub);
+    if (method === "PATCH" && sub === "scale" && name) {
+      const scaled = await this.patch(
+        def,
+        ns,
+        name,
+        { spec: { replicas: body?.spec?.replicas } },
+        "merge",
+        "scale",
+      );
+      return scaleOf(scaled);
+    }
     throw new Error(`fake: ${method} ${path} not supported`);
   }
 
