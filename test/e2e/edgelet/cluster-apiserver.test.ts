@@ -70,6 +70,13 @@ subjects: [{kind: ServiceAccount, name: default, namespace: ${NS}}]
       expect(r.code, r.stderr).toBe(0);
     };
 
+    /** curl in the client pod with its service account's token and CA, then `args` */
+    const curlInPod = (args: string) => {
+      const sa = "/var/run/secrets/kubernetes.io/serviceaccount";
+      const script = `curl -sS --cacert ${sa}/ca.crt -H "Authorization: Bearer $(cat ${sa}/token)" ${args}`;
+      return kubectl(child, ["exec", "-n", NS, "client", "--", "sh", "-c", script]);
+    };
+
     beforeAll(async () => {
       server = await startOwnServer();
       const made = await run(
@@ -147,17 +154,9 @@ spec:
       it(`a pod reads its own cluster's objects through https://kubernetes.default.svc (HTTP/${version})`, {
         timeout: 60_000,
       }, async () => {
-        const sa = "/var/run/secrets/kubernetes.io/serviceaccount";
-        const r = await kubectl(child, [
-          "exec",
-          "-n",
-          NS,
-          "client",
-          "--",
-          "sh",
-          "-c",
-          `curl -sS --http${version} -w '\\n%{http_version}' --cacert ${sa}/ca.crt -H "Authorization: Bearer $(cat ${sa}/token)" https://kubernetes.default.svc/api/v1/namespaces/${NS}/configmaps/whoami`,
-        ]);
+        const r = await curlInPod(
+          `--http${version} -w '\\n%{http_version}' https://kubernetes.default.svc/api/v1/namespaces/${NS}/configmaps/whoami`,
+        );
         expect(r.code, r.stderr).toBe(0);
         const lines = r.stdout.trim().split("\n");
         expect(lines.at(-1)).toBe(version === "1.1" ? "1.1" : "2");
@@ -169,17 +168,7 @@ spec:
     it("the pod's service account is its cluster's: other paths of that cluster answer as RBAC says", {
       timeout: 60_000,
     }, async () => {
-      const sa = "/var/run/secrets/kubernetes.io/serviceaccount";
-      const r = await kubectl(child, [
-        "exec",
-        "-n",
-        NS,
-        "client",
-        "--",
-        "sh",
-        "-c",
-        `curl -sS --cacert ${sa}/ca.crt -H "Authorization: Bearer $(cat ${sa}/token)" https://kubernetes.default.svc/api/v1/namespaces/${NS}/secrets`,
-      ]);
+      const r = await curlInPod(`https://kubernetes.default.svc/api/v1/namespaces/${NS}/secrets`);
       expect(r.code, r.stderr).toBe(0);
       const status = JSON.parse(r.stdout);
       expect(status.code).toBe(403);
