@@ -1,5 +1,6 @@
 // The Worker's bindings (wrangler.toml [vars], secrets and Durable Object namespaces).
 import type { ControllerManager } from "./controllers/manager";
+import type { MetricsObject } from "./metrics/metrics-object";
 import type { NodeTunnel } from "./node-tunnel/node-tunnel";
 import type { SchedulerObject } from "./scheduler/object";
 import type { StoreShard } from "./store/shard";
@@ -10,6 +11,8 @@ export interface Env {
   SCHEDULER: DurableObjectNamespace<SchedulerObject>;
   /** One per node: holds the node agent's WebSocket for logs, exec, attach and port-forward. */
   NODE_TUNNEL: DurableObjectNamespace<NodeTunnel>;
+  /** One per cluster: the nodes' latest resource-usage reports, in memory (metrics.k8s.io). */
+  METRICS: DurableObjectNamespace<MetricsObject>;
   EDGEPLANE_CLUSTER: string;
   EDGEPLANE_WATCH_WINDOW_SECONDS?: string;
   EDGEPLANE_WATCH_WINDOW_EVENTS?: string;

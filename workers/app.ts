@@ -17,6 +17,7 @@ import { authentication, issuerDiscovery } from "./filters/authn";
 import { authorization } from "./filters/authz";
 import { priorityLevel } from "./filters/priority-level";
 import { healthCheckResponse, healthResponse } from "./handlers/health";
+import { handleMetricsReport, METRICS_REPORT_ROUTE } from "./handlers/metrics-report";
 import { handleRelay } from "./handlers/relay";
 import { handleResource } from "./handlers/resource";
 import { authorizedMethod, handleNodeTunnel } from "./handlers/streams";
@@ -76,6 +77,8 @@ for (const endpoint of ["healthz", "livez", "readyz"]) {
 
 // a node agent's outbound connection for streams (authorized as the node's own tunnel)
 app.get("/edgeplane/tunnel/:node", (c) => handleNodeTunnel(c.req.raw, c.env));
+// a node agent's resource-usage report (authorized as the node's own, like its tunnel)
+app.post(METRICS_REPORT_ROUTE, (c) => handleMetricsReport(c.req.raw, c.env, c.req.param("node")));
 
 app.all("*", async (c) => {
   const info = c.get("info");

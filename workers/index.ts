@@ -8,6 +8,7 @@ import { bootstrap, reconcileDefaults, wakeControlLoops } from "./bootstrap";
 import { serveCluster } from "./clusters/route";
 import { inProcessApiserver } from "./in-process-apiserver";
 
+export { MetricsObject } from "../durable-objects/metrics/metrics-object";
 export { NodeTunnel } from "../durable-objects/node-tunnel/node-tunnel";
 export { StoreShard } from "../durable-objects/store/shard";
 

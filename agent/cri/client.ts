@@ -11,6 +11,8 @@ import type {
   Container,
   ContainerConfig,
   ContainerFilter,
+  ContainerStats,
+  ContainerStatsFilter,
   ContainerStatusResponse,
   ExecRequest,
   ExecSyncResponse,
@@ -244,6 +246,12 @@ export class CriClient {
   async listContainers(filter?: ContainerFilter, opts?: CallOptions): Promise<Container[]> {
     const res = await this.rt<{ containers: Container[] }>("ListContainers", { filter }, opts);
     return res.containers;
+  }
+
+  /** Each container's CPU and memory use (cumulative CPU, working set), as the kubelet reads them. */
+  async listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]> {
+    const res = await this.rt<{ stats: ContainerStats[] }>("ListContainerStats", { filter }, opts);
+    return res.stats;
   }
 
   containerStatus(

@@ -361,3 +361,29 @@ export interface ImageFsInfoResponse {
   image_filesystems: FilesystemUsage[];
   container_filesystems: FilesystemUsage[];
 }
+
+export interface ContainerStatsFilter {
+  id?: string;
+  pod_sandbox_id?: string;
+  label_selector?: Labels;
+}
+
+export interface ContainerStats {
+  attributes: {
+    id: string;
+    metadata: Required<ContainerMetadata> | null;
+    labels: Labels;
+    annotations: Labels;
+  } | null;
+  /** timestamps in ns since the epoch; cumulative CPU in core-nanoseconds */
+  cpu: {
+    timestamp: number;
+    usage_core_nano_seconds: { value: number } | null;
+    usage_nano_cores: { value: number } | null;
+  } | null;
+  memory: {
+    timestamp: number;
+    working_set_bytes: { value: number } | null;
+    usage_bytes: { value: number } | null;
+  } | null;
+}

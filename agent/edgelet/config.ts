@@ -33,6 +33,8 @@ export interface EdgeletConfig {
   leaseSeconds: number;
   statusSeconds: number;
   resyncSeconds: number;
+  /** how often the node reports its and its pods' CPU and memory use (0: never) */
+  metricsSeconds: number;
   relistMs: number;
   labels: Record<string, string>;
   ca?: string;
@@ -63,6 +65,7 @@ export const DEFAULTS = {
   leaseSeconds: 10,
   statusSeconds: 10,
   resyncSeconds: 20,
+  metricsSeconds: 15,
   relistMs: 1000,
   nftTable: "edgeplane",
 };
@@ -82,6 +85,7 @@ export const USAGE = `usage: edgelet join --server URL --token TOKEN [options]
   --cgroup-root PATH         cgroupfs parent of the QoS and pod cgroups (default ${DEFAULTS.cgroupRoot})
   --pod-infra-image IMAGE    sandbox image to pre-pull (default: containerd's)
   --cpu-manager-policy none|static
+  --metrics-seconds N        report CPU and memory use every N seconds (default ${DEFAULTS.metricsSeconds}; 0: never)
   --node-labels k=v,k=v
   --ca FILE | --insecure     TLS options for an https server
   --client-certificate       with a bootstrap token: authenticate with a client certificate
@@ -117,6 +121,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       "lease-seconds": { type: "string" },
       "status-seconds": { type: "string" },
       "resync-seconds": { type: "string" },
+      "metrics-seconds": { type: "string" },
       ca: { type: "string" },
       insecure: { type: "boolean" },
       "client-certificate": { type: "boolean" },
@@ -162,6 +167,12 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (podCIDR !== undefined && !/^\d+\.\d+\.\d+\.\d+\/\d{1,2}$/.test(podCIDR))
     throw new Error(`--pod-cidr must be an IPv4 CIDR, got ${podCIDR}`);
   const root = values.root ?? DEFAULTS.root;
+  const metricsSeconds = num(
+    values["metrics-seconds"] ?? env.EDGELET_METRICS_SECONDS,
+    DEFAULTS.metricsSeconds,
+  );
+  if (!(metricsSeconds === 0 || (metricsSeconds >= 1 && metricsSeconds <= 3600)))
+    throw new Error(`--metrics-seconds must be 0 or 1 to 3600, got ${values["metrics-seconds"]}`);
   return {
     server,
     token,
@@ -180,6 +191,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     leaseSeconds: num(values["lease-seconds"], DEFAULTS.leaseSeconds),
     statusSeconds: num(values["status-seconds"], DEFAULTS.statusSeconds),
     resyncSeconds: num(values["resync-seconds"], DEFAULTS.resyncSeconds),
+    metricsSeconds,
     relistMs: DEFAULTS.relistMs,
     labels,
     ca: values.ca === undefined ? undefined : caBundle(values.ca),

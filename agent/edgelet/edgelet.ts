@@ -1,6 +1,7 @@
 // The node agent, assembled: join (credentials, Node registration, podCIDR
 // and CNI config), heartbeats (Lease and node status), the runtime relist,
 // the pod source feeding the pod workers, and housekeeping of orphans.
+import { METRICS_REPORT_PREFIX } from "../../api/wire/metrics";
 import { CriClient } from "../cri/client";
 import type { Node, NodeCondition, NodeStatus } from "../lib/kube-types";
 import { objectEventRecorder } from "../network/events";
@@ -22,6 +23,7 @@ import { ImageManager } from "./images";
 import { LeaseKeeper } from "./lease";
 import { type ContainerLocation, locateContainer, locateSandbox } from "./lookup";
 import { createMergePatch } from "./merge-patch";
+import { UsageCollector } from "./metrics";
 import { rotateNodeCertificate } from "./node-certificate";
 import {
   capacity,
@@ -355,6 +357,22 @@ export async function startEdgelet(
     }
   };
   loops.push(housekeeping());
+  // the node's and its pods' CPU and memory use, for the metrics API (kubectl top, the HPA)
+  if (cfg.metricsSeconds > 0) {
+    const usage = new UsageCollector(cri, cfg.nodeName, cfg.metricsSeconds);
+    const path = `${METRICS_REPORT_PREFIX}${encodeURIComponent(cfg.nodeName)}`;
+    let lastStatus = 200;
+    const report = async () => {
+      const r = await usage.collect();
+      if (!r) return;
+      const res = await api.request("POST", path, r);
+      if (res.status !== 200 && res.status !== lastStatus)
+        log(`metrics report: ${res.status} ${res.json?.message ?? ""}`);
+      lastStatus = res.status;
+    };
+    await usage.collect().catch(() => undefined); // the first sample: rates from the next one
+    loops.push(heartbeat(cfg.metricsSeconds, report, "metrics report"));
+  }
   // the outbound tunnel that carries kubectl logs/exec/attach/port-forward to this node
   const tunnel = startTunnel({
     server: cfg.server,

@@ -100,6 +100,13 @@ export class PodSimulator {
     await this.informer.stop();
   }
 
+  /** The pods running on a node (its metrics report's pods: simulated/metrics.ts). */
+  runningPods(node: string): Pod[] {
+    const out: Pod[] = [];
+    for (const p of this.pods.values()) if (p.node === node && p.phase === "running") out.push(p.pod);
+    return out;
+  }
+
   /** Pods this simulator currently tracks, by node. */
   count(node?: string): number {
     let n = 0;

@@ -6,6 +6,7 @@ import { parseCIDR } from "../../api/network";
 import { asApiBody, itemsOf, type Taint } from "../lib/kube-types";
 import { ApiClient, type ClientStats } from "./client";
 import { Fleet, type FleetStats, LEASE_NAMESPACE } from "./fleet";
+import { SimMetricsReporter } from "./metrics";
 import { nodeIPFor } from "./node-spec";
 import type { LifetimeDefaults } from "./pod-finish";
 import { PodSimulator, type PodStats, type SimNodeRef } from "./pods";
@@ -26,6 +27,11 @@ export interface SimulatedNodesOptions {
   leaseSeconds?: number;
   /** Full node status report period (the kubelet's nodeStatusReportFrequency). */
   statusSeconds?: number;
+  /**
+   * How often each node posts its resource-usage report (the metrics API's source; default
+   * 15, as metrics-server scrapes); 0: no reports. Figures: simulated/metrics.ts.
+   */
+  metricsSeconds?: number;
   /** How long a bound pod takes to become Running. */
   podStartDelayMs?: number;
   /**
@@ -122,11 +128,26 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
   });
   const sims = new PodSimulator(client, refs, opts.podStartDelayMs ?? 0, log, opts.podLifetimes);
   pods = sims;
+  const metricsSeconds = opts.metricsSeconds ?? 15;
+  const reporter =
+    metricsSeconds > 0
+      ? new SimMetricsReporter(client, {
+          intervalSeconds: metricsSeconds,
+          // registered, living nodes
+          nodes: () =>
+            [...fleet.nodes.values()]
+              .filter((n) => n.uid && !n.gone && refs.get(n.name)?.alive)
+              .map((n) => n.name),
+          runningPods: (node) => sims.runningPods(node),
+          log,
+        })
+      : undefined;
 
   let stopped = false;
   const stop = async (how: StopOptions = {}) => {
     if (stopped) return;
     stopped = true;
+    reporter?.stop();
     await Promise.all([fleet.stop(), sims.stop()]);
     if (how.removeNodes) {
       const removed = await fleet.remove();
@@ -139,6 +160,7 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     // the pod watch first: pods bound before a node finished registering are not missed
     await sims.start();
     fleet.start();
+    reporter?.start();
     let next = 0;
     const worker = async () => {
       while (next < names.length && !stopped) {

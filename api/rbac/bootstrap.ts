@@ -111,6 +111,17 @@ const ROLES: RoleSpec[] = [
       r(READ_WRITE, ["coordination.k8s.io"], ["leases"]),
     ],
   },
+  // metrics-server's role, aggregated into view, edit and admin: whoever may read pods in a
+  // namespace may read their usage (the metrics API is built in here)
+  {
+    name: "system:aggregated-metrics-reader",
+    labels: {
+      [AGGREGATE_TO("admin")]: "true",
+      [AGGREGATE_TO("edit")]: "true",
+      [AGGREGATE_TO("view")]: "true",
+    },
+    rules: [r(READ, ["metrics.k8s.io"], ["pods", "nodes"])],
+  },
   {
     name: "system:aggregate-to-view",
     labels: { [AGGREGATE_TO("view")]: "true" },

@@ -24,6 +24,7 @@ import { horizontalpodautoscalers } from "./horizontalpodautoscalers";
 import { horizontalpodautoscalersV1 } from "./hpa-v1";
 import { jobs } from "./jobs";
 import { leases } from "./leases";
+import { nodemetrics, podmetrics } from "./metrics";
 import { namespaces } from "./namespaces";
 import { ingressclasses, ingresses, networkpolicies } from "./networking";
 import { nodes } from "./nodes";
@@ -112,6 +113,9 @@ export const RESOURCES: ResourceDef[] = [
   validatingadmissionpolicybindings,
   validatingwebhookconfigurations,
   customresourcedefinitions,
+  // served from the nodes' usage reports (metrics-server's API, built in as k3s embeds it)
+  nodemetrics,
+  podmetrics,
   // edgeplane's own: the other clusters of this deployment (served in the root cluster only)
   clusters,
 ];

@@ -8,6 +8,7 @@ import { rulesAllow } from "../../api/rbac/rules";
 import { lookupGVR } from "../../api/registry";
 import { parseFieldSelector } from "../../api/selectors";
 import type { UserInfo } from "../../api/user";
+import { METRICS_REPORT_PREFIX } from "../../api/wire/metrics";
 import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
 import { NodeGraph, type RefKind } from "./node-graph";
@@ -78,6 +79,13 @@ export class NodeAuthorizer {
     }
     // a node may open its own stream tunnel (workers/handlers/streams.ts), no other
     if (!attrs.isResourceRequest && attrs.verb === "get" && attrs.path === `/edgeplane/tunnel/${node}`)
+      return ALLOW;
+    // and post its own resource-usage reports (workers/handlers/metrics-report.ts), no other's
+    if (
+      !attrs.isResourceRequest &&
+      attrs.verb === "create" &&
+      attrs.path === `${METRICS_REPORT_PREFIX}${encodeURIComponent(node)}`
+    )
       return ALLOW;
     return rulesAllow(attrs, NODE_RULES) ? ALLOW : NO_OPINION;
   }

@@ -1,7 +1,7 @@
 // Deleting a cluster (docs/clusters.md): every Durable Object it used is emptied and reset,
 // its alarms cancelled: the controller manager and scheduler first (nothing of it writes any
-// more), then each node's tunnel (which tells the node's agent to leave: it exits), then
-// every resource's store shard, built-in and custom.
+// more; its usage reports are forgotten too), then each node's tunnel (which tells the node's
+// agent to leave: it exits), then every resource's store shard, built-in and custom.
 import { type Crd, customDefsOf } from "../../api/custom/definition";
 import { shardName } from "../../api/custom/key";
 import { lookupGVR } from "../../api/registry";
@@ -26,6 +26,7 @@ export async function teardown(root: Env, ref: ClusterRef): Promise<void> {
   await Promise.all([
     env.CONTROLLERS.get(env.CONTROLLERS.idFromName(ref.key)).destroy().catch(reset),
     env.SCHEDULER.get(env.SCHEDULER.idFromName(ref.key)).destroy().catch(reset),
+    env.METRICS.get(env.METRICS.idFromName(ref.key)).destroy().catch(reset),
   ]);
   const [nodes, crds] = await Promise.all([
     names(env, "", "v1", "nodes"),

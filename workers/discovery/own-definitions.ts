@@ -14,8 +14,74 @@ const KIND: Schema = {
 };
 
 const CLUSTER = "dev.edgeplane.tenancy.v1alpha1.Cluster";
+const METRICS = "io.k8s.metrics.pkg.apis.metrics.v1beta1";
+const QUANTITY: Schema = { $ref: `${REF}io.k8s.apimachinery.pkg.api.resource.Quantity` };
+const METRICS_GVK = (kind: string) => [{ group: "metrics.k8s.io", kind, version: "v1beta1" }];
+const USAGE: Schema = {
+  description: "The memory working set and the CPU used over the window.",
+  type: "object",
+  additionalProperties: QUANTITY,
+};
+const SAMPLED = {
+  timestamp: {
+    description: "The end of the window the usage was measured over.",
+    type: "string",
+    format: "date-time",
+  },
+  window: { description: "The window's length (a Go duration, e.g. 15s).", type: "string" },
+};
+const metricsList = (kind: string, what: string): Schema => ({
+  description: `${kind}List is a list of ${kind}.`,
+  type: "object",
+  required: ["items"],
+  properties: {
+    apiVersion: API_VERSION,
+    items: { description: what, type: "array", items: { $ref: `${REF}${METRICS}.${kind}` } },
+    kind: KIND,
+    metadata: { $ref: `${REF}io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta` },
+  },
+  "x-kubernetes-group-version-kind": METRICS_GVK(`${kind}List`),
+});
 
 export const OWN_DEFINITIONS: Record<string, Schema> = {
+  // metrics.k8s.io/v1beta1, served from the nodes' usage reports (k8s.io/metrics' types)
+  [`${METRICS}.NodeMetrics`]: {
+    description: "NodeMetrics sets resource usage metrics of a node.",
+    type: "object",
+    properties: {
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { $ref: `${REF}io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` },
+      ...SAMPLED,
+      usage: USAGE,
+    },
+    "x-kubernetes-group-version-kind": METRICS_GVK("NodeMetrics"),
+  },
+  [`${METRICS}.NodeMetricsList`]: metricsList("NodeMetrics", "The nodes' metrics."),
+  [`${METRICS}.ContainerMetrics`]: {
+    description: "ContainerMetrics sets resource usage metrics of a container.",
+    type: "object",
+    required: ["name", "usage"],
+    properties: { name: { description: "The container's name.", type: "string" }, usage: USAGE },
+  },
+  [`${METRICS}.PodMetrics`]: {
+    description: "PodMetrics sets resource usage metrics of a pod.",
+    type: "object",
+    required: ["containers"],
+    properties: {
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { $ref: `${REF}io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` },
+      ...SAMPLED,
+      containers: {
+        description: "The usage of each of the pod's running containers.",
+        type: "array",
+        items: { $ref: `${REF}${METRICS}.ContainerMetrics` },
+      },
+    },
+    "x-kubernetes-group-version-kind": METRICS_GVK("PodMetrics"),
+  },
+  [`${METRICS}.PodMetricsList`]: metricsList("PodMetrics", "The pods' metrics."),
   [CLUSTER]: {
     description: "Cluster is another cluster served by this deployment, at /clusters/<name>/.",
     type: "object",

@@ -1,10 +1,12 @@
 // Resources served by a REST storage of their own instead of the generic store path, as
-// upstream registers a storage per resource: componentstatuses are probed when asked, a
+// upstream registers a storage per resource: componentstatuses are probed when asked, the
+// metrics API is drawn from the nodes' usage reports, a
 // core/v1 Binding binds a pod, and the review kinds answer a question without storing
 // anything. handleResource looks a resource up here and knows none of them by name.
 import type { ResourceDef } from "../../api/resource";
 import { clusters } from "../../api/strategies/clusters";
 import { componentstatuses } from "../../api/strategies/component-statuses";
+import { nodemetrics, podmetrics } from "../../api/strategies/metrics";
 import { bindings } from "../../api/strategies/pods";
 import {
   localsubjectaccessreviews,
@@ -20,6 +22,7 @@ import { deleteCluster } from "../clusters/handlers";
 import { decodeObject } from "../encoding/request-body";
 import { legacyBinding } from "./binding";
 import { componentStatuses } from "./component-statuses";
+import { nodeMetricsHandler, podMetricsHandler } from "./metrics";
 import { respondWith, type WriteContext } from "./write-context";
 
 /** A verb's handler: the request's context and its namespace ("" for cluster-scoped). */
@@ -40,6 +43,9 @@ const accessReview: RestHandler = async (w, namespace) => {
 
 export const REST_STORAGES = new Map<ResourceDef, Partial<Record<string, RestHandler>>>([
   [componentstatuses, { get: componentStatuses, list: componentStatuses }],
+  // metrics.k8s.io: the Nodes and Pods joined with the nodes' latest usage reports
+  [nodemetrics, { get: nodeMetricsHandler, list: nodeMetricsHandler }],
+  [podmetrics, { get: podMetricsHandler, list: podMetricsHandler }],
   // a cluster's delete tears down everything it holds first (docs/clusters.md)
   [clusters, { delete: (w) => deleteCluster(w) }],
   [bindings, { create: legacyBinding }],
