@@ -11,7 +11,7 @@ import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
 import { forward } from "./proxy";
 
-const FRESH_MS = 3000;
+const FRESH_MS = 10_000;
 /** who the aggregator asks backends as (upstream: system:kube-aggregator in system:masters) */
 const AGGREGATOR: UserInfo = { name: "system:kube-aggregator", uid: "", groups: ["system:masters"] };
 
@@ -57,6 +57,8 @@ export function defsFromResourceList(group: string, version: string, list: unkno
 }
 
 interface Cached {
+  /** the APIService list's resourceVersion the defs were fetched for, and when */
+  rv: string;
   at: number;
   defs: ResourceDef[];
   /** the served defs the last combined array was built from, and that array */
@@ -76,41 +78,43 @@ async function backendDefs(env: Env, svc: APIService): Promise<ResourceDef[]> {
       headers: [["accept", "application/json"]],
     });
     if (!res.ok) {
-      await res.body?.cancel();
+      console.warn(
+        `aggregated discovery: ${svc.metadata.name}: ${res.status} ${(await res.text()).slice(0, 200)}`,
+      );
       return [];
     }
     return defsFromResourceList(group, version, await res.json());
-  } catch {
+  } catch (e) {
+    console.warn(`aggregated discovery: ${svc.metadata.name}: ${(e as Error)?.message ?? e}`);
     return [];
   }
 }
 
-async function load(env: Env): Promise<ResourceDef[]> {
-  const list = JSON.parse(await new Store(env, apiservices).listText({}));
-  const remote = ((list.items ?? []) as APIService[]).filter((s) => s.spec?.service && isAvailable(s));
-  const found = await Promise.all(remote.map((s) => backendDefs(env, s)));
-  return found.flat();
-}
+const withoutStrategy = (defs: ResourceDef[]) => JSON.stringify(defs.map(({ strategy: _, ...d }) => d));
 
 /**
  * The served defs with the aggregated groups' added: the same array while nothing changed (the
- * discovery documents are cached per array), `served` itself when there is none.
+ * discovery documents are cached per array), `served` itself when there is none. The
+ * APIServices are read each time (a change of one, e.g. becoming Available, shows at once);
+ * the backends are asked again when they changed or every few seconds.
  */
 export async function withAggregated(env: Env, served: ResourceDef[]): Promise<ResourceDef[]> {
   const key = env.EDGEPLANE_CLUSTER;
+  const list = JSON.parse(await new Store(env, apiservices).listText({}));
+  const rv = String(list.metadata?.resourceVersion ?? "");
   let c = cache.get(key);
-  if (!c || Date.now() - c.at > FRESH_MS) {
-    const defs = await load(env);
-    const same =
-      c &&
-      JSON.stringify(c.defs.map(({ strategy: _, ...d }) => d)) ===
-        JSON.stringify(defs.map(({ strategy: _, ...d }) => d));
-    c = same && c ? { ...c, at: Date.now() } : { at: Date.now(), defs };
+  if (!c || c.rv !== rv || Date.now() - c.at > FRESH_MS) {
+    const remote = ((list.items ?? []) as APIService[]).filter((s) => s.spec?.service && isAvailable(s));
+    const defs = (await Promise.all(remote.map((s) => backendDefs(env, s)))).flat();
+    c =
+      c && withoutStrategy(c.defs) === withoutStrategy(defs)
+        ? { ...c, rv, at: Date.now() }
+        : { rv, at: Date.now(), defs };
     cache.set(key, c);
   }
   if (!c.defs.length) return served;
-  const local = new Set(served.map((d) => `${d.group}/${d.version}`));
   if (c.base !== served || !c.combined) {
+    const local = new Set(served.map((d) => `${d.group}/${d.version}`));
     c.base = served;
     c.combined = [...served, ...c.defs.filter((d) => !local.has(`${d.group}/${d.version}`))];
   }
