@@ -209,6 +209,37 @@ spec:
       );
     });
 
+    it("a watch streams through: each event arrives as the backend sends it", async () => {
+      const started = Date.now();
+      const res = await fetch(
+        `${suite.server.url}/apis/${GROUP}/${VERSION}/namespaces/${ns}/flunders?watch=1`,
+        {
+          headers: { authorization: `Bearer ${suite.server.token}` },
+        },
+      );
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const arrivals: { at: number; text: string }[] = [];
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += new TextDecoder().decode(value);
+        let nl = buf.indexOf("\n");
+        while (nl >= 0) {
+          arrivals.push({ at: Date.now() - started, text: buf.slice(0, nl) });
+          buf = buf.slice(nl + 1);
+          nl = buf.indexOf("\n");
+        }
+      }
+      expect(arrivals.map((a) => JSON.parse(a.text).object.metadata.name)).toEqual([
+        "flunder-one",
+        "flunder-two",
+      ]);
+      // the first event was passed on before the backend sent the second, three seconds later
+      expect(arrivals[1].at - arrivals[0].at, JSON.stringify(arrivals)).toBeGreaterThan(2000);
+    });
+
     it("a user without RBAC never reaches the backend; with a Role, the backend is told who it is", async () => {
       const denied = await k(["get", "flunders", "-n", ns, "--as=alice"]);
       expect(denied.code).not.toBe(0);

@@ -2,7 +2,8 @@
 # socat terminates TLS in the pod and runs this busybox sh script per connection. It serves
 # wardle.example.com/v1alpha1: its discovery (an APIResourceList) and a list of flunders, as a
 # Table when asked for one; each answer names the X-Remote-User and X-Remote-Group values the
-# aggregator sent, so the test sees who the backend was told is asking.
+# aggregator sent, so the test sees who the backend was told is asking. A watch of flunders
+# sends two events three seconds apart.
 cr=$(printf '\r')
 read -r method path proto
 accept=""; user=""; groups=""
@@ -22,6 +23,16 @@ case "${path%%\?*}" in
     body='{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"wardle.example.com/v1alpha1","resources":[{"name":"flunders","singularName":"flunder","namespaced":true,"kind":"Flunder","verbs":["get","list"],"shortNames":["fl"]}]}' ;;
   "$gv"/namespaces/*/flunders)
     ns=${path#"$gv"/namespaces/}; ns=${ns%%/*}
+    case "$path" in
+      *watch=1* | *watch=true*)
+        # a watch: events a few seconds apart on a response that ends when the connection does
+        printf 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n'
+        for n in one two; do
+          printf '{"type":"ADDED","object":{"kind":"Flunder","apiVersion":"wardle.example.com/v1alpha1","metadata":{"name":"flunder-%s","namespace":"%s"}}}\n' "$n" "$ns"
+          [ "$n" = two ] || sleep 3
+        done
+        exit 0 ;;
+    esac
     case "$accept" in
       *as=Table*)
         body='{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"1"},"columnDefinitions":[{"name":"Name","type":"string","format":"name","description":"name","priority":0},{"name":"Seen-By","type":"string","format":"","description":"who asked","priority":0}],"rows":[{"cells":["flunder-one","'"$user"'"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"flunder-one","namespace":"'"$ns"'"}}}]}' ;;
