@@ -1,7 +1,8 @@
 // The node agent's tunnel: one outbound WebSocket to the apiserver (GET
 // /edgeplane/tunnel/<node>, bearer token), over which the node's NodeTunnel Durable Object
 // opens streams for kubectl logs/exec/attach/port-forward and the aggregator's HTTP requests.
-// The frame protocol is documented in api/wire/node-tunnel.ts. Reconnects with backoff; streams of a lost connection end.
+// The frame protocol is documented in api/wire/node-tunnel.ts. Reconnects with backoff;
+// streams of a lost connection end.
 import WebSocket from "ws";
 import {
   CLOSE_CLUSTER_DELETED,
