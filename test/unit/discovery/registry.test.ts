@@ -24,6 +24,7 @@ describe("documents for the served registry", () => {
       "node.k8s.io/v1",
       "admissionregistration.k8s.io/v1",
       "apiextensions.k8s.io/v1",
+      "apiregistration.k8s.io/v1",
       // edgeplane's own kinds have no protobuf message anywhere
       "tenancy.edgeplane.dev/v1alpha1",
     ]);
