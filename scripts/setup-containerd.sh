@@ -23,6 +23,7 @@
 #   images                 127.0.0.1:5000/edgeplane/busybox:1
 #                          127.0.0.1:5000/edgeplane/pause:1  (containerd's sandbox_image)
 #                          127.0.0.1:5000/edgeplane/tools:1  (busybox + curl, for TLS tests)
+#                          127.0.0.1:5000/edgeplane/https:1  (busybox + socat + openssl, an HTTPS server)
 #                          127.0.0.1:5001/private/busybox:1  (busybox with its own content)
 # Stop everything started here: bash scripts/containerd/stop.sh
 set -euo pipefail
@@ -70,7 +71,7 @@ fi
 # --- 1. packages --------------------------------------------------------------
 # (fd 9 closed: a package's maintainer script may start a daemon that would keep the lock)
 bash "$HERE/containerd/install-packages.sh" 9>&-
-for bin in containerd runc skopeo docker-registry htpasswd curl; do
+for bin in containerd runc skopeo docker-registry htpasswd curl socat openssl; do
   command -v "$bin" >/dev/null || die "$bin not found after package install"
 done
 [ -x "$CNI_BIN_DIR/bridge" ] || die "CNI plugins missing in $CNI_BIN_DIR"
@@ -186,7 +187,7 @@ ensure_registry private "$PRIV_REG" 1 401 "$HTPASSWD_CHANGED"
 # --- 3. images ----------------------------------------------------------------
 IMG_DIR=$EP_LIB/images
 mkdir -p "$IMG_DIR"
-BUILD_STAMP=$(cat "$HERE/images/build-busybox-oci.sh" /bin/busybox /usr/bin/curl | sha256sum | cut -d' ' -f1)
+BUILD_STAMP=$(cat "$HERE/images/build-busybox-oci.sh" /bin/busybox /usr/bin/curl /usr/bin/socat /usr/bin/openssl | sha256sum | cut -d' ' -f1)
 
 layout_digest() { # layout dir -> manifest digest of its single image
   grep -o '"digest":"sha256:[0-9a-f]*"' "$1/index.json" | head -n 1 | cut -d'"' -f4
@@ -220,7 +221,7 @@ push_image() { # kind registry repository creds-or-empty
 }
 
 build_pids=()
-for kind in busybox private pause tools; do
+for kind in busybox private pause tools https; do
   ensure_layout "$kind" &
   build_pids+=($!)
 done
@@ -228,6 +229,7 @@ for pid in "${build_pids[@]}"; do wait "$pid" || die "image build failed"; done
 push_image busybox "$OPEN_REG" edgeplane/busybox ""
 push_image pause "$OPEN_REG" edgeplane/pause ""
 push_image tools "$OPEN_REG" edgeplane/tools ""
+push_image https "$OPEN_REG" edgeplane/https ""
 push_image private "$PRIV_REG" private/busybox "$REG_CREDS"
 
 # --- 4. CNI -------------------------------------------------------------------
@@ -353,7 +355,7 @@ edgeplane containerd is ready (${ELAPSED_MS} ms)
   CRI endpoint     unix://$CTD_SOCK   (pid $(cat "$CTD_PID"), log $CTD_LOG)
   containerd dir   $CTD_DIR  (config.toml, root, state)
   CNI conf dir     $CNI_CONF_DIR  (plugins $CNI_BIN_DIR)
-  open registry    http://$OPEN_REG   images edgeplane/busybox:1, edgeplane/pause:1
+  open registry    http://$OPEN_REG   images edgeplane/busybox:1, edgeplane/pause:1, edgeplane/tools:1, edgeplane/https:1
   private registry http://$PRIV_REG   image private/busybox:1, credentials $CREDS_FILE
   sandbox image    $PAUSE_IMAGE
   stop             bash scripts/containerd/stop.sh

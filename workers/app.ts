@@ -4,6 +4,8 @@
 import { Hono } from "hono";
 import { notFoundPath } from "../api/errors";
 import { RELAY_PATH } from "../durable-objects/store/relay";
+import { withAggregated } from "./aggregation/discovery";
+import { proxyAggregated } from "./aggregation/proxy";
 import type { AppEnv } from "./app-env";
 import { audit } from "./audit/index";
 import { NODE_CREDENTIAL_PATH, nodeCredentialRequest } from "./authn/node-credentials";
@@ -80,11 +82,21 @@ app.get("/edgeplane/tunnel/:node", (c) => handleNodeTunnel(c.req.raw, c.env));
 // a node agent's resource-usage report (authorized as the node's own, like its tunnel)
 app.post(METRICS_REPORT_ROUTE, (c) => handleMetricsReport(c.req.raw, c.env, c.req.param("node")));
 
+/** Discovery paths whose documents list aggregated groups too (not OpenAPI: backends keep theirs). */
+const LISTS_AGGREGATED = /^\/apis(\/[^/]+)?\/?$/;
+
 app.all("*", async (c) => {
   const info = c.get("info");
+  const url = c.get("url");
+  // a group/version an APIService hands to an extension server (workers/aggregation/proxy.ts)
+  if (url.pathname.startsWith("/apis/")) {
+    const proxied = await proxyAggregated(c.env, await servedDefs(c.env), c.req.raw, url, c.get("user"));
+    if (proxied) return proxied;
+  }
   if (!info.isResourceRequest) {
-    const url = c.get("url");
-    const r = handleDiscovery(await servedDefs(c.env), {
+    const served = await servedDefs(c.env);
+    const defs = LISTS_AGGREGATED.test(url.pathname) ? await withAggregated(c.env, served) : served;
+    const r = handleDiscovery(defs, {
       method: c.req.method,
       path: url.pathname,
       query: url.searchParams,

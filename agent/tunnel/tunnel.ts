@@ -1,7 +1,8 @@
 // The node agent's tunnel: one outbound WebSocket to the apiserver (GET
 // /edgeplane/tunnel/<node>, bearer token), over which the node's NodeTunnel Durable Object
-// opens streams for kubectl logs/exec/attach/port-forward. The frame protocol is documented in
-// api/wire/node-tunnel.ts. Reconnects with backoff; streams of a lost connection end.
+// opens streams for kubectl logs/exec/attach/port-forward and the aggregator's HTTP requests.
+// The frame protocol is documented in api/wire/node-tunnel.ts. Reconnects with backoff;
+// streams of a lost connection end.
 import WebSocket from "ws";
 import {
   CLOSE_CLUSTER_DELETED,
@@ -31,6 +32,7 @@ import {
   type StreamIO,
   type TunnelLookup,
 } from "./handlers";
+import { openHttp } from "./http-stream";
 
 export type { TunnelLookup } from "./handlers";
 
@@ -139,6 +141,12 @@ export function startTunnel(opts: TunnelOptions): Tunnel {
         case "portforward":
           state.handler = await openPortForward(req, opts.lookup, opts.cri, io);
           break;
+        case "http": {
+          const r = await openHttp(req, io);
+          start = r.start;
+          reply = { ok: true, response: r.response };
+          break;
+        }
         default:
           throw new OpenError(
             failure(400, "BadRequest", `unknown stream kind ${(req as { kind: string }).kind}`),

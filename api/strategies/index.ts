@@ -8,6 +8,7 @@ import {
   validatingadmissionpolicybindings,
   validatingwebhookconfigurations,
 } from "./admissionregistration";
+import { apiservices } from "./apiservices";
 import { certificatesigningrequests } from "./certificatesigningrequests";
 import { clusters } from "./clusters";
 import { componentstatuses } from "./component-statuses";
@@ -74,6 +75,7 @@ export const RESOURCES: ResourceDef[] = [
   secrets,
   serviceaccounts,
   services,
+  apiservices,
   controllerrevisions,
   daemonsets,
   deployments,

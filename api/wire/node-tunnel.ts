@@ -9,11 +9,14 @@
 //   bytes 5..   payload
 //
 // Frame types:
-//   OPEN  (1)  DO -> agent. Payload: UTF-8 JSON OpenRequest (what to stream, for which container).
+//   OPEN  (1)  DO -> agent. Payload: UTF-8 JSON OpenRequest (what to stream, for which container,
+//              or which HTTP request to make to an address on the node's pod network).
 //   REPLY (2)  agent -> DO, exactly once per OPEN, before any DATA. Payload: UTF-8 JSON
-//              OpenReply: {ok:true} or {ok:false, status: metav1.Status}. The DO answers the
-//              apiserver request with that Status, or starts the stream.
-//   DATA  (3)  both ways. Payload: bytes. For logs: log text (agent -> DO only). For exec/attach
+//              OpenReply: {ok:true} or {ok:false, status: metav1.Status}; for an HTTP stream
+//              {ok:true, response: {status, headers}} once the response's head arrived. The DO
+//              answers the apiserver request with that Status, or starts the stream.
+//   DATA  (3)  both ways. Payload: bytes. For logs and HTTP: the response body (agent -> DO
+//              only; an HTTP request's body travels in its OPEN). For exec/attach
 //              and port-forward: exactly one message of the client's own WebSocket (v5/v4
 //              channel frames, or the raw SPDY byte stream of SPDY/3.1+portforward.k8s.io); the DO
 //              does not look inside, the agent speaks the client's subprotocol.
@@ -43,7 +46,7 @@ export interface Frame {
 }
 
 /** What the apiserver asks a node for. */
-export type OpenRequest = LogsRequest | ExecRequest | AttachRequest | PortForwardRequest;
+export type OpenRequest = LogsRequest | ExecRequest | AttachRequest | PortForwardRequest | HttpRequest;
 
 export interface ContainerRef {
   namespace: string;
@@ -93,6 +96,44 @@ export interface PortForwardRequest {
   protocol: string;
 }
 
+/**
+ * One HTTP(S) request the agent makes to an address it reaches (a pod's IP and port): the
+ * aggregator's proxy to an extension API server on the node, behind NAT or not.
+ */
+export interface HttpRequest {
+  kind: "http";
+  /** the endpoint: an IP (or host name) and port */
+  host: string;
+  port: number;
+  method: string;
+  /** path and query, as sent */
+  path: string;
+  /** request headers in order; a name may repeat */
+  headers: [string, string][];
+  /** the request body, base64 */
+  body?: string;
+  /** HTTPS (always, for the aggregator) and how the server's certificate is checked */
+  tls?: {
+    /** the name the certificate must be valid for (upstream: <service>.<namespace>.svc) */
+    serverName: string;
+    /** PEM bundle the certificate must chain to; absent: the node's system roots */
+    ca?: string;
+    insecureSkipTLSVerify?: boolean;
+  };
+  /** give up waiting for the response's head after this long */
+  timeoutMs?: number;
+}
+
+/** The head of an HTTP stream's response, carried in its REPLY. */
+export interface HttpResponseHead {
+  status: number;
+  headers: [string, string][];
+}
+
+/** What an HTTP request that cannot reach its endpoint is answered with (upstream's words, 503). */
+export const reachFailure = (detail: string): WireStatus =>
+  failure(503, "ServiceUnavailable", `error trying to reach service: ${detail}`);
+
 /** A metav1.Status as JSON (kept loose so the agent needs no apiserver types). */
 export interface WireStatus {
   kind: "Status";
@@ -105,7 +146,7 @@ export interface WireStatus {
   details?: Record<string, unknown>;
 }
 
-export type OpenReply = { ok: true } | { ok: false; status: WireStatus };
+export type OpenReply = { ok: true; response?: HttpResponseHead } | { ok: false; status: WireStatus };
 
 export function encodeFrame(type: FrameType, stream: number, payload?: Uint8Array | string): Uint8Array {
   const body =

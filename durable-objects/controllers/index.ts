@@ -1,5 +1,7 @@
 // Every controller the manager runs, in one list.
 
+import { apiServiceRegistration } from "./apiservice/autoregister";
+import { createAvailabilityController, type NodeHttp } from "./apiservice/availability";
 import { csrApprover } from "./certificates/approver";
 import { createCertificateSigner, type SignerOptions } from "./certificates/signer";
 import { crdFinalizer } from "./crd/finalizer";
@@ -50,6 +52,8 @@ export interface ControllerConfig {
   certificateSigner?: SignerOptions;
   /** signs legacy tokens (the service account key); unset: no tokens controller */
   legacyToken?: TokensOptions["generate"];
+  /** HTTP requests from a node through its tunnel (the APIServices' discovery checks) */
+  nodeHttp?: NodeHttp;
 }
 
 /** The controller list for a configuration (e.g. read from the Worker env by the manager). */
@@ -83,6 +87,8 @@ export function buildControllers(config: ControllerConfig = {}): Controller[] {
     }),
     crdFinalizer,
     crdNaming,
+    apiServiceRegistration,
+    createAvailabilityController(config.nodeHttp),
     createNodeLifecycleController({
       gracePeriodMs: grace && grace > 0 ? grace * 1000 : undefined,
       defaultTolerationSeconds: config.defaultTolerationSeconds,

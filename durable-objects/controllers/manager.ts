@@ -6,6 +6,7 @@ import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
 import { clusterNameOf, objectEnv } from "../clusters";
 import type { Env } from "../env";
+import { httpThroughNode } from "../node-tunnel/http-request";
 import { ClusterStatusPublisher } from "./cluster-status";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./gc/garbage-collector";
 import { buildControllers } from "./index";
@@ -81,6 +82,7 @@ export class ControllerManager extends DurableObject<Env> {
       nodeCIDRMaskSize: this.env.EDGEPLANE_NODE_CIDR_MASK_SIZE,
       // the apiserver's own key (EDGEPLANE_SA_SIGNING_KEY or the one kept in kube-system)
       legacyToken: (sa, secretName) => this.apiserver.legacyToken(this.env, sa, secretName),
+      nodeHttp: (node, req) => httpThroughNode(this.env, node, req),
     });
     const CONTROLLERS = this.controllers;
     const informers = new Informers(this.env, resourcesOf("controllers"), CACHE_FILTERS);

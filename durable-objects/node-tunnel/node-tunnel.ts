@@ -7,6 +7,8 @@
 //        streaming text/plain response; exec/attach/portforward must carry Upgrade: websocket
 //        and are answered 101 with the client's own WebSocket bridged to the agent.
 //        Failures answer a metav1.Status JSON.
+//   POST https://node-tunnel/open   body: JSON HttpRequest (kind "http", too big for a header):
+//        answered with the extension server's status, headers and streamed body.
 //
 // All WebSockets use the Hibernatable WebSocket API: the agent's is tagged "agent", a client's
 // "s:<stream id>", so routing survives hibernation. Log streams live only while their response
@@ -23,6 +25,7 @@ import {
   FRAME_OPEN,
   FRAME_REPLY,
   failure,
+  type HttpResponseHead,
   jsonFrame,
   noTunnelMessage,
   OPEN_HEADER,
@@ -55,7 +58,7 @@ function toBytes(message: string | ArrayBuffer): Uint8Array {
 export class NodeTunnel extends DurableObject<Env> {
   /** OPENs waiting for the agent's REPLY */
   private readonly pending = new Map<number, (reply: OpenReply) => void>();
-  /** log streams being read */
+  /** log and HTTP response streams being read */
   private readonly logs = new Map<number, WritableStreamDefaultWriter<Uint8Array>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -70,7 +73,8 @@ export class NodeTunnel extends DurableObject<Env> {
     if (url.pathname === "/open") {
       let open: OpenRequest;
       try {
-        open = JSON.parse(req.headers.get(OPEN_HEADER) ?? "");
+        const header = req.headers.get(OPEN_HEADER);
+        open = JSON.parse(header ?? (req.method === "POST" ? await req.text() : ""));
       } catch {
         return statusResponse(failure(400, "BadRequest", "malformed tunnel open request"));
       }
@@ -140,7 +144,7 @@ export class NodeTunnel extends DurableObject<Env> {
           .pop() || "node";
       return statusResponse(failure(503, "ServiceUnavailable", noTunnelMessage(node)));
     }
-    if (open.kind !== "logs" && !upgrade)
+    if (open.kind !== "logs" && open.kind !== "http" && !upgrade)
       return statusResponse(failure(400, "BadRequest", "Upgrade request required"));
     const id = this.newStreamId();
     const reply = await new Promise<OpenReply>((resolve) => {
@@ -161,6 +165,7 @@ export class NodeTunnel extends DurableObject<Env> {
     });
     if (!reply.ok) return statusResponse(reply.status);
     if (open.kind === "logs") return this.logResponse(id);
+    if (open.kind === "http") return this.httpResponse(id, reply.response);
     const pair = new WebSocketPair();
     this.ctx.acceptWebSocket(pair[1], [streamTag(id)]);
     pair[1].serializeAttachment({ stream: id });
@@ -171,7 +176,37 @@ export class NodeTunnel extends DurableObject<Env> {
     });
   }
 
+  /** An HTTP stream's response: the head from the agent's REPLY, the body from its DATA frames. */
+  private httpResponse(id: number, head: HttpResponseHead | undefined): Response {
+    const headers = new Headers();
+    for (const [k, v] of head?.headers ?? []) {
+      // the body is re-framed here: the extension server's framing does not carry over
+      if (/^(transfer-encoding|connection|keep-alive|content-length)$/i.test(k)) continue;
+      headers.append(k, v);
+    }
+    const status = head?.status ?? 502;
+    if (status === 204 || status === 304) {
+      this.sendAgent(encodeFrame(FRAME_CLOSE, id));
+      return new Response(null, { status, headers });
+    }
+    return new Response(this.bodyStream(id), { status, headers });
+  }
+
   private logResponse(id: number): Response {
+    return new Response(this.bodyStream(id), {
+      status: 200,
+      headers: {
+        "content-type": "text/plain",
+        "transfer-encoding": "chunked",
+        "cache-control": "no-cache, private",
+        // a compressed stream would sit in the compressor's buffer: followed lines must go out now
+        "content-encoding": "identity",
+      },
+    });
+  }
+
+  /** A body fed by the stream's DATA frames until its CLOSE; the reader leaving closes it. */
+  private bodyStream(id: number): ReadableStream<Uint8Array> {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, undefined, {
       highWaterMark: 1 << 20,
       size: (chunk) => chunk.byteLength,
@@ -182,16 +217,7 @@ export class NodeTunnel extends DurableObject<Env> {
     writer.closed.catch(() => {
       if (this.logs.delete(id)) this.sendAgent(encodeFrame(FRAME_CLOSE, id));
     });
-    return new Response(readable, {
-      status: 200,
-      headers: {
-        "content-type": "text/plain",
-        "transfer-encoding": "chunked",
-        "cache-control": "no-cache, private",
-        // a compressed stream would sit in the compressor's buffer: followed lines must go out now
-        "content-encoding": "identity",
-      },
-    });
+    return readable;
   }
 
   private sendAgent(frame: Uint8Array): void {

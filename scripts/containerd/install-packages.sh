@@ -15,6 +15,8 @@ PACKAGES=(
   iptables                 # bridge ipMasq rules
   nftables                 # nft: the pod network's masquerade table (agent/network)
   curl                     # registry health checks
+  socat                    # the https test image's TLS listener
+  openssl                  # the https test image's certificates and TLS
 )
 
 missing=()

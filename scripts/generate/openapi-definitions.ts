@@ -34,6 +34,8 @@ const OUT = join(root, "workers/discovery/generated/definitions.json");
 function definitionId(group: string, version: string, kind: string): string {
   if (group === "apiextensions.k8s.io")
     return `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.${version}.${kind}`;
+  if (group === "apiregistration.k8s.io")
+    return `io.k8s.kube-aggregator.pkg.apis.apiregistration.${version}.${kind}`;
   return `io.k8s.api.${group === "" ? "core" : group.split(".")[0]}.${version}.${kind}`;
 }
 
@@ -43,7 +45,8 @@ function definitionId(group: string, version: string, kind: string): string {
  */
 const ROOTS = [
   ...new Set([
-    ...RESOURCES.flatMap((def) => [
+    // (edgeplane's own kinds are written by hand: workers/discovery/own-definitions.ts)
+    ...RESOURCES.filter((def) => !def.group.endsWith(".edgeplane.dev")).flatMap((def) => [
       definitionId(def.group, def.version, def.kind),
       ...(def.verbs.includes("list") ? [definitionId(def.group, def.version, def.listKind)] : []),
       // connect subresources' *Options kinds are query parameters, not bodies (as upstream)
@@ -68,6 +71,7 @@ const MACHINERY_PREFIXES: [string, string][] = [
     "IoK8sApiextensionsApiserverPkgApisApiextensionsV1",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
   ],
+  ["IoK8sKubeAggregatorPkgApisApiregistrationV1", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1"],
 ];
 
 /** IoK8sApiCoreV1Pod -> io.k8s.api.core.v1.Pod */

@@ -14,6 +14,9 @@
 #   tools:   busybox plus the host's curl with the shared libraries it loads
 #            (for tests that need a client that verifies TLS certificates,
 #            which busybox's wget does not).
+#   https:   busybox plus the host's socat and openssl with their shared
+#            libraries (a small real HTTPS server: socat OPENSSL-LISTEN in
+#            front of a shell handler, for API aggregation tests).
 #   Every image has /etc/edgeplane-image holding its kind.
 #
 # The output is reproducible (fixed mtimes, owners and gzip header), so a
@@ -30,7 +33,7 @@ tag="$3"
 busybox_bin="${BUSYBOX:-/bin/busybox}"
 
 case "$kind" in
-  busybox | private | tools) config_exec='"Cmd":["sh"]' ;;
+  busybox | private | tools | https) config_exec='"Cmd":["sh"]' ;;
   pause) config_exec='"Entrypoint":["/bin/sh","-c","trap \"exit 0\" TERM INT; sleep 2147483647 & wait"]' ;;
   *) echo "unknown image kind: $kind" >&2; exit 2 ;;
 esac
@@ -62,8 +65,13 @@ done
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$rootfs/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
 printf 'edgeplane %s\n' "$kind" >"$rootfs/var/www/index.html"
-if [ "$kind" = tools ]; then
-  for bin in /usr/bin/curl; do
+tool_bins=()
+case "$kind" in
+  tools) tool_bins=(/usr/bin/curl) ;;
+  https) tool_bins=(/usr/bin/socat /usr/bin/openssl) ;;
+esac
+if [ "${#tool_bins[@]}" -gt 0 ]; then
+  for bin in "${tool_bins[@]}"; do
     [ -x "$bin" ] || { echo "ERROR: $bin not found" >&2; exit 1; }
     # the binary, then every library and the loader it names, at the same paths
     for f in "$bin" $(ldd "$bin" | grep -o '/[^ ]*'); do

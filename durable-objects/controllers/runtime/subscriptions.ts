@@ -33,6 +33,7 @@ export const SUBSCRIPTIONS: Record<string, Subscriber[]> = {
   "autoscaling/horizontalpodautoscalers": ["controllers"],
   "apiextensions.k8s.io/customresourcedefinitions": ["controllers"],
   "certificates.k8s.io/certificatesigningrequests": ["controllers"],
+  "apiregistration.k8s.io/apiservices": ["controllers"],
 };
 
 /**

@@ -26,6 +26,7 @@ describe("documents for the served registry", () => {
       "apiextensions.k8s.io/v1",
       // read only (get and list): no body of these kinds is ever sent
       "metrics.k8s.io/v1beta1",
+      "apiregistration.k8s.io/v1",
       // edgeplane's own kinds have no protobuf message anywhere
       "tenancy.edgeplane.dev/v1alpha1",
     ]);
