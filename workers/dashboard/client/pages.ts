@@ -230,6 +230,21 @@ VIEWS.pods = function (root, _args, signal) {
       "<td class=\"mono\">" + esc(cell(row, "IP")) + "</td>" +
       "<td class=\"num\" data-created=\"" + esc(m.creationTimestamp || "") + "\">" + esc(age(m.creationTimestamp)) + "</td></tr>";
   }
+  // ages count up without a change to the pod: each second for the rows on screen only (new
+  // text in every row would lay the whole table out again, delaying the next change)
+  var onScreen = new Set();
+  var seen = new IntersectionObserver(function (entries) {
+    entries.forEach(function (e) {
+      if (e.isIntersecting) { onScreen.add(e.target); refreshAge(e.target); } else onScreen.delete(e.target);
+    });
+  });
+  function refreshAge(tr) {
+    var td = tr.lastElementChild, a = age(td.getAttribute("data-created"));
+    if (td.textContent !== a) td.textContent = a;
+  }
+  function watchAge(tr) { seen.observe(tr); }
+  function unwatchAge(tr) { seen.unobserve(tr); onScreen.delete(tr); }
+  var timer = setInterval(function () { onScreen.forEach(refreshAge); }, 1000);
   function counted() {
     count.textContent = "(" + (keys.length + pending) + ")";
     none.hidden = keys.length + pending > 0;
@@ -237,29 +252,40 @@ VIEWS.pods = function (root, _args, signal) {
   function onEvent(type, row) {
     var k = keyOfRow(row), i = find(k), here = same(keys[i], k);
     if (type === "DELETED") {
-      if (here) { keys.splice(i, 1); body.rows[i].remove(); }
+      if (here) { keys.splice(i, 1); unwatchAge(body.rows[i]); body.rows[i].remove(); }
     } else if (here) {
-      body.rows[i].outerHTML = rowHtml(row);
+      var old = body.rows[i];
+      old.outerHTML = rowHtml(row);
+      unwatchAge(old);
+      watchAge(body.rows[i]);
     } else {
       keys.splice(i, 0, k);
       if (i < body.rows.length) body.rows[i].insertAdjacentHTML("beforebegin", rowHtml(row));
       else body.insertAdjacentHTML("beforeend", rowHtml(row));
+      watchAge(body.rows[i]);
     }
     counted();
   }
   tableInformer(scoped("/api/v1", "pods"), PODS_FIRST_PAGE, {
-    reset: function () { keys = []; body.replaceChildren(); },
+    reset: function () { keys = []; body.replaceChildren(); seen.disconnect(); onScreen.clear(); },
     page: function (t, more) {
       colsOf(t);
       err.textContent = "";
+      // rows after the last one drawn go in as one piece of markup; any other goes in its place
       var html = "";
+      function flush() {
+        var from = body.rows.length;
+        body.insertAdjacentHTML("beforeend", html);
+        html = "";
+        for (var j = from; j < body.rows.length; j++) watchAge(body.rows[j]);
+      }
       for (var i = 0; i < t.rows.length; i++) {
         var k = keyOfRow(t.rows[i]);
-        if (keys.length && !before(keys[keys.length - 1], k)) { onEvent("ADDED", t.rows[i]); continue; }
+        if (keys.length && !before(keys[keys.length - 1], k)) { flush(); onEvent("ADDED", t.rows[i]); continue; }
         keys.push(k);
         html += rowHtml(t.rows[i]);
       }
-      body.insertAdjacentHTML("beforeend", html);
+      flush();
       pending = more;
       counted();
       table.setAttribute("data-loaded", "true");
@@ -268,14 +294,7 @@ VIEWS.pods = function (root, _args, signal) {
     error: function (e) { err.textContent = errorText(e); table.setAttribute("data-loaded", "true"); },
   }, signal);
 
-  // ages count up without a change to the pod
-  var timer = setInterval(function () {
-    for (var i = 0; i < body.rows.length; i++) {
-      var td = body.rows[i].lastElementChild, a = age(td.getAttribute("data-created"));
-      if (td.textContent !== a) td.textContent = a;
-    }
-  }, 2000);
-  signal.addEventListener("abort", function () { clearInterval(timer); });
+  signal.addEventListener("abort", function () { clearInterval(timer); seen.disconnect(); });
 };
 
 function eventLast(e) { return e.lastTimestamp || e.eventTime || e.firstTimestamp || e.metadata.creationTimestamp; }
