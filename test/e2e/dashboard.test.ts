@@ -271,7 +271,7 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
           expect(r.status, r.text).toBe(201);
         }
       };
-      await Promise.all(Array.from({ length: 8 }, create));
+      await Promise.all(Array.from({ length: 16 }, create));
 
       // how many rows the page drew first
       page.on("request", onRequest);
@@ -360,7 +360,7 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
       await page.goto(`${t.url}/dashboard/#/nodes`);
       await api(t, "DELETE", `/api/v1/namespaces/${many}`);
     }
-  });
+  }, 180_000); // 1,000 creates on a shared server that other suites load too
 
   it("a user with view in one namespace sees it, and is told Forbidden elsewhere", async () => {
     for (const args of [
