@@ -35,6 +35,9 @@ export class SchedulerObject extends DurableObject<Env> {
     super(ctx, env);
     // the cluster it runs for, by its name (durable-objects/clusters.ts)
     this.env = objectEnv(ctx, env);
+    // made here, after the line above: a field initializer would run before it, with the
+    // Worker's (the root's) environment, and send another cluster's spans to the root
+    this.traces = new TraceSink(this.env);
   }
 
   private informers?: Informers;
@@ -44,7 +47,7 @@ export class SchedulerObject extends DurableObject<Env> {
   private running = false;
   private again = false;
   /** the pods' flow-trace spans of a pass (trace.ts), sent in one call */
-  private readonly traces = new TraceSink(this.env);
+  private readonly traces: TraceSink;
 
   private readonly start = once(() => this.init());
 

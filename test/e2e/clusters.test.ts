@@ -210,6 +210,63 @@ describe.skipIf(!hasKubectl)("clusters", () => {
     expect(await open(b)).toBe(401);
   });
 
+  it("serves each cluster its own pod traces and its own dashboard", async () => {
+    const TRACES = "/apis/trace.edgeplane.dev/v1alpha1/namespaces/default/podtraces";
+    const pod = (name: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name },
+      spec: {
+        // no node needed: the trace's apiserver stages are written with the pod
+        schedulingGates: [{ name: "edgeplane.dev/trace-test" }],
+        containers: [{ name: "main", image: "127.0.0.1:5000/edgeplane/busybox:1" }],
+      },
+    });
+    const uids: string[] = [];
+    for (const t of [a, b]) {
+      const r = await api(t, "POST", "/api/v1/namespaces/default/pods", pod("traced"));
+      expect(r.status, r.text).toBe(201);
+      uids.push(r.json.metadata.uid);
+    }
+    expect(uids[0]).not.toBe(uids[1]);
+    // each cluster's trace of "traced" is its own pod's
+    for (const [i, t] of [a, b].entries()) {
+      const tr = await api(t, "GET", `${TRACES}/traced`);
+      expect(tr.status, tr.text).toBe(200);
+      expect(tr.json.kind).toBe("PodTrace");
+      expect(tr.json.pod.uid).toBe(uids[i]);
+      expect(tr.json.stages.map((s: any) => s.step)).toContain("2.4");
+    }
+    // a pod of a alone has no trace in b or the root: the pod's own 404
+    expect((await api(a, "POST", "/api/v1/namespaces/default/pods", pod("only-in-a"))).status).toBe(201);
+    expect((await api(a, "GET", `${TRACES}/only-in-a`)).status).toBe(200);
+    for (const t of [b, root]) {
+      const r = await api(t, "GET", `${TRACES}/only-in-a`);
+      expect(r.status, r.text).toBe(404);
+      expect(r.json).toMatchObject({
+        kind: "Status",
+        reason: "NotFound",
+        details: { name: "only-in-a", kind: "pods" },
+      });
+    }
+    // a's credential reads no trace in b
+    expect((await api({ ...b, token: a.token }, "GET", `${TRACES}/traced`)).status).toBe(401);
+
+    // the dashboard under the cluster's path: the login page without credentials, its script
+    // from the same path (the page's API calls keep the prefix: core's BASE)
+    const shell = await fetch(`${a.url}/dashboard/`);
+    expect(shell.status).toBe(401);
+    expect(await shell.text()).toContain('id="login-form"');
+    const js = await fetch(`${a.url}/dashboard/app.js`);
+    expect(js.status).toBe(200);
+    expect(await js.text()).toContain("/dashboard/");
+    const signedIn = await fetch(`${a.url}/dashboard/`, { headers: { authorization: `Bearer ${a.token}` } });
+    expect(signedIn.status).toBe(200);
+    // b's credential is no one in a
+    const other = await fetch(`${a.url}/dashboard/`, { headers: { authorization: `Bearer ${b.token}` } });
+    expect(other.status).toBe(401);
+  });
+
   it("schedules each cluster's Deployment onto its own nodes only", async () => {
     const ga = new SimulatedAgent(a, `na-${suffix}`);
     const gb = new SimulatedAgent(b, `nb-${suffix}`);
@@ -244,6 +301,25 @@ describe.skipIf(!hasKubectl)("clusters", () => {
         200,
       );
       expect(new Set(nodes)).toEqual(new Set([node]));
+      // the pod's trace is this cluster's: its own scheduler placed it on its own node
+      const pods = await api(t, "GET", "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb");
+      const pod = pods.json.items[0].metadata;
+      const stages = await until(
+        "the scheduler's stage in the trace",
+        async () => {
+          const tr = await api(
+            t,
+            "GET",
+            `/apis/trace.edgeplane.dev/v1alpha1/namespaces/default/podtraces/${pod.name}`,
+          );
+          const st = tr.status === 200 ? (tr.json.stages as any[]) : [];
+          return tr.json?.pod?.uid === pod.uid && st.some((x) => x.step === "5.1") && st;
+        },
+        15_000,
+        200,
+      );
+      expect(stages.find((x: any) => x.step === "5.1").detail.node).toBe(node);
+      expect(stages.find((x: any) => x.step === "5.3")?.detail?.nodeName).toBe(node);
     }
   });
 

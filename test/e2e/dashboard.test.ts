@@ -243,6 +243,125 @@ describe.skipIf(!hasChromium || !hasKubectl)("dashboard in headless Chromium", (
     );
   });
 
+  it("pages 1,000 pods: the first screenful drawn alone, then the rest; rows on the second page stay live", async () => {
+    const many = await freshNamespace(t, "dash-many");
+    const N = 1000;
+    const name = (i: number) => `p-${String(i).padStart(4, "0")}`;
+    // the page's pod list requests
+    const lists: Array<{ url: URL; accept?: string }> = [];
+    const onRequest = (r: { url(): string; headers(): Record<string, string> }) => {
+      const url = new URL(r.url());
+      if (url.pathname === `/api/v1/namespaces/${many}/pods` && !url.searchParams.has("watch"))
+        lists.push({ url, accept: r.headers().accept });
+    };
+    try {
+      // held by a scheduling gate: no node runs them, so they cost the shared server little
+      let next = 0;
+      const create = async () => {
+        for (let i = next++; i < N; i = next++) {
+          const r = await api(t, "POST", `/api/v1/namespaces/${many}/pods`, {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: name(i) },
+            spec: {
+              schedulingGates: [{ name: "edgeplane.dev/dashboard-test" }],
+              containers: [{ name: "main", image: "127.0.0.1:5000/edgeplane/busybox:1" }],
+            },
+          });
+          expect(r.status, r.text).toBe(201);
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, create));
+
+      // how many rows the page drew first
+      page.on("request", onRequest);
+      await page.evaluate(() => {
+        const w = window as any;
+        w.__firstDrawn = 0;
+        const o = new MutationObserver(() => {
+          const n = document.querySelectorAll("table[data-table=pods] tbody tr[data-key]").length;
+          if (n > 0 && !w.__firstDrawn) {
+            w.__firstDrawn = n;
+            o.disconnect();
+          }
+        });
+        o.observe(document.querySelector("#view")!, { subtree: true, childList: true });
+      });
+      await page.goto(`${t.url}/dashboard/#/ns/${many}`);
+      await page.waitForFunction(
+        (n) => document.querySelectorAll("table[data-table=pods] tbody tr[data-key]").length === n,
+        N,
+        { timeout: 30_000 },
+      );
+      page.off("request", onRequest);
+      expect(await text("h2 .count")).toBe(`(${N})`);
+      // a first page with a limit, then the rest with its continue token, both as Tables
+      const table = "application/json;as=Table;v=v1;g=meta.k8s.io";
+      expect(
+        lists.map((l) => [l.url.searchParams.get("limit"), !!l.url.searchParams.get("continue"), l.accept]),
+      ).toEqual([
+        ["100", false, table],
+        [null, true, table],
+      ]);
+      expect(await page.evaluate(() => (window as any).__firstDrawn)).toBe(100);
+      // every pod, in order, once
+      const keys = await page.$$eval("table[data-table=pods] tbody tr[data-key]", (rows) =>
+        rows.map((r) => r.getAttribute("data-key")),
+      );
+      expect(keys).toEqual(Array.from({ length: N }, (_, i) => `${many}/${name(i)}`));
+
+      // a change to a pod from the second page shows in its row, without a reload
+      await page.evaluate(() => {
+        (window as any).__sameDocument = true;
+      });
+      const target = name(950);
+      const patched = await api(
+        t,
+        "PATCH",
+        `/api/v1/namespaces/${many}/pods/${target}/status`,
+        {
+          status: {
+            containerStatuses: [
+              {
+                name: "main",
+                image: "x",
+                imageID: "",
+                ready: false,
+                restartCount: 3,
+                state: { waiting: { reason: "PagedChange" } },
+              },
+            ],
+          },
+        },
+        { "content-type": "application/merge-patch+json" },
+      );
+      expect(patched.status, patched.text).toBe(200);
+      await page.waitForSelector(`tr[data-key="${many}/${target}"] [data-status=PagedChange]`, {
+        timeout: 10_000,
+      });
+      const row = await page.$eval(`tr[data-key="${many}/${target}"]`, (e) =>
+        Array.from(e.children).map((c) => c.textContent),
+      );
+      expect(row).toEqual([target, "0/1", "PagedChange", "3", "", "", expect.any(String)]);
+      // and a deleted one leaves
+      const gone = await api(t, "DELETE", `/api/v1/namespaces/${many}/pods/${name(999)}`);
+      expect(gone.status, gone.text).toBe(200);
+      await page.waitForFunction(
+        (n) => document.querySelectorAll("table[data-table=pods] tbody tr[data-key]").length === n,
+        N - 1,
+      );
+      expect(await text("h2 .count")).toBe(`(${N - 1})`);
+      expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
+      await shot("10-pods-paged");
+    } finally {
+      page.off("request", onRequest);
+      // leave the page before the namespace's pods go, and scope the views to all again
+      await page.goto(`${t.url}/dashboard/#/ns/`);
+      await page.goto(`${t.url}/dashboard/#/nodes`);
+      await api(t, "DELETE", `/api/v1/namespaces/${many}`);
+    }
+  }, 180_000); // 1,000 creates on a shared server that other suites load too
+
   it("a user with view in one namespace sees it, and is told Forbidden elsewhere", async () => {
     for (const args of [
       ["create", "serviceaccount", "viewer", "-n", ns],

@@ -54,11 +54,12 @@ function enter(user, signedInHere) {
   $("scope").hidden = false; $("logout").hidden = false; $("login-error").textContent = "";
   showWho(user);
   $("ns").value = namespace();
-  loadNamespaces();
   if (!location.hash || location.hash === "#") location.replace("#/pods"); else route();
 }
 
+/** The namespace field's suggestions, listed when it first takes the focus (not at load). */
 async function loadNamespaces() {
+  $("ns").removeEventListener("focus", loadNamespaces);
   try {
     var list = await api("/api/v1/namespaces");
     $("ns-list").replaceChildren.apply($("ns-list"), list.items.map(function (n) { return h("option", { value: n.metadata.name }); }));
@@ -85,6 +86,7 @@ function route() {
 function start() {
   $("login-form").addEventListener("submit", signIn);
   $("logout").addEventListener("click", function () { signOut(null); });
+  $("ns").addEventListener("focus", loadNamespaces);
   $("ns").addEventListener("change", function () {
     sessionStorage.setItem(NS_KEY, $("ns").value.trim());
     route();

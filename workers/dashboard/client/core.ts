@@ -4,6 +4,8 @@
 export const CORE = String.raw`
 var TOKEN_KEY = "edgeplane.dashboard.token";
 var NS_KEY = "edgeplane.dashboard.namespace";
+// the server-side Table kubectl get asks for: its columns and each row's metadata only
+var TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io";
 // the API's base: whatever precedes /dashboard/ (a cluster's /clusters/<name> prefix)
 var BASE = location.pathname.slice(0, Math.max(0, location.pathname.indexOf("/dashboard/")));
 
@@ -56,10 +58,10 @@ async function api(path, opts) {
  * A streamed watch (?watch=1) read with fetch: calls onEvent per event until the stream ends,
  * the signal aborts, or the server sends an ERROR event (returned, e.g. 410 Expired).
  */
-async function watchStream(path, rv, onEvent, signal) {
+async function watchStream(path, rv, onEvent, signal, accept) {
   var sep = path.indexOf("?") < 0 ? "?" : "&";
   var url = BASE + path + sep + "watch=1&allowWatchBookmarks=true" + (rv ? "&resourceVersion=" + encodeURIComponent(rv) : "");
-  var res = await fetch(url, { headers: headers(), signal: signal, cache: "no-store" });
+  var res = await fetch(url, { headers: headers(accept ? { accept: accept } : null), signal: signal, cache: "no-store" });
   if (!res.ok) {
     var err = await failure(res);
     if (res.status === 401) signOut(err);
@@ -120,6 +122,58 @@ function informer(path, onChange, signal) {
       } catch (e) {
         if (signal.aborted) return;
         if (e instanceof ApiError) { onChange(items, e); if (e.status === 401 || e.status === 403 || e.status === 404) return; }
+        await new Promise(function (r) { setTimeout(r, 1000); });
+      }
+    }
+  }
+  run();
+}
+
+/**
+ * List path as server-side Tables (what kubectl get asks for), in pages: a first one of
+ * firstPage rows, drawn at once, then the rest with the list's continue token (one snapshot);
+ * then watch it as Tables from the list's version. The view's callbacks: reset() before a
+ * fresh list, page(table, more) per page (more: rows still to come, or 0), event(type, row) per
+ * watch event (applied as it arrives), error(e). Lists again when the watch's version
+ * expired (410) or the continue token did.
+ */
+function tableInformer(path, firstPage, view, signal) {
+  var sep = path.indexOf("?") < 0 ? "?" : "&";
+  var opts = { signal: signal, headers: { accept: TABLE_ACCEPT } };
+  function rest(t) {
+    return t.metadata.continue ? api(path + sep + "continue=" + encodeURIComponent(t.metadata.continue), opts) : null;
+  }
+  async function list() {
+    var t = await api(path + sep + "limit=" + firstPage, opts);
+    var rv = t.metadata.resourceVersion;
+    view.reset();
+    for (;;) {
+      // the next page is on its way while this one is drawn
+      var next = rest(t);
+      if (next) next.catch(function () { /* awaited below */ });
+      view.page(t, next ? t.metadata.remainingItemCount || 1 : 0);
+      if (!next) return rv;
+      t = await next;
+    }
+  }
+  async function run() {
+    while (!signal.aborted) {
+      try {
+        var rv = await list();
+        for (;;) {
+          var end = await watchStream(path, rv, function (ev) {
+            var t = ev.object;
+            if (t.metadata && t.metadata.resourceVersion) rv = t.metadata.resourceVersion;
+            if (ev.type !== "BOOKMARK" && t.rows && t.rows.length) view.event(ev.type, t.rows[0]);
+          }, signal, TABLE_ACCEPT);
+          if (signal.aborted) return;
+          if (end && end.code === 410) break; // expired: list again
+          if (end) throw new ApiError(end.code, end.reason, end.message);
+        }
+      } catch (e) {
+        if (signal.aborted) return;
+        if (e instanceof ApiError && e.status === 410) continue; // the continue token expired
+        if (e instanceof ApiError) { view.error(e); if (e.status === 401 || e.status === 403 || e.status === 404) return; }
         await new Promise(function (r) { setTimeout(r, 1000); });
       }
     }

@@ -179,22 +179,122 @@ function statusClass(s) {
   return "warn";
 }
 
+// The pods page reads the server's Table (kubectl get's columns, so its status words are the
+// server's) a first screenful at once and the rest after, then keeps each row live from a
+// Table watch: a change replaces its own row as the event arrives.
+var PODS_FIRST_PAGE = 100;
+
 VIEWS.pods = function (root, _args, signal) {
   root.append(h("h1", { text: "Pods" }));
-  liveTable(root, namespace() ? "Pods in " + namespace() : "Pods in all namespaces", scoped("/api/v1", "pods"), nsCol().concat([
-    ["Name", function (p) { return tag("a", { href: podHref(p.metadata.namespace, p.metadata.name) }, p.metadata.name); }],
-    ["Ready", function (p) {
-      var cs = (p.status && p.status.containerStatuses) || [];
-      return ratio(cs.filter(function (c) { return c.ready; }).length, (p.spec.containers || []).length);
-    }, "num"],
-    ["Status", function (p) { var s = podStatus(p); return tag("span", { class: statusClass(s), "data-status": s }, s); }],
-    ["Restarts", function (p) {
-      return String(((p.status && p.status.containerStatuses) || []).reduce(function (n, c) { return n + (c.restartCount || 0); }, 0));
-    }, "num"],
-    ["Node", function (p) { return p.spec.nodeName || ""; }],
-    ["IP", function (p) { return (p.status && p.status.podIP) || ""; }, "mono"],
-    ["Age", function (p) { return age(p.metadata.creationTimestamp); }, "num"],
-  ]), signal, { id: "pods", level: "h2" });
+  var all = !namespace();
+  var heads = (all ? [["Namespace"]] : []).concat([["Name"], ["Ready", "num"], ["Status"], ["Restarts", "num"],
+    ["Node"], ["IP", "mono"], ["Age", "num"]]);
+  var count = h("span", { class: "count" });
+  var err = h("p", { class: "error", role: "alert" });
+  var body = h("tbody");
+  var none = h("tfoot", { hidden: true }, h("tr", { class: "empty" }, h("td", { colspan: heads.length, class: "notice" }, "None.")));
+  var table = h("table", { "data-table": "pods" },
+    h("thead", null, h("tr", null, heads.map(function (c) { return h("th", { scope: "col", class: c[1] }, c[0]); }))), body, none);
+  root.append(h("h2", null, all ? "Pods in all namespaces" : "Pods in " + namespace(), " ", count), err, table);
+
+  // rows in the server's order (namespace, then name), keys[i] drawn as body.rows[i]
+  var keys = [], at = {}, pending = 0;
+  function colsOf(t) {
+    if (!t.columnDefinitions || !t.columnDefinitions.length) return;
+    at = {};
+    t.columnDefinitions.forEach(function (c, i) { at[c.name] = i; });
+  }
+  function cell(row, name) {
+    var v = at[name] === undefined ? "" : row.cells[at[name]];
+    return v === undefined || v === null || v === "<none>" ? "" : String(v);
+  }
+  function meta(row) { return (row.object && row.object.metadata) || {}; }
+  function keyOfRow(row) { var m = meta(row); return [m.namespace || "", m.name || ""]; }
+  function before(a, b) { return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]); }
+  /** Where key is, or would go, in keys. */
+  function find(k) {
+    var lo = 0, hi = keys.length;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (before(keys[mid], k)) lo = mid + 1; else hi = mid; }
+    return lo;
+  }
+  function same(a, b) { return !!a && !!b && a[0] === b[0] && a[1] === b[1]; }
+  function rowHtml(row) {
+    var m = meta(row), st = cell(row, "Status");
+    return "<tr data-key=\"" + esc((m.namespace || "") + "/" + m.name) + "\">" +
+      (all ? "<td>" + esc(m.namespace || "") + "</td>" : "") +
+      "<td>" + tag("a", { href: podHref(m.namespace, m.name) }, m.name).html + "</td>" +
+      "<td class=\"num\">" + esc(cell(row, "Ready")) + "</td>" +
+      "<td>" + tag("span", { class: statusClass(st), "data-status": st }, st).html + "</td>" +
+      "<td class=\"num\">" + esc(cell(row, "Restarts")) + "</td>" +
+      "<td>" + esc(cell(row, "Node")) + "</td>" +
+      "<td class=\"mono\">" + esc(cell(row, "IP")) + "</td>" +
+      "<td class=\"num\" data-created=\"" + esc(m.creationTimestamp || "") + "\">" + esc(age(m.creationTimestamp)) + "</td></tr>";
+  }
+  // ages count up without a change to the pod: each second for the rows on screen only (new
+  // text in every row would lay the whole table out again, delaying the next change)
+  var onScreen = new Set();
+  var seen = new IntersectionObserver(function (entries) {
+    entries.forEach(function (e) {
+      if (e.isIntersecting) { onScreen.add(e.target); refreshAge(e.target); } else onScreen.delete(e.target);
+    });
+  });
+  function refreshAge(tr) {
+    var td = tr.lastElementChild, a = age(td.getAttribute("data-created"));
+    if (td.textContent !== a) td.textContent = a;
+  }
+  function watchAge(tr) { seen.observe(tr); }
+  function unwatchAge(tr) { seen.unobserve(tr); onScreen.delete(tr); }
+  var timer = setInterval(function () { onScreen.forEach(refreshAge); }, 1000);
+  function counted() {
+    count.textContent = "(" + (keys.length + pending) + ")";
+    none.hidden = keys.length + pending > 0;
+  }
+  function onEvent(type, row) {
+    var k = keyOfRow(row), i = find(k), here = same(keys[i], k);
+    if (type === "DELETED") {
+      if (here) { keys.splice(i, 1); unwatchAge(body.rows[i]); body.rows[i].remove(); }
+    } else if (here) {
+      var old = body.rows[i];
+      old.outerHTML = rowHtml(row);
+      unwatchAge(old);
+      watchAge(body.rows[i]);
+    } else {
+      keys.splice(i, 0, k);
+      if (i < body.rows.length) body.rows[i].insertAdjacentHTML("beforebegin", rowHtml(row));
+      else body.insertAdjacentHTML("beforeend", rowHtml(row));
+      watchAge(body.rows[i]);
+    }
+    counted();
+  }
+  tableInformer(scoped("/api/v1", "pods"), PODS_FIRST_PAGE, {
+    reset: function () { keys = []; body.replaceChildren(); seen.disconnect(); onScreen.clear(); },
+    page: function (t, more) {
+      colsOf(t);
+      err.textContent = "";
+      // rows after the last one drawn go in as one piece of markup; any other goes in its place
+      var html = "";
+      function flush() {
+        var from = body.rows.length;
+        body.insertAdjacentHTML("beforeend", html);
+        html = "";
+        for (var j = from; j < body.rows.length; j++) watchAge(body.rows[j]);
+      }
+      for (var i = 0; i < t.rows.length; i++) {
+        var k = keyOfRow(t.rows[i]);
+        if (keys.length && !before(keys[keys.length - 1], k)) { flush(); onEvent("ADDED", t.rows[i]); continue; }
+        keys.push(k);
+        html += rowHtml(t.rows[i]);
+      }
+      flush();
+      pending = more;
+      counted();
+      table.setAttribute("data-loaded", "true");
+    },
+    event: onEvent,
+    error: function (e) { err.textContent = errorText(e); table.setAttribute("data-loaded", "true"); },
+  }, signal);
+
+  signal.addEventListener("abort", function () { clearInterval(timer); seen.disconnect(); });
 };
 
 function eventLast(e) { return e.lastTimestamp || e.eventTime || e.firstTimestamp || e.metadata.creationTimestamp; }
