@@ -3,11 +3,15 @@
 // scale subresource of Deployments, ReplicaSets and StatefulSets; no metrics API (404) as
 // upstream reports it; AmbiguousSelector; behavior's policies across syncs.
 import { describe, expect, it } from "vitest";
+import { StatusError } from "../../../api/errors";
 import { lookupKey } from "../../../api/registry";
 import { matches, parseLabelSelector } from "../../../api/selectors";
 import type { KubeObject } from "../../../api/types";
 import { createHorizontalPodAutoscalerController } from "../../../durable-objects/controllers/podautoscaler/horizontal";
-import type { PodMetricsList } from "../../../durable-objects/controllers/podautoscaler/metrics-client";
+import {
+  metricsApiLister,
+  type PodMetricsList,
+} from "../../../durable-objects/controllers/podautoscaler/metrics-client";
 import { FakeCluster } from "./fake";
 
 const HPAS = "autoscaling/horizontalpodautoscalers";
@@ -93,7 +97,15 @@ function setup(opts: { usage?: Map<string, number>; stabilizationS?: number; noM
   const m = fakeMetrics(c, usage);
   const ctl = createHorizontalPodAutoscalerController({
     downscaleStabilizationMs: (opts.stabilizationS ?? 300) * 1000,
-    metrics: opts.noMetricsApi ? undefined : () => m.lister,
+    // no metrics API: the API client's 404 for the path, as a server without the group answers
+    metrics: opts.noMetricsApi
+      ? () =>
+          metricsApiLister({
+            request: async () => {
+              throw new StatusError(404, "NotFound", "the server could not find the requested resource");
+            },
+          })
+      : () => m.lister,
   });
   const ctx = c.ctx("horizontal-pod-autoscaler");
   return { c, usage, ctl, ctx, calls: m.calls, sync: (key = "default/web") => ctl.sync(key, ctx) };
