@@ -2,6 +2,7 @@
 // shape metrics-server serves: usage as canonical quantities (CPU in the smallest decimal
 // suffix that keeps it whole, e.g. "12345678n" or "250m"; memory in the largest power-of-1024
 // suffix that divides it, e.g. "65536Ki"), timestamp as metav1.Time, window as a Go duration.
+import { parseQuantity } from "./quantity";
 import { rfc3339 } from "./time";
 import type { KubeObject } from "./types";
 import type { PodSample, Sample, Usage } from "./wire/metrics";
@@ -99,26 +100,9 @@ export function podMetrics(pod: KubeObject, s: PodSample, now = Date.now()): Kub
   } as KubeObject;
 }
 
-/** Parses what cpuQuantity/memoryQuantity wrote back to a number (nanocores or bytes). */
+/** What cpuQuantity/memoryQuantity wrote, back as a whole number of 1/scale units (0 if not a quantity). */
 function quantityValue(q: unknown, scale: number): number {
-  const m = /^(\d+)(n|u|m|k|M|G|T|Ki|Mi|Gi|Ti|Pi)?$/.exec(String(q ?? ""));
-  if (!m) return 0;
-  const n = Number(m[1]);
-  const factor: Record<string, number> = {
-    n: 1e-9,
-    u: 1e-6,
-    m: 1e-3,
-    k: 1e3,
-    M: 1e6,
-    G: 1e9,
-    T: 1e12,
-    Ki: 1024,
-    Mi: 1024 ** 2,
-    Gi: 1024 ** 3,
-    Ti: 1024 ** 4,
-    Pi: 1024 ** 5,
-  };
-  return Math.round(n * (m[2] ? factor[m[2]] : 1) * scale);
+  return Math.round((parseQuantity(q) ?? 0) * scale);
 }
 
 /** A PodMetrics' usage summed over its containers (its table's cells). */
