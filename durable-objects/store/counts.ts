@@ -40,6 +40,8 @@ export class ShardCount {
     private readonly countRows: () => number,
     /** writes what is staged */
     private readonly flush: () => void,
+    /** a spread resource's shard number (shard-plan.ts): shards past the first report as "pods#2" */
+    private readonly shardNo = 0,
   ) {
     this.child = clusterNameOf(env) !== undefined;
   }
@@ -67,7 +69,10 @@ export class ShardCount {
   /** Refuses a create when the cluster's limit is reached (others' published counts + ours). */
   check(def: ResourceDef, name: string, limit: ObjectLimit | undefined): void {
     if (!limit) return;
-    const used = limit.others + this.value;
+    const used =
+      limit.ownPublished === undefined
+        ? limit.others + this.value
+        : limit.others + Math.max(0, limit.ownPublished - (this.reported ?? 0)) + this.value;
     if (used >= limit.objects) throw exceededLimit(def, name, limit, used);
   }
 
@@ -83,7 +88,7 @@ export class ShardCount {
       this.env.CONTROLLERS.idFromName(this.env.EDGEPLANE_CLUSTER),
     ) as unknown as DurableObjectStub<ControllerManager>;
     stub
-      .reportCount(countName(def), n)
+      .reportCount(this.shardNo ? `${countName(def)}#${this.shardNo}` : countName(def), n)
       .then(() => (this.reported = n))
       .catch((e: unknown) => console.error("count report failed", e))
       .finally(() => {

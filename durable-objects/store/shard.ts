@@ -50,6 +50,7 @@ import type {
   WriteOptions,
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
+import { shardNumberOf } from "./shard-plan";
 import { Relays } from "./relay";
 import { closeAt, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
@@ -93,6 +94,7 @@ export class StoreShard extends DurableObject<Env> {
       this.env,
       () => this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n,
       () => this.flush(),
+      shardNumberOf(ctx.id.name),
     );
     this.hub = new WatchHub(
       () => this.def,

@@ -11,6 +11,7 @@ import { clusterNameOf, clusterUsage } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
 import { countName } from "../../durable-objects/store/counts";
 import type { ObjectLimit } from "../../durable-objects/store/protocol";
+import { shardPlan } from "../../durable-objects/store/shard-plan";
 
 /** The object limit a create of `def` in `env`'s cluster is held to; undefined when it has none. */
 export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined {
@@ -21,6 +22,9 @@ export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined
   const own = countName(def.storedIn ? lookupKey(def.storedIn.key) : def);
   let others = 0;
   for (const [k, n] of Object.entries(u.counts)) if (k !== own && typeof n === "number") others += n;
+  const stored = def.storedIn ? lookupKey(def.storedIn.key) : def;
+  // a resource over several shards: each shard sees the others' part in the published count
+  if (shardPlan(env, stored).count > 1) return { cluster: u.name, objects: u.objects, others, ownPublished: u.counts[own] ?? 0 };
   return { cluster: u.name, objects: u.objects, others };
 }
 
