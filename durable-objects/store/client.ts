@@ -143,6 +143,15 @@ export class Store {
     return rv === undefined || !this.spread ? rv : localVersion(rv, i, this.plan.count);
   }
 
+  /**
+   * The object's own revision in a resourceVersion a client sent with it: of a vector (a watch
+   * across shards gave it), the part of the object's shard; anything else as it is.
+   */
+  ownVersion(rv: string, namespace: string, name: string): string {
+    if (!this.spread) return rv;
+    return localVersion(rv, shardOf(this.plan, namespace, name), this.plan.count);
+  }
+
   /** The one shard a query can be answered from, if there is one. */
   private single(q: { namespace?: string; fieldSelector?: string }): number | undefined {
     return singleShard(this.plan, this.def.namespaced, q.namespace, q.fieldSelector);
@@ -261,8 +270,7 @@ export class Store {
       this.plan.count,
       { kind: this.def.listKind, apiVersion: apiVersionOf(this.def) },
       q,
-      async (i, sq) =>
-        new Response(unwrapStream(await this.shard(i).listStream(this.key, sq))).text(),
+      async (i, sq) => new Response(unwrapStream(await this.shard(i).listStream(this.key, sq))).text(),
     );
   }
 
@@ -276,9 +284,7 @@ export class Store {
     if (redraw) q = { ...q, table: { ...q.table!, include: "Object" } };
     const one = this.single(q);
     if (one === undefined) return this.shownList(await this.mergedList(this.query(q)), redraw);
-    const stream = unwrapStream(
-      await this.shard(one).listStream(this.key, this.localQuery(q, one)),
-    );
+    const stream = unwrapStream(await this.shard(one).listStream(this.key, this.localQuery(q, one)));
     return this.shownList(await new Response(stream).text(), redraw);
   }
 
@@ -397,11 +403,11 @@ export class Store {
     const n = this.plan.count;
     const parts = vectorParts(query.resourceVersion, n);
     if (!parts) {
-      // a plain revision says nothing of the other shards: 410, and the client lists again
+      // a plain revision says nothing of the other shards: one ERROR event, 410 Expired (as a
+      // shard answers a version it compacted), and the client lists again
       const status = new StatusError(410, "Expired", `too old resource version: ${query.resourceVersion}`);
-      return new Response(JSON.stringify(status.toStatus()), {
-        status: 410,
-        headers: { "content-type": "application/json" },
+      return new Response(`${JSON.stringify({ type: "ERROR", object: status.toStatus() })}\n`, {
+        headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
       });
     }
     const fromState = parts[0] === "" || parts[0] === "0" || !!query.sendInitialEvents;

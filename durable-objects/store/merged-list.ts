@@ -135,7 +135,8 @@ export async function mergedList(
   for (;;) {
     let pick = -1;
     for (let r = 0; r < runs.length; r++)
-      if (at[r] < runs[r].length && (pick < 0 || before(runs[r][at[r]].key, runs[pick][at[pick]].key))) pick = r;
+      if (at[r] < runs[r].length && (pick < 0 || before(runs[r][at[r]].key, runs[pick][at[pick]].key)))
+        pick = r;
     if (pick < 0) break;
     merged.push(runs[pick][at[pick]++]);
   }
@@ -145,7 +146,9 @@ export async function mergedList(
   const metadata: Record<string, unknown> = { resourceVersion: formatVector(rvs) };
   if (more && page.length) {
     metadata.continue = encodeMerged({ rvs, start: page[page.length - 1].key });
-    if (remainingKnown) metadata.remainingItemCount = remaining + (merged.length - page.length);
+    // with a selector the count is unknown, and left out, as upstream does
+    if (remainingKnown && !q.labelSelector && !q.fieldSelector)
+      metadata.remainingItemCount = remaining + (merged.length - page.length);
   }
   const values = page.map((e) => e.value);
   if (table) {

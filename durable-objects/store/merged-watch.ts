@@ -28,7 +28,10 @@ export interface MergeOptions {
 }
 
 /** The merged stream of newline-separated events; cancelling it cancels every shard's stream. */
-export function mergeWatchStreams(streams: ReadableStream<Uint8Array>[], opts: MergeOptions): ReadableStream<Uint8Array> {
+export function mergeWatchStreams(
+  streams: ReadableStream<Uint8Array>[],
+  opts: MergeOptions,
+): ReadableStream<Uint8Array> {
   const vec = [...opts.start];
   const readers = streams.map((s) => s.getReader());
   const held: { shard: number; line: string; state: boolean }[] = [];

@@ -36,7 +36,10 @@ function plans(setting: string | undefined): Map<string, ShardPlan> {
     const item = part.trim();
     if (!item) continue;
     const match = /^([a-z0-9.-]+)=(\d+)(?:\/(name|namespace))?$/.exec(item);
-    if (!match) throw new Error(`EDGEPLANE_STORE_SHARDS: cannot read "${item}" (want resource=count[/name|/namespace])`);
+    if (!match)
+      throw new Error(
+        `EDGEPLANE_STORE_SHARDS: cannot read "${item}" (want resource=count[/name|/namespace])`,
+      );
     const count = Number(match[2]);
     if (count < 1 || count > 64) throw new Error(`EDGEPLANE_STORE_SHARDS: ${match[1]} wants 1 to 64 shards`);
     const by = (match[3] as SplitBy | undefined) ?? (BY_NAME_DEFAULT.has(match[1]) ? "name" : "namespace");
