@@ -1,7 +1,7 @@
 // A busy resource over several store shards (docs/sharding.md). EDGEPLANE_STORE_SHARDS names
-// the resources spread and how: "pods=4,events=4,leases=4" (a resource by its plural, with
-// its group when it has one: "leases.coordination.k8s.io=4"; "/name" or "/namespace" after
-// the count picks the split). Split by namespace, a namespace's objects share one shard, so
+// the resources spread and how: "pods=4,events=4,leases=4" (a resource by its plural, or its
+// plural and group: "leases.coordination.k8s.io=4"; "/name" or "/namespace" after the count
+// picks the split). Split by namespace, a namespace's objects share one shard, so
 // what one namespace asks for touches one shard; split by name (leases, by default: a
 // cluster's node leases are all in one namespace) each object goes by a hash of its key.
 //
@@ -23,7 +23,7 @@ export interface ShardPlan {
 const ONE: ShardPlan = { count: 1, by: "namespace" };
 
 /** Resources split by name unless the setting says otherwise. */
-const BY_NAME_DEFAULT = new Set(["leases.coordination.k8s.io"]);
+const BY_NAME_DEFAULT = new Set(["leases", "leases.coordination.k8s.io"]);
 
 const parsed = new Map<string, Map<string, ShardPlan>>();
 
@@ -56,7 +56,8 @@ export function shardPlan(
 ): ShardPlan {
   const m = plans(env.EDGEPLANE_STORE_SHARDS);
   if (!m.size) return ONE;
-  return m.get(def.group ? `${def.resource}.${def.group}` : def.resource) ?? ONE;
+  // "leases.coordination.k8s.io", or the plural alone
+  return (def.group && m.get(`${def.resource}.${def.group}`)) || m.get(def.resource) || ONE;
 }
 
 /** Checks the setting once at start, so a typo is said at once rather than per request. */
