@@ -5,9 +5,10 @@
 // (the baseline) and spread over BENCH_LEASES_SHARDS shards (default 4, by name:
 // EDGEPLANE_STORE_SHARDS). A renewal fails when it is not stored within the lease's 40 s.
 // The nodes here are their leases only: no tunnels, no pods (the cost measured is the leases').
-import { expectStatus, keepAliveAgent, request } from "./lib/http";
+
 import { startApiServer } from "./lib/apiserver";
 import { groupCpu } from "./lib/cpu";
+import { expectStatus, keepAliveAgent, request } from "./lib/http";
 import { table, writeResults } from "./lib/report";
 import { round, sleep, summarize } from "./lib/stats";
 
@@ -57,9 +58,17 @@ async function runOnce(label: string, vars: Record<string, string>): Promise<Run
             apiVersion: "coordination.k8s.io/v1",
             kind: "Lease",
             metadata: { name, namespace: NS },
-            spec: { holderIdentity: name, leaseDurationSeconds: LEASE_SECONDS, renewTime: microTime(Date.now()) },
+            spec: {
+              holderIdentity: name,
+              leaseDurationSeconds: LEASE_SECONDS,
+              renewTime: microTime(Date.now()),
+            },
           };
-          const r = await expectStatus(201, request(t, agent, "POST", path(), JSON.stringify(body)), "create lease");
+          const r = await expectStatus(
+            201,
+            request(t, agent, "POST", path(), JSON.stringify(body)),
+            "create lease",
+          );
           leases[i + k] = JSON.parse(r.body);
           lastStored[i + k] = Date.now();
         }),
@@ -95,7 +104,6 @@ async function runOnce(label: string, vars: Record<string, string>): Promise<Run
           conflicts++;
           const g = await request(t, agent, "GET", path(lease.metadata.name));
           if (g.status === 200) leases[i] = JSON.parse(g.body);
-          continue;
         }
       }
       failed++;
@@ -146,7 +154,18 @@ console.log(
       (await import("node:os")).loadavg()[0],
       1,
     )})`,
-    ["", "renewals", "failed", "409s", "p50 ms", "p99 ms", "max ms", "max gap s", "workerd ms/renewal", "workerd cores"],
+    [
+      "",
+      "renewals",
+      "failed",
+      "409s",
+      "p50 ms",
+      "p99 ms",
+      "max ms",
+      "max gap s",
+      "workerd ms/renewal",
+      "workerd cores",
+    ],
     [one, spread].map((r) => [
       r.label,
       r.renewals,

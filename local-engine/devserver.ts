@@ -6,9 +6,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkShardSetting } from "../durable-objects/store/shard-plan";
 import { workerBundle } from "./bundle";
 import type { EngineConfig } from "./engine-host";
-import { checkShardSetting } from "../durable-objects/store/shard-plan";
 import { startFront } from "./front-door";
 import { caKeyPkcs8, ensureAdminClientCert, ensurePki } from "./pki";
 

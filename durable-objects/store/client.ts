@@ -10,6 +10,8 @@ import type { TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
 import { supportedFields } from "./fields";
+import { mergedList } from "./merged-list";
+import { mergeWatchStreams } from "./merged-watch";
 import { preparable, prepareCreate, prepareUpdate, type StoredBase, storedBase } from "./prepared";
 import type {
   DeleteOptions,
@@ -20,8 +22,6 @@ import type {
   WatchQuery,
   WriteOptions,
 } from "./protocol";
-import { mergedList } from "./merged-list";
-import { mergeWatchStreams } from "./merged-watch";
 import { RELAY_NO_HEADER } from "./relay";
 import {
   localVersion,
@@ -413,7 +413,7 @@ export class Store {
     const fromState = parts[0] === "" || parts[0] === "0" || !!query.sendInitialEvents;
     const shardQuery = (i: number): WatchQuery => ({
       ...this.watchQuery(query, i),
-      resourceVersion: fromState ? query.resourceVersion : parts[i],
+      resourceVersion: parts[i],
       ...(fromState ? { sendInitialEvents: true, allowWatchBookmarks: true } : {}),
     });
     const controller = new AbortController();

@@ -50,8 +50,8 @@ import type {
   WriteOptions,
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
-import { shardNumberOf } from "./shard-plan";
 import { Relays } from "./relay";
+import { shardNumberOf } from "./shard-plan";
 import { closeAt, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
@@ -89,7 +89,7 @@ export class StoreShard extends DurableObject<Env> {
     this.env = objectEnv(ctx, env);
     this.sql = ctx.storage.sql;
     this.db = drizzle(ctx.storage);
-    this.pokes = new Pokes(this.env, () => this.revision);
+    this.pokes = new Pokes(this.env, () => this.revision, shardNumberOf(ctx.id.name));
     this.count = new ShardCount(
       this.env,
       () => this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n,

@@ -24,7 +24,8 @@ export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined
   for (const [k, n] of Object.entries(u.counts)) if (k !== own && typeof n === "number") others += n;
   const stored = def.storedIn ? lookupKey(def.storedIn.key) : def;
   // a resource over several shards: each shard sees the others' part in the published count
-  if (shardPlan(env, stored).count > 1) return { cluster: u.name, objects: u.objects, others, ownPublished: u.counts[own] ?? 0 };
+  if (shardPlan(env, stored).count > 1)
+    return { cluster: u.name, objects: u.objects, others, ownPublished: u.counts[own] ?? 0 };
   return { cluster: u.name, objects: u.objects, others };
 }
 

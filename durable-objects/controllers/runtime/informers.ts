@@ -139,6 +139,8 @@ export class Informers {
   private again = new Set<string>();
   /** each resource's shard stubs, kept (see store/pokes.ts); one dropped when its pull fails */
   private stubs = new Map<string, DurableObjectStub<StoreShard>[]>();
+  /** per resource, the shards poked since its pull began ("all": every shard) */
+  private dirty = new Map<string, Set<number> | "all">();
   /** how each resource is spread over shards (store/shard-plan.ts) */
   private plans = new Map<string, ShardPlan>();
   /** repeated values of the cached objects, kept once (strings.ts) */
@@ -244,7 +246,13 @@ export class Informers {
             items.push(obj);
           }
           next = page.metadata?.continue || undefined;
-          if (!next) return { items, rvs: String(page.metadata?.resourceVersion ?? "0").split(".").map(Number) };
+          if (!next)
+            return {
+              items,
+              rvs: String(page.metadata?.resourceVersion ?? "0")
+                .split(".")
+                .map(Number),
+            };
           await nextTurn();
         }
       } catch (e) {
@@ -258,8 +266,14 @@ export class Informers {
     await Promise.all(this.resources.map((r) => this.relist(r)));
   }
 
-  /** Pulls the changes of one resource; concurrent calls coalesce into one more pull. */
-  pull(res: string): Promise<void> {
+  /**
+   * Pulls the changes of one resource (of one of its shards, when `shard` says which poked);
+   * concurrent calls coalesce into one more pull.
+   */
+  pull(res: string, shard?: number): Promise<void> {
+    const d = this.dirty.get(res);
+    if (shard === undefined || this.plan(res).count === 1) this.dirty.set(res, "all");
+    else if (d !== "all") this.dirty.set(res, (d ?? new Set<number>()).add(shard));
     const running = this.pulling.get(res);
     if (running) {
       this.again.add(res);
@@ -269,7 +283,9 @@ export class Informers {
       try {
         do {
           this.again.delete(res);
-          await this.pullOnce(res);
+          const which = this.dirty.get(res) ?? "all";
+          this.dirty.delete(res);
+          await this.pullOnce(res, which);
         } while (this.again.has(res));
       } finally {
         this.pulling.delete(res);
@@ -289,12 +305,13 @@ export class Informers {
     return plan;
   }
 
-  /** Pulls each shard of the resource in turn; a relist (410 from any) ends the pull. */
-  private async pullOnce(res: string): Promise<void> {
+  /** Pulls the shards named (or all) of the resource in turn; a relist (410 from any) ends the pull. */
+  private async pullOnce(res: string, which: Set<number> | "all"): Promise<void> {
     const count = this.plan(res).count;
     let stubs = this.stubs.get(res);
     if (!stubs) this.stubs.set(res, (stubs = []));
     for (let i = 0; i < count; i++) {
+      if (which !== "all" && !which.has(i)) continue;
       let stub = stubs[i];
       if (!stub) {
         const name = shardObjectName(`${this.env.EDGEPLANE_CLUSTER}/${res}`, i);

@@ -22,7 +22,9 @@ describe("EDGEPLANE_STORE_SHARDS", () => {
     expect(shardPlan(env, leases)).toEqual({ count: 8, by: "name" });
     expect(shardPlan(env, { group: "", resource: "configmaps" })).toEqual({ count: 1, by: "namespace" });
     expect(shardPlan({}, pods).count).toBe(1);
-    expect(shardPlan({ EDGEPLANE_STORE_SHARDS: "leases=2,leases.coordination.k8s.io=5" }, leases).count).toBe(5);
+    expect(shardPlan({ EDGEPLANE_STORE_SHARDS: "leases=2,leases.coordination.k8s.io=5" }, leases).count).toBe(
+      5,
+    );
   });
 
   it("says what it cannot read", () => {
