@@ -3,7 +3,9 @@
 // as soon as its object is stored: its own objects come up on its first request. The name
 // is a DNS-1123 label (it is a URL path segment); "root" is the root cluster's and reserved.
 // Deleting one empties every Durable Object it used (workers/clusters/teardown.ts); its
-// admin credential is its `token` subresource (a TokenRequest, workers/clusters/token.ts).
+// admin credential is its `token` subresource (a TokenRequest, workers/clusters/handlers.ts),
+// or a client certificate of its own CA, its `certificate` subresource (a
+// CertificateSigningRequest whose status carries the certificate).
 import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
@@ -72,6 +74,13 @@ export const clusters: ResourceDef = {
     status: { kind: "Cluster", verbs: ["get", "patch", "update"] },
     // an admin credential of the cluster (system:masters in it, nobody anywhere else)
     token: { kind: "TokenRequest", group: "authentication.k8s.io", version: "v1", verbs: ["create"] },
+    // a client certificate of the cluster, issued by its own client CA for the request posted
+    certificate: {
+      kind: "CertificateSigningRequest",
+      group: "certificates.k8s.io",
+      version: "v1",
+      verbs: ["create"],
+    },
   },
   strategy: {
     defaults: (obj) => {
