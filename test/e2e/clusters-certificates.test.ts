@@ -12,9 +12,18 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CriClient } from "../../agent/cri/client";
+import { bootstrapTokenSecret } from "../../api/bootstrap-token";
 import { kubeconfig } from "../../local-engine/devserver";
 import { certificateRequest, clusterCA, hasOpenssl } from "../helpers/client-certs";
 import { api, hasKubectl, kubectl, shared, type Target, until } from "../helpers/cluster";
+import {
+  EdgeletProcess,
+  available as nodesAvailable,
+  removeNodeSandboxes,
+  SOCKET,
+  tempRoot,
+} from "./edgelet/harness";
 
 const run = promisify(execFile);
 const CLI = join(import.meta.dirname, "..", "..", "cli/bin/edgeplane.mjs");
@@ -193,4 +202,65 @@ describe.skipIf(!hasOpenssl || !hasKubectl)("client certificates of clusters oth
     expect(inRoot.stdout).toMatch(new RegExp(`^root-user-${suffix} `));
     await expectUnauthorized(certConfig("root-user-a", `/clusters/${A}`, cert, key));
   });
+
+  it.skipIf(!nodesAvailable)(
+    "a node joins a cluster with a client certificate of the cluster's CA (TLS bootstrap)",
+    {
+      timeout: 90_000,
+    },
+    async () => {
+      const id = Math.random().toString(36).slice(2, 8).padEnd(6, "0");
+      const secret = await api(
+        a,
+        "POST",
+        "/api/v1/namespaces/kube-system/secrets",
+        bootstrapTokenSecret(id, "0123456789abcdef"),
+      );
+      expect(secret.status, secret.text).toBe(201);
+      const caFile = join(state, "serving-ca.crt");
+      writeFileSync(caFile, clusterCA(dirname(root.kubeconfigPath)).cert);
+      const node = `certnode-${suffix}`;
+      const nodeRoot = tempRoot();
+      const edgelet = new EdgeletProcess(
+        { ...a, url: `${httpsUrl}/clusters/${A}`, token: `${id}.0123456789abcdef` },
+        node,
+        nodeRoot,
+        ["--ca", caFile, "--client-certificate"],
+      );
+      edgelet.start();
+      const cri = new CriClient({ endpoint: `unix://${SOCKET}` });
+      try {
+        await until(
+          `node ${node} Ready in ${A}`,
+          async () => {
+            if (edgelet.child?.exitCode != null) throw new Error(`edgelet exited: ${edgelet.output}`);
+            const r = await api(a, "GET", `/api/v1/nodes/${node}`);
+            return (
+              r.json?.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True") ||
+              undefined
+            );
+          },
+          60_000,
+        ).catch((e) => {
+          throw new Error(`${(e as Error).message}; the agent said: ${edgelet.output.slice(-3000)}`);
+        });
+        expect(edgelet.output).toMatch(/certificate-signing-request/);
+        // its certificate: issued in a by a's CA, for the node, and nobody in the root
+        const csrs = (await api(a, "GET", CSR)).json.items as any[];
+        const mine = csrs.find(
+          (c) => c.spec.username?.startsWith("system:bootstrap:") && c.status?.certificate,
+        );
+        expect(mine, JSON.stringify(csrs.map((c) => c.metadata.name))).toBeDefined();
+        const cert = Buffer.from(mine.status.certificate, "base64").toString();
+        expect(new X509Certificate(cert).subject).toContain(`CN=system:node:${node}`);
+        const rootCA = new X509Certificate(clusterCA(dirname(root.kubeconfigPath)).cert);
+        expect(new X509Certificate(cert).checkIssued(rootCA)).toBe(false);
+      } finally {
+        await edgelet.stop();
+        await removeNodeSandboxes(cri, node);
+        cri.close();
+        rmSync(nodeRoot, { recursive: true, force: true });
+      }
+    },
+  );
 });
