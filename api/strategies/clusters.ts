@@ -16,6 +16,10 @@ import { ageColumn, column, isObject, nameColumn } from "./common";
 
 export const ROOT_CLUSTER_NAME = "root";
 export const CLUSTERS_GROUP = "tenancy.edgeplane.dev";
+/** spec.limits' keys for one resource's objects: count/<resource>[.<group>] */
+export const COUNT_PREFIX = "count/";
+const LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const COUNT_RESOURCE = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
 
 /** The path a cluster is served under. */
 export function clusterPath(name: string): string {
@@ -42,6 +46,17 @@ function validateCluster(obj: KubeObject, old?: KubeObject): StatusCause[] {
         const v = limits[key];
         if (v !== undefined && v !== null && (typeof v !== "number" || !Number.isInteger(v) || v < 1))
           causes.push(field.invalid(`spec.limits.${key}`, v as number, "must be a positive integer"));
+      }
+      // per resource, as ResourceQuota's object counts: count/pods, count/deployments.apps
+      for (const [key, v] of Object.entries(limits)) {
+        if (!key.startsWith(COUNT_PREFIX)) continue;
+        const path = `spec.limits[${key}]`;
+        if (!COUNT_RESOURCE.test(key.slice(COUNT_PREFIX.length)))
+          causes.push(
+            field.invalid(path, key, "must be count/<resource> or count/<resource>.<group>, in lower case"),
+          );
+        else if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
+          causes.push(field.invalid(path, v as number, "must be a non-negative integer"));
       }
     }
   }
