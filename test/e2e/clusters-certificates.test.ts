@@ -123,6 +123,15 @@ describe.skipIf(!hasOpenssl || !hasKubectl)("client certificates of clusters oth
     expect(me.stdout).toMatch(/^kubernetes-admin \[.*"system:masters".*\]$/);
     const ns = await kubectl(x509, ["get", "ns", "kube-system", "-o", "name"]);
     expect(ns.stdout.trim(), ns.stderr).toBe("namespace/kube-system");
+    // a watch too (the front door's watch relay carries it)
+    // (--raw takes the path from the host: the cluster's prefix included)
+    const watch = await kubectl(x509, [
+      "get",
+      "--raw",
+      `/clusters/${A}/api/v1/namespaces?watch=1&timeoutSeconds=1`,
+    ]);
+    expect(watch.code, watch.stderr).toBe(0);
+    expect(watch.stdout).toContain('"name":"kube-system"');
     // the certificate's issuer is the cluster's own CA, not the root's (the kubeconfig's CA
     // bundle is still the serving CA's)
     const config = readFileSync(x509.kubeconfigPath, "utf8");
