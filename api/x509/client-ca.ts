@@ -158,10 +158,12 @@ export async function verifyingCA(certPem: string): Promise<VerifyingCA> {
   return { ca, key };
 }
 
-/** A certificate the CA issued: who it names, and when it became valid. */
+/** A certificate the CA issued: who it names, when it became valid, and until when it holds. */
 export interface VerifiedClientCert {
   names: SubjectNames;
   notBefore: number;
+  /** the end of its validity or the CA's, whichever comes first */
+  until: number;
 }
 
 /**
@@ -204,5 +206,5 @@ export async function checkClientCertificate(
   const usages = cert.extKeyUsages;
   if (usages?.length && !usages.includes(CLIENT_AUTH) && !usages.includes(ANY_USAGE))
     return { refusal: "certificate specifies an incompatible key usage" };
-  return { names: cert.names, notBefore: cert.notBefore };
+  return { names: cert.names, notBefore: cert.notBefore, until: Math.min(cert.notAfter, ca.notAfter) };
 }

@@ -24,7 +24,7 @@ const cas = new Map<string, Promise<VerifyingCA>>();
 /** verdicts on certificates already checked, by cluster key and certificate, while they hold */
 const verdicts = new Map<string, { verdict: ClusterCertVerdict; until: number }>();
 const MAX_VERDICTS = 10_000;
-/** how long a verdict is reused; the certificate's dates are checked again after that */
+/** how long a verdict is reused (never past the certificate's end); checked again after that */
 const VERDICT_MS = 60_000;
 
 function clusterCA(root: Env, key: string): Promise<VerifyingCA> {
@@ -68,7 +68,7 @@ async function judge(root: Env, key: string, certB64: string): Promise<ClusterCe
     ? { user: { name: commonName, uid: "", groups: organizations }, notBefore: checked.notBefore }
     : { refusal: "certificate has no common name" };
   if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value!);
-  verdicts.set(id, { verdict, until: now + VERDICT_MS });
+  verdicts.set(id, { verdict, until: Math.min(now + VERDICT_MS, checked.until) });
   return verdict;
 }
 

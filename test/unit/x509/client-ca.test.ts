@@ -65,6 +65,7 @@ describe.skipIf(!hasOpenssl)("a cluster's client CA", () => {
     expect(await checkClientCertificate(mine, verifier, now)).toEqual({
       names: { commonName: "jane", organizations: ["team"] },
       notBefore: Math.floor((now - 1000) / 1000) * 1000,
+      until: Math.floor((now + 3600_000) / 1000) * 1000,
     });
     const theirs = await issued(b, "jane", ["client auth"], now - 1000, now + 3600_000);
     expect(await checkClientCertificate(theirs, verifier, now)).toEqual({
