@@ -142,6 +142,12 @@ describe.skipIf(!hasOpenssl || !hasKubectl)("client certificates of clusters oth
     expect(config).toContain(
       `certificate-authority-data: ${b64(clusterCA(dirname(root.kubeconfigPath)).cert)}`,
     );
+    // and the cluster's kube-root-ca.crt is still the serving CA, not its client CA
+    const published = await until("kube-root-ca.crt in a", async () => {
+      const r = await api(a, "GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt");
+      return r.status === 200 ? (r.json.data["ca.crt"] as string) : undefined;
+    });
+    expect(published.trim()).toBe(clusterCA(dirname(root.kubeconfigPath)).cert.trim());
     await expectUnauthorized(certConfig("a-admin-in-b", `/clusters/${B}`, cert, key));
     await expectUnauthorized(certConfig("a-admin-in-root", "", cert, key));
     // b's own works in b, and not in a
