@@ -278,4 +278,25 @@ describe.skipIf(!hasOpenssl || !hasKubectl)("client certificates of clusters oth
       }
     },
   );
+
+  it("answers a bad certificate request with 422 and an unknown cluster with 404", async () => {
+    const post = (name: string, spec: unknown) =>
+      api(root, "POST", `${CLUSTERS}/${name}/certificate`, {
+        apiVersion: "certificates.k8s.io/v1",
+        kind: "CertificateSigningRequest",
+        spec,
+      });
+    for (const spec of [
+      { request: "junk" },
+      {},
+      { request: b64(certificateRequest("x").csr), expirationSeconds: 5 },
+    ]) {
+      const r = await post(A, spec);
+      expect(r.status, r.text).toBe(422);
+      expect(r.json).toMatchObject({ kind: "Status", reason: "Invalid", code: 422 });
+    }
+    const missing = await post(`nosuch-${suffix}`, { request: b64(certificateRequest("x").csr) });
+    expect(missing.status, missing.text).toBe(404);
+    expect(missing.json.reason).toBe("NotFound");
+  });
 });
