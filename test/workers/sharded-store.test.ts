@@ -4,8 +4,9 @@
 // any of it, and a watch resumed from the middle of that one, each see every acknowledged
 // change exactly once, each object's in its order; the paged list is exactly the state at its
 // snapshot, as the watch's events up to it rebuild it.
+import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, type Target } from "../helpers/cluster";
+import { api, hasKubectl, KUBECTL, type Target } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
 import { openWatch, type WatchEvent } from "../helpers/watch-stream";
 
@@ -252,4 +253,46 @@ describe("pods over 4 shards", () => {
     const stale = await api(t, "PUT", `/api/v1/namespaces/${ns}/pods/plain`, obj);
     expect(stale.status).toBe(409);
   });
+
+  it.skipIf(!hasKubectl)(
+    "kubectl get pods -A -w: one header, then every shard's changes as rows",
+    async () => {
+      const p = spawn(KUBECTL, [
+        "--kubeconfig",
+        t.kubeconfigPath,
+        "get",
+        "pods",
+        "-A",
+        "-w",
+        "-l",
+        "watch=me",
+      ]);
+      let out = "";
+      p.stdout.on("data", (d) => (out += d));
+      try {
+        await new Promise((r) => setTimeout(r, 1500));
+        const spaces = [0, 1, 2, 3, 4, 5].map(nsName);
+        for (const ns of spaces) {
+          const body = pod("watched", 1);
+          (body.metadata.labels as Record<string, string>).watch = "me";
+          expect((await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, body)).status).toBe(201);
+        }
+        const lines = () => out.trim().split("\n");
+        const deadline = Date.now() + 10_000;
+        while (lines().length < spaces.length + 1 && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 100));
+        const rows = lines();
+        expect(rows[0].split(/\s+/).slice(0, 2)).toEqual(["NAMESPACE", "NAME"]);
+        expect(rows.filter((l) => l.startsWith("NAMESPACE"))).toHaveLength(1);
+        expect(
+          rows
+            .slice(1)
+            .map((l) => l.split(/\s+/).slice(0, 2).join("/"))
+            .sort(),
+        ).toEqual(spaces.map((ns) => `${ns}/watched`).sort());
+      } finally {
+        p.kill();
+      }
+    },
+  );
 });
