@@ -11,7 +11,7 @@ import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
 import { supportedFields } from "./fields";
 import { mergedList } from "./merged-list";
-import { mergeWatchStreams } from "./merged-watch";
+import { mergeWatchStreams, readLines } from "./merged-watch";
 import { preparable, prepareCreate, prepareUpdate, type StoredBase, storedBase } from "./prepared";
 import type {
   DeleteOptions,
@@ -479,20 +479,11 @@ export class Store {
     const reader = res.body.getReader();
     server.addEventListener("close", () => reader.cancel().catch(() => {}));
     void (async () => {
-      const decoder = new TextDecoder();
-      let buf = "";
       try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          buf += decoder.decode(value, { stream: true });
-          let nl = buf.indexOf("\n");
-          while (nl >= 0) {
-            server.send(buf.slice(0, nl));
-            buf = buf.slice(nl + 1);
-            nl = buf.indexOf("\n");
-          }
-        }
+        await readLines(reader, (line) => {
+          server.send(line);
+          return true;
+        });
         server.close(1000, "watch closed");
       } catch {
         try {

@@ -112,24 +112,11 @@ export function mergeWatchStreams(
   };
 
   const pump = async (shard: number) => {
-    const reader = readers[shard];
-    const decoder = new TextDecoder();
-    let buf = "";
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buf += decoder.decode(value, { stream: true });
-        let nl = buf.indexOf("\n");
-        while (nl >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          onLine(shard, line);
-          if (closed) return;
-          nl = buf.indexOf("\n");
-        }
-      }
-      if (buf) onLine(shard, buf);
+      await readLines(readers[shard], (line) => {
+        onLine(shard, line);
+        return !closed;
+      });
       // one shard's stream ended (its timeout, or it closed): the watch ends, as one shard's would
       stop();
     } catch (e) {
@@ -147,4 +134,29 @@ export function mergeWatchStreams(
       for (const r of readers) r.cancel().catch(() => {});
     },
   });
+}
+
+/**
+ * Hands `onLine` each newline-ended line the reader gives (and a last unended one), until the
+ * stream ends or `onLine` answers false.
+ */
+export async function readLines(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  onLine: (line: string) => boolean,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  let buf = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let nl = buf.indexOf("\n");
+    while (nl >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (!onLine(line)) return;
+      nl = buf.indexOf("\n");
+    }
+  }
+  if (buf) onLine(buf);
 }

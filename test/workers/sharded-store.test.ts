@@ -6,6 +6,7 @@
 // snapshot, as the watch's events up to it rebuild it.
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { api, hasKubectl, KUBECTL, type Target } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
 import { openWatch, type WatchEvent } from "../helpers/watch-stream";
@@ -295,4 +296,41 @@ describe("pods over 4 shards", () => {
       }
     },
   );
+
+  it("watches across shards over a WebSocket: one event per message, with the vector", async () => {
+    const list = await api(t, "GET", "/api/v1/pods?labelSelector=socket%3Dyes");
+    const from = list.json.metadata.resourceVersion;
+    const ws = new WebSocket(
+      `${t.url.replace(/^http/, "ws")}/api/v1/pods?watch=1&labelSelector=socket%3Dyes&resourceVersion=${from}`,
+      { headers: { authorization: `Bearer ${t.token}` } },
+    );
+    const events: WatchEvent[] = [];
+    ws.on("message", (data) => events.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    try {
+      const spaces = [2, 3, 4, 5, 6, 7].map(nsName);
+      for (const ns of spaces) {
+        const body = pod("socket", 1);
+        (body.metadata.labels as Record<string, string>).socket = "yes";
+        expect((await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, body)).status).toBe(201);
+      }
+      const deadline = Date.now() + 10_000;
+      while (events.length < spaces.length && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(events.map((e) => `${e.type} ${e.object.metadata.namespace}`).sort()).toEqual(
+        spaces.map((ns) => `ADDED ${ns}`).sort(),
+      );
+      let vec = vector(from);
+      for (const e of events) {
+        const v = vector(e.object.metadata.resourceVersion);
+        movedShard(vec, v);
+        vec = v;
+      }
+    } finally {
+      ws.close();
+    }
+  });
 });
