@@ -227,7 +227,7 @@ try {
     `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s = ${((ops * 1000) / ms).toFixed(0)}/s; isolate busy ${((st.total - idle) / 1000).toFixed(0)} ms in all, ${((st.total - idle) / 1000 / ops).toFixed(3)} ms per op`,
   );
   console.log("\nself time by file:\n" + top(st.file, st.total, 20));
-  console.log("\nself time by function:\n" + top(st.fn, st.total, 45));
+  console.log("\nself time by function:\n" + top(st.fn, st.total, Number(process.env.PROFILE_TOP ?? 45)));
 } finally {
   await s.stop();
   rmSync(dir, { recursive: true, force: true });
