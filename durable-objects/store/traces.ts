@@ -3,7 +3,13 @@
 // written by the statement that stores the pod; spans that come later (scheduler, binding,
 // node agent) are rows of `traces`, appended by uid. Bounded per pod, read back with the pod,
 // removed when the pod's row is.
-import { MAX_SPANS_PER_POD, type TraceAppend, type TraceSpan } from "../../api/trace";
+import {
+  isRestartSpan,
+  MAX_RESTART_SPANS,
+  MAX_SPANS_PER_POD,
+  type TraceAppend,
+  type TraceSpan,
+} from "../../api/trace";
 import { createRecordSpans, MAX_CREATE_SPANS, storedCreateRecord } from "../../api/trace-record";
 import type { Staged } from "./batch";
 import type { OtlpExporter } from "./otlp";
@@ -18,15 +24,46 @@ export class TraceTable {
     private readonly exporter?: OtlpExporter,
   ) {}
 
-  /** Appends spans of `uid`, up to the bound (its create's spans count too). */
+  /**
+   * Appends spans of `uid`: container restarts to the window of the newest MAX_RESTART_SPANS,
+   * the others up to the rest of the bound (its create's spans count too).
+   */
   append(uid: string, spans: TraceSpan[], who: { namespace: string; name: string }): void {
     if (!uid || spans.length === 0) return;
+    const restarts = spans.filter(isRestartSpan);
+    if (restarts.length === 0) {
+      this.appendCounted(uid, spans, who);
+      return;
+    }
+    const others = spans.filter((s) => !isRestartSpan(s));
+    if (others.length) this.appendCounted(uid, others, who);
+    this.appendRestarts(uid, restarts, who);
+  }
+
+  /**
+   * Restarts, one row each with `count` 0 (they are not counted against the first start's
+   * bound): the newest MAX_RESTART_SPANS rows of the pod stay, older ones are deleted.
+   */
+  private appendRestarts(uid: string, spans: TraceSpan[], who: { namespace: string; name: string }): void {
+    const kept = spans.slice(-MAX_RESTART_SPANS);
+    for (const s of kept) this.sql.exec("INSERT INTO traces (uid, spans, count) VALUES (?, ?, 0)", uid, JSON.stringify([s]));
+    this.sql.exec(
+      `DELETE FROM traces WHERE uid = ? AND count = 0 AND id <=
+        (SELECT id FROM traces WHERE uid = ? AND count = 0 ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+      uid,
+      uid,
+      MAX_RESTART_SPANS,
+    );
+    this.exporter?.add(uid, kept, who);
+  }
+
+  private appendCounted(uid: string, spans: TraceSpan[], who: { namespace: string; name: string }): void {
     let have = this.counts.get(uid);
     if (have === undefined)
       have =
         (this.sql.exec<{ n: number | null }>("SELECT SUM(count) AS n FROM traces WHERE uid = ?", uid).one()
           .n ?? 0) + this.createSpans(who.namespace, who.name).length;
-    const room = MAX_SPANS_PER_POD - have;
+    const room = MAX_SPANS_PER_POD - MAX_RESTART_SPANS - have;
     if (room <= 0) return;
     const kept = spans.length > room ? spans.slice(0, room) : spans;
     this.sql.exec(
