@@ -77,13 +77,15 @@ export function noteDroppedRestarts(spans: TraceSpan[]): TraceSpan[] {
     if (!isRestartSpan(s)) return;
     const c = String(s.detail?.container ?? s.name);
     const j = oldest.get(c);
-    if (j === undefined || (spans[j].detail?.restart as number) > (s.detail?.restart as number)) oldest.set(c, i);
+    if (j === undefined || (spans[j].detail?.restart as number) > (s.detail?.restart as number))
+      oldest.set(c, i);
   });
   if (oldest.size === 0) return spans;
   const out = [...spans];
   for (const i of oldest.values()) {
     const dropped = (spans[i].detail?.restart as number) - 1;
-    if (dropped > 0) out[i] = { ...spans[i], detail: { ...spans[i].detail, earlierRestartsDropped: dropped } };
+    if (dropped > 0)
+      out[i] = { ...spans[i], detail: { ...spans[i].detail, earlierRestartsDropped: dropped } };
   }
   return out;
 }

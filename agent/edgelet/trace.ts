@@ -28,7 +28,12 @@ export class PodTracer {
    * last stage recorded) to now, when the new run has started; recorded after Ready too.
    * `detail` says why: the previous run's exit, the back-off waited.
    */
-  restart(container: string, restart: number, since: number | undefined, detail: Record<string, unknown>): void {
+  restart(
+    container: string,
+    restart: number,
+    since: number | undefined,
+    detail: Record<string, unknown>,
+  ): void {
     const now = Math.max(Date.now(), this.cursor);
     const start = Math.min(now, Math.max(since ?? this.cursor, this.cursor));
     this.cursor = now;

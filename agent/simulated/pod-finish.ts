@@ -13,8 +13,9 @@
 // the restart policy lets it stop (Never, or OnFailure), Failed on a non-zero exit under
 // restartPolicy Never, and otherwise the containers restart (restartCount + 1, the last run
 // in lastState) and run again.
-import { restartSpanName, type TraceSpan } from "../../api/trace";
+
 import { rfc3339 } from "../../api/time";
+import { restartSpanName, type TraceSpan } from "../../api/trace";
 import type { ContainerState, ContainerStatus, Pod, PodCondition } from "../lib/kube-types";
 
 export const RUN_SECONDS_ANNOTATION = "sim.edgeplane.dev/run-seconds";

@@ -12,8 +12,8 @@ import {
   type LifetimeDefaults,
   lifetimeOf,
   restartedStatusPatch,
-  restarts,
   restartSpans,
+  restarts,
   runningSince,
 } from "./pod-finish";
 import { looksStarted, runningStatusPatch } from "./pod-status";

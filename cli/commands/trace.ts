@@ -118,7 +118,8 @@ function restartNote(d: Record<string, unknown>): string {
   const parts: string[] = [];
   if (typeof d.exitCode === "number") parts.push(`exit ${d.exitCode}${d.reason ? ` (${d.reason})` : ""}`);
   if (typeof d.cause === "string" && d.cause !== "exited") parts.push(d.cause);
-  if (typeof d.backOffMs === "number") parts.push(d.backOffMs ? `back-off ${formatMs(d.backOffMs)}` : "no back-off");
+  if (typeof d.backOffMs === "number")
+    parts.push(d.backOffMs ? `back-off ${formatMs(d.backOffMs)}` : "no back-off");
   if (typeof d.earlierRestartsDropped === "number")
     parts.push(`${d.earlierRestartsDropped} earlier restarts not kept`);
   return parts.join(", ");

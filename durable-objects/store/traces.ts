@@ -46,7 +46,8 @@ export class TraceTable {
    */
   private appendRestarts(uid: string, spans: TraceSpan[], who: { namespace: string; name: string }): void {
     const kept = spans.slice(-MAX_RESTART_SPANS);
-    for (const s of kept) this.sql.exec("INSERT INTO traces (uid, spans, count) VALUES (?, ?, 0)", uid, JSON.stringify([s]));
+    for (const s of kept)
+      this.sql.exec("INSERT INTO traces (uid, spans, count) VALUES (?, ?, 0)", uid, JSON.stringify([s]));
     this.sql.exec(
       `DELETE FROM traces WHERE uid = ? AND count = 0 AND id <=
         (SELECT id FROM traces WHERE uid = ? AND count = 0 ORDER BY id DESC LIMIT 1 OFFSET ?)`,

@@ -5,7 +5,13 @@
 import type { Context } from "hono";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
-import { noteDroppedRestarts, orderSpans, rfc3339Nano, type TraceSpan, type TraceStage } from "../../api/trace";
+import {
+  noteDroppedRestarts,
+  orderSpans,
+  rfc3339Nano,
+  type TraceSpan,
+  type TraceStage,
+} from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
 import { enabledPlugins } from "../admission/index";

@@ -7,7 +7,17 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { api, hasKubectl, kubectl } from "../../helpers/cluster";
-import { available, BUSYBOX, createPod, getPod, PRIVATE, REPO, waitFor, waitPod, withEdgeletNode } from "./harness";
+import {
+  available,
+  BUSYBOX,
+  createPod,
+  getPod,
+  PRIVATE,
+  REPO,
+  waitFor,
+  waitPod,
+  withEdgeletNode,
+} from "./harness";
 
 const run = promisify(execFile);
 const NODE = `trace-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
@@ -154,7 +164,9 @@ describe.skipIf(!available || !hasKubectl)("flow trace on a containerd node", ()
       "two restarts in the trace",
       async () => {
         const x = await traceOf(s, s.ns, "crashy");
-        return (x?.stages ?? []).filter((st: any) => st.step === "9.3" && st.detail?.restart).length >= 2 && x;
+        return (
+          (x?.stages ?? []).filter((st: any) => st.step === "9.3" && st.detail?.restart).length >= 2 && x
+        );
       },
       60_000,
     );
