@@ -405,5 +405,19 @@ describe("admission's change check", () => {
       change(q);
       expect(shapeProbe(q)).not.toBe(probe);
     }
+    // what LimitRanger writes: a container's requests and limits
+    const withRequests = () => {
+      const q = pod();
+      (q.spec.containers[0] as any).resources = { requests: { cpu: "100m" } };
+      return q;
+    };
+    const requested = shapeProbe(withRequests());
+    expect(shapeProbe(withRequests())).toBe(requested);
+    const limited = withRequests();
+    (limited.spec.containers[0] as any).resources.limits = { cpu: "1" };
+    expect(shapeProbe(limited)).not.toBe(requested);
+    const more = withRequests();
+    (more.spec.containers[0] as any).resources.requests.memory = "64Mi";
+    expect(shapeProbe(more)).not.toBe(requested);
   });
 });
