@@ -16,8 +16,8 @@ import { table, writeResults } from "./lib/report";
 import { round } from "./lib/stats";
 
 const CLIENTS = 50;
-const ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? 12);
-const ROUND_SECONDS = Number(process.env.BENCH_TRACE_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? 30);
+const ROUND_SECONDS = Number(process.env.BENCH_TRACE_SECONDS ?? 3);
 const WARM_SECONDS = 5;
 const NS = "bench-trace";
 
