@@ -377,10 +377,9 @@ export class Store {
 
   async watch(query: WatchQuery, signal?: AbortSignal): Promise<Response> {
     if (this.spread) {
-      // a relay is one shard's: a spread resource's watches are not relayed
-      query = { ...query, relay: undefined };
       const one = this.single(query);
-      if (one === undefined) return this.mergedWatch(query, signal);
+      // a relay is one shard's: a watch across shards is a stream of its own
+      if (one === undefined) return this.mergedWatch({ ...query, relay: undefined }, signal);
       return this.shard(one).fetch("https://store/watch", {
         method: "POST",
         body: JSON.stringify({ res: this.key, query: this.watchQuery(query, one) }),
@@ -496,13 +495,13 @@ export class Store {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** Opens the front door's relay to this shard (durable-objects/store/relay.ts): its stream. */
-  async openRelay(no: string): Promise<Response> {
-    return this.stub.fetch("https://store/relay", { headers: { [RELAY_NO_HEADER]: no } });
+  /** Opens the front door's relay to shard i (durable-objects/store/relay.ts): its stream. */
+  async openRelay(no: string, i = 0): Promise<Response> {
+    return this.shard(i).fetch("https://store/relay", { headers: { [RELAY_NO_HEADER]: no } });
   }
 
-  async cancelRelayed(no: string, ids: number[]): Promise<void> {
-    await this.stub.cancelRelayed(no, ids);
+  async cancelRelayed(no: string, ids: number[], i = 0): Promise<void> {
+    await this.shard(i).cancelRelayed(no, ids);
   }
 
   /** A watch in this resource's shape: the shard converts each event for it. */

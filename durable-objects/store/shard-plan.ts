@@ -122,6 +122,19 @@ export function shardNumberOf(objectName: string | undefined): number {
   return t < 0 ? 0 : Number(objectName!.slice(t + 1)) || 0;
 }
 
+/** A shard's key for the front door's relay: the resource's key, and "~i" past shard 0. */
+export function relayKey(key: string, shardNo: number): string {
+  return shardNo ? `${key}~${shardNo}` : key;
+}
+
+/** A relay key split into the resource's key and the shard's number. */
+export function splitRelayKey(relay: string): { key: string; shard: number } {
+  const t = relay.lastIndexOf("~");
+  if (t < 0) return { key: relay, shard: 0 };
+  const shard = Number(relay.slice(t + 1));
+  return Number.isInteger(shard) && shard > 0 ? { key: relay.slice(0, t), shard } : { key: relay, shard: 0 };
+}
+
 /** A vector resourceVersion: each shard's revision. */
 export function formatVector(revs: readonly number[]): string {
   return revs.join(".");

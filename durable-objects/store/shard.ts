@@ -59,6 +59,8 @@ import { type Change, type WatchFilter, WatchHub } from "./watchers";
 export class StoreShard extends DurableObject<Env> {
   readonly sql: SqlStorage;
   readonly db: DrizzleSqliteDODatabase;
+  /** which shard of its resource this is (store/shard-plan.ts): 0 unless the resource is spread */
+  readonly shardNo: number;
   /** head revision: the resourceVersion of the last commit */
   revision = 0;
   /** oldest revision a watch may start from is compacted + 1 */
@@ -89,12 +91,13 @@ export class StoreShard extends DurableObject<Env> {
     this.env = objectEnv(ctx, env);
     this.sql = ctx.storage.sql;
     this.db = drizzle(ctx.storage);
-    this.pokes = new Pokes(this.env, () => this.revision, shardNumberOf(ctx.id.name));
+    this.shardNo = shardNumberOf(ctx.id.name);
+    this.pokes = new Pokes(this.env, () => this.revision, this.shardNo);
     this.count = new ShardCount(
       this.env,
       () => this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n,
       () => this.flush(),
-      shardNumberOf(ctx.id.name),
+      this.shardNo,
     );
     this.hub = new WatchHub(
       () => this.def,

@@ -12,6 +12,7 @@ import { fail } from "./encoding";
 import { supportedFields } from "./fields";
 import type { WatchQuery } from "./protocol";
 import { RELAY_NO_HEADER, RELAY_OFFER_HEADER, RELAYED_HEADER } from "./relay";
+import { relayKey } from "./shard-plan";
 import type { StoreShard } from "./shard";
 import { type Change, type Sink, socketSink, type Watcher, type WatchFilter } from "./watchers";
 
@@ -232,6 +233,7 @@ export function openWatch(
   // a relayed watch's events are on the relay already: the front door writes them after this head
   if (relay) return new Response(null, { headers: { ...headers, [RELAYED_HEADER]: relay.no } });
   headers["transfer-encoding"] = "chunked";
-  if (q.relay !== undefined) headers[RELAY_OFFER_HEADER] = def.custom?.storeKey ?? resourceKey(def);
+  if (q.relay !== undefined)
+    headers[RELAY_OFFER_HEADER] = relayKey(def.custom?.storeKey ?? resourceKey(def), shard.shardNo);
   return new Response(readable, { headers });
 }

@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { shardOf } from "../../durable-objects/store/shard-plan";
 import { api, hasKubectl, KUBECTL, type Target } from "../helpers/cluster";
 import { type OwnServer, removeStateDir, startOwnServer } from "../helpers/own-server";
 import { openWatch, type WatchEvent } from "../helpers/watch-stream";
@@ -37,12 +38,17 @@ function pod(name: string, step: number) {
   };
 }
 
+/** the front door's secret for the shards' watch relays, set here so the test can ask as it does */
+const RELAY_SECRET = "sharded-relay-secret-0123456789abcdef";
+
 const MERGE = { "content-type": "application/merge-patch+json" };
 
 const nsName = (i: number) => `spread-${i}`;
 
 beforeAll(async () => {
-  server = await startOwnServer({ vars: { EDGEPLANE_STORE_SHARDS: `pods=${SHARDS}` } });
+  server = await startOwnServer({
+    vars: { EDGEPLANE_STORE_SHARDS: `pods=${SHARDS}`, EDGEPLANE_RELAY_SECRET: RELAY_SECRET },
+  });
   t = server;
   for (let i = 0; i < NAMESPACES; i++) {
     const r = await api(t, "POST", "/api/v1/namespaces", {
@@ -331,6 +337,39 @@ describe("pods over 4 shards", () => {
       }
     } finally {
       ws.close();
+    }
+  });
+
+  it("carries a namespace's watches on its own shard's relay through the front door", async () => {
+    const plan = { count: SHARDS, by: "namespace" as const };
+    const ns = [...Array(NAMESPACES).keys()].map(nsName).find((n) => shardOf(plan, n, "") > 0)!;
+    const path = `/api/v1/namespaces/${ns}/pods?watch=1&labelSelector=relay%3Dyes`;
+    const first = await openWatch(t, path);
+    try {
+      // the first watch's answer offered shard i's relay ("/pods~i") and the front door opened it:
+      // a watch sent to the engine as the front door sends one is carried on it
+      const deadline = Date.now() + 10_000;
+      let relayed: string | null = null;
+      while (!relayed && Date.now() < deadline) {
+        const probe = await fetch(`http://127.0.0.1:${server.internalPort}${path}`, {
+          headers: { authorization: `Bearer ${t.token}`, "x-edgeplane-relay": `${RELAY_SECRET} 999999` },
+        });
+        relayed = probe.headers.get("x-edgeplane-relayed");
+        await probe.body?.cancel();
+        if (!relayed) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(relayed).toBeTruthy();
+      const second = await openWatch(t, path);
+      const body = pod("relayed", 1);
+      (body.metadata.labels as Record<string, string>).relay = "yes";
+      expect((await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, body)).status).toBe(201);
+      for (const w of [first, second]) {
+        const [ev] = await w.waitFor(1, 5_000);
+        expect(`${ev.type} ${ev.object.metadata.name}`).toBe("ADDED relayed");
+      }
+      second.close();
+    } finally {
+      first.close();
     }
   });
 });
