@@ -26,6 +26,7 @@ import { RELAY_NO_HEADER } from "./relay";
 import {
   localVersion,
   type ShardPlan,
+  shardKey,
   shardObjectName,
   shardOf,
   shardPlan,
@@ -131,7 +132,7 @@ export class Store {
   /** The shard holding the object named so, and the resource key its calls carry. */
   private at(namespace: string, name: string): { stub: ShardStub; res: string; i: number } {
     const i = shardOf(this.plan, namespace, name);
-    return { stub: this.shard(i), res: this.key, i };
+    return { stub: this.shard(i), res: shardKey(this.key, i), i };
   }
 
   private get spread(): boolean {
@@ -254,7 +255,7 @@ export class Store {
     if (this.view) return undefined;
     const one = this.single(q);
     if (one === undefined) return new Response(await this.mergedList(this.query(q))).body!;
-    return unwrapStream(await this.shard(one).listStream(this.key, this.localQuery(q, one)));
+    return unwrapStream(await this.shard(one).listStream(shardKey(this.key, one), this.localQuery(q, one)));
   }
 
   /** A query for shard i alone: a vector resourceVersion given is read as shard i's part. */
@@ -270,7 +271,8 @@ export class Store {
       this.plan.count,
       { kind: this.def.listKind, apiVersion: apiVersionOf(this.def) },
       q,
-      async (i, sq) => new Response(unwrapStream(await this.shard(i).listStream(this.key, sq))).text(),
+      async (i, sq) =>
+        new Response(unwrapStream(await this.shard(i).listStream(shardKey(this.key, i), sq))).text(),
     );
   }
 
@@ -284,7 +286,9 @@ export class Store {
     if (redraw) q = { ...q, table: { ...q.table!, include: "Object" } };
     const one = this.single(q);
     if (one === undefined) return this.shownList(await this.mergedList(this.query(q)), redraw);
-    const stream = unwrapStream(await this.shard(one).listStream(this.key, this.localQuery(q, one)));
+    const stream = unwrapStream(
+      await this.shard(one).listStream(shardKey(this.key, one), this.localQuery(q, one)),
+    );
     return this.shownList(await new Response(stream).text(), redraw);
   }
 
@@ -352,7 +356,7 @@ export class Store {
   async removeCollection(q: ListQuery, opts: DeleteOptions = {}): Promise<string> {
     const one = this.single(q);
     if (one !== undefined) {
-      const r = await this.shard(one).removeCollection(this.key, this.query(q), opts);
+      const r = await this.shard(one).removeCollection(shardKey(this.key, one), this.query(q), opts);
       wrote(this.def); // a failure may come after some objects were deleted
       return this.shownList(await new Response(unwrapStream(r)).text());
     }
@@ -360,7 +364,7 @@ export class Store {
     const parts: { metadata?: { resourceVersion?: string }; items?: KubeObject[] }[] = [];
     try {
       for (let i = 0; i < this.plan.count; i++) {
-        const r = await this.shard(i).removeCollection(this.key, this.query(q), opts);
+        const r = await this.shard(i).removeCollection(shardKey(this.key, i), this.query(q), opts);
         parts.push(JSON.parse(await new Response(unwrapStream(r)).text()));
       }
     } finally {
@@ -382,7 +386,7 @@ export class Store {
       if (one === undefined) return this.mergedWatch({ ...query, relay: undefined }, signal);
       return this.shard(one).fetch("https://store/watch", {
         method: "POST",
-        body: JSON.stringify({ res: this.key, query: this.watchQuery(query, one) }),
+        body: JSON.stringify({ res: shardKey(this.key, one), query: this.watchQuery(query, one) }),
         signal,
       });
     }
@@ -422,7 +426,7 @@ export class Store {
       parts.map((_, i) =>
         this.shard(i).fetch("https://store/watch", {
           method: "POST",
-          body: JSON.stringify({ res: this.key, query: shardQuery(i) }),
+          body: JSON.stringify({ res: shardKey(this.key, i), query: shardQuery(i) }),
           signal: controller.signal,
         }),
       ),
@@ -457,7 +461,7 @@ export class Store {
       return this.shard(one).fetch("https://store/watch", {
         headers: {
           upgrade: "websocket",
-          "x-watch": JSON.stringify({ res: this.key, query: this.watchQuery(query, one) }),
+          "x-watch": JSON.stringify({ res: shardKey(this.key, one), query: this.watchQuery(query, one) }),
         },
       });
     }
@@ -521,7 +525,7 @@ export class Store {
       list.push(e);
     }
     let kept = 0;
-    for (const [i, list] of byShard) kept += await this.shard(i).appendTraces(this.key, list);
+    for (const [i, list] of byShard) kept += await this.shard(i).appendTraces(shardKey(this.key, i), list);
     return kept;
   }
 

@@ -51,7 +51,7 @@ export class ShardCount {
     /** writes what is staged */
     private readonly flush: () => void,
     /** a spread resource's shard number (shard-plan.ts): shards past the first report as "pods#2" */
-    private readonly shardNo = 0,
+    private readonly shardNo: () => number = () => 0,
   ) {
     this.child = clusterNameOf(env) !== undefined;
   }
@@ -113,7 +113,7 @@ export class ShardCount {
       this.env.CONTROLLERS.idFromName(this.env.EDGEPLANE_CLUSTER),
     ) as unknown as DurableObjectStub<ControllerManager>;
     stub
-      .reportCount(this.shardNo ? `${countName(def)}#${this.shardNo}` : countName(def), n)
+      .reportCount(this.shardNo() ? `${countName(def)}#${this.shardNo()}` : countName(def), n)
       .then(() => (this.reported = n))
       .catch((e: unknown) => console.error("count report failed", e))
       .finally(() => {

@@ -116,23 +116,22 @@ export function shardObjectName(base: string, i: number): string {
   return i === 0 ? base : `${base}~${i}`;
 }
 
-/** The shard number of a store shard's Durable Object by its name (0 when it has none). */
-export function shardNumberOf(objectName: string | undefined): number {
-  const t = objectName?.lastIndexOf("~") ?? -1;
-  return t < 0 ? 0 : Number(objectName!.slice(t + 1)) || 0;
+/**
+ * The resource key a call to shard i carries ("/pods~2"; shard 0's is the key alone): the
+ * shard learns its number from it, as its object name may not be known to it (a shard in
+ * another process of the local engine has an id without its name). Also the key of shard i's
+ * relay at the front door.
+ */
+export function shardKey(key: string, i: number): string {
+  return i ? `${key}~${i}` : key;
 }
 
-/** A shard's key for the front door's relay: the resource's key, and "~i" past shard 0. */
-export function relayKey(key: string, shardNo: number): string {
-  return shardNo ? `${key}~${shardNo}` : key;
-}
-
-/** A relay key split into the resource's key and the shard's number. */
-export function splitRelayKey(relay: string): { key: string; shard: number } {
-  const t = relay.lastIndexOf("~");
-  if (t < 0) return { key: relay, shard: 0 };
-  const shard = Number(relay.slice(t + 1));
-  return Number.isInteger(shard) && shard > 0 ? { key: relay.slice(0, t), shard } : { key: relay, shard: 0 };
+/** A shard's key split into the resource's key and the shard's number. */
+export function splitShardKey(res: string): { key: string; shard: number } {
+  const t = res.lastIndexOf("~");
+  if (t < 0) return { key: res, shard: 0 };
+  const shard = Number(res.slice(t + 1));
+  return Number.isInteger(shard) && shard > 0 ? { key: res.slice(0, t), shard } : { key: res, shard: 0 };
 }
 
 /** A vector resourceVersion: each shard's revision. */

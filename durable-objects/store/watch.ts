@@ -12,8 +12,8 @@ import { fail } from "./encoding";
 import { supportedFields } from "./fields";
 import type { WatchQuery } from "./protocol";
 import { RELAY_NO_HEADER, RELAY_OFFER_HEADER, RELAYED_HEADER } from "./relay";
-import { relayKey } from "./shard-plan";
 import type { StoreShard } from "./shard";
+import { shardKey } from "./shard-plan";
 import { type Change, type Sink, socketSink, type Watcher, type WatchFilter } from "./watchers";
 
 /**
@@ -234,6 +234,6 @@ export function openWatch(
   if (relay) return new Response(null, { headers: { ...headers, [RELAYED_HEADER]: relay.no } });
   headers["transfer-encoding"] = "chunked";
   if (q.relay !== undefined)
-    headers[RELAY_OFFER_HEADER] = relayKey(def.custom?.storeKey ?? resourceKey(def), shard.shardNo);
+    headers[RELAY_OFFER_HEADER] = shardKey(def.custom?.storeKey ?? resourceKey(def), shard.shardNo);
   return new Response(readable, { headers });
 }

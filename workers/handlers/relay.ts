@@ -8,7 +8,7 @@ import { lookupKey } from "../../api/registry";
 import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
 import { RELAY_NO_HEADER, RELAY_SHARD_HEADER, RELAY_WATCH_HEADER } from "../../durable-objects/store/relay";
-import { splitRelayKey } from "../../durable-objects/store/shard-plan";
+import { splitShardKey } from "../../durable-objects/store/shard-plan";
 import { safeEqual } from "../authn/types";
 
 /** Whether `value` opens with the relay secret: `value` is "<secret>" or "<secret> <rest>". */
@@ -33,7 +33,7 @@ export function relayWatchId(env: Env, req: Request): number | undefined {
 export async function handleRelay(req: Request, env: Env): Promise<Response | undefined> {
   if (fromFrontDoor(env, req.headers.get(RELAY_WATCH_HEADER)) === undefined) return undefined;
   // a resource spread over shards names its shard after its key (store/shard-plan.ts)
-  const { key, shard } = splitRelayKey(req.headers.get(RELAY_SHARD_HEADER) ?? "");
+  const { key, shard } = splitShardKey(req.headers.get(RELAY_SHARD_HEADER) ?? "");
   let store: Store;
   try {
     store = new Store(env, lookupKey(key));

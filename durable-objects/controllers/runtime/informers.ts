@@ -8,7 +8,7 @@ import type { KubeObject } from "../../../api/types";
 import type { Env } from "../../env";
 import { Store } from "../../store/client";
 import type { StoreShard } from "../../store/shard";
-import { type ShardPlan, shardObjectName, shardOf, shardPlan } from "../../store/shard-plan";
+import { type ShardPlan, shardKey, shardObjectName, shardOf, shardPlan } from "../../store/shard-plan";
 import { StringPool } from "./strings";
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
@@ -324,10 +324,12 @@ export class Informers {
   /** Pulls one shard's changes; false when the resource was listed again instead. */
   private async pullShard(res: string, i: number, stub: DurableObjectStub<StoreShard>): Promise<boolean> {
     for (;;) {
-      const r = await stub.changesSince(res, this.cache(res).rvs[i] ?? 0, 2000).catch((e: unknown) => {
-        delete this.stubs.get(res)![i];
-        throw e;
-      });
+      const r = await stub
+        .changesSince(shardKey(res, i), this.cache(res).rvs[i] ?? 0, 2000)
+        .catch((e: unknown) => {
+          delete this.stubs.get(res)![i];
+          throw e;
+        });
       // read after the call: a relist replaces a resource's cache
       const c = this.cache(res);
       if (r.expired) {

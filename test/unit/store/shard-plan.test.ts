@@ -3,11 +3,12 @@ import { describe, expect, it } from "vitest";
 import {
   checkShardSetting,
   localVersion,
-  shardNumberOf,
+  shardKey,
   shardObjectName,
   shardOf,
   shardPlan,
   singleShard,
+  splitShardKey,
   vectorParts,
 } from "../../../durable-objects/store/shard-plan";
 
@@ -56,12 +57,17 @@ describe("which shard", () => {
     expect(singleShard({ count: 1, by: "namespace" }, true, undefined, undefined)).toBe(0);
   });
 
-  it("names shard objects so shard 0 keeps an unsplit resource's name", () => {
+  it("names shard objects and keys so shard 0 keeps an unsplit resource's", () => {
     expect(shardObjectName("default//pods", 0)).toBe("default//pods");
     expect(shardObjectName("default//pods", 3)).toBe("default//pods~3");
-    expect(shardNumberOf("default//pods~3")).toBe(3);
-    expect(shardNumberOf("default//pods")).toBe(0);
-    expect(shardNumberOf(undefined)).toBe(0);
+    expect(shardKey("/pods", 0)).toBe("/pods");
+    expect(shardKey("/pods", 2)).toBe("/pods~2");
+    expect(splitShardKey("/pods~2")).toEqual({ key: "/pods", shard: 2 });
+    expect(splitShardKey("coordination.k8s.io/leases")).toEqual({
+      key: "coordination.k8s.io/leases",
+      shard: 0,
+    });
+    expect(splitShardKey("/pods~x")).toEqual({ key: "/pods~x", shard: 0 });
   });
 });
 
