@@ -286,7 +286,7 @@ if (config.storeHosts) {
     );
     log(`store host ${i} up (debug port ${hostDebug[i]}, state ${join(dir, String(i))})`);
   }
-  const [front, router] = frontWorkers(worker, hostDebug);
+  const [main, ...routing] = frontWorkers(worker, hostDebug);
   options = {
     host,
     port,
@@ -295,7 +295,7 @@ if (config.storeHosts) {
     log: mfLog,
     defaultPersistRoot: config.persistDir,
     handleRuntimeStdio: runtimeOutput,
-    workers: [{ ...front, unsafeDirectSockets }, router],
+    workers: [{ ...main, unsafeDirectSockets }, ...routing],
   } as MiniflareOptions;
   frontDebugPort = ports[0];
 }

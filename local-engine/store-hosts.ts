@@ -4,20 +4,22 @@
 //
 // - The front process runs the Worker and the objects that stay whole per cluster (the
 //   controller manager, the scheduler, node tunnels, metrics: one each per cluster, and the
-//   ones holding nodes' WebSockets), as with one process. Its STORE binding names a class of a
-//   second, tiny Worker in the same process (the router, below) whose objects keep nothing:
-//   each forwards every call to the object of the same id in one store host, picked by the
-//   id (ids are hashes of names: the id's first 32 bits mod N), over workerd's debug port.
+//   ones holding nodes' WebSockets), as with one process. Its STORE binding is a namespace of
+//   our own (a wrapped binding, below): ids come from a real namespace of the same unique key,
+//   and `get(id)` is a stub of the object of that id in its owner, one store host picked by the
+//   id (ids are hashes of names: the id's first 32 bits mod N), reached over workerd's debug
+//   port (`connect(address).getActor(service, class, id)`). Calls go straight from the caller
+//   to the owner: no stand-in object in between (streams through a stand-in lost their start).
 // - Each store host runs the same bundle with the same bindings; its StoreShard objects keep
-//   their SQLite under the host's own directory. Its own bindings of every class go through
-//   a router too: STORE to the owning host (a shard calling a shard), the others back to the
+//   their SQLite under the host's own directory. Its own bindings of every class are such
+//   namespaces too: STORE to the owning host (a shard calling a shard), the others back to the
 //   front. So every object of a class lives in exactly one process.
 // - Ids are the same everywhere: every namespace of a class has the same unique key
-//   (`edgeplane-StoreShard`, the one-process key), so an id made in the front names the same
-//   object in its host, and one-process state keeps its names.
+//   (`edgeplane-StoreShard`, the one-process key), so an id made anywhere names the same
+//   object in its owner, and one-process state keeps its names.
 import type { WorkerOptions } from "miniflare";
 
-/** the router Worker's name (its service is core:user:edgeplane-router) */
+/** the Worker holding the id namespaces (kept in memory, never instantiated) */
 export const ROUTER = "edgeplane-router";
 
 /** the class every store host keeps; every other class stays in the front process */
@@ -26,121 +28,122 @@ export const SPREAD_CLASS = "StoreShard";
 /** workerd's service name of a Worker Miniflare runs */
 const serviceOf = (workerName: string) => `core:user:${workerName}`;
 
-/** where each class's objects live: debug port addresses, the owner by id among several */
-export type Routes = Record<string, string[]>;
+/** the wrapped binding's Worker of one routed class */
+const routeOf = (className: string) => `edgeplane-route-${className}`;
 
-/**
- * The router Worker's module: one class per routed class, each a stand-in whose calls (RPC
- * methods, fetch, streams, WebSockets) go to the object of the same id in its owner process.
- */
-export function routerModule(classNames: string[]): string {
+/** The router Worker's module: the classes whose namespaces make ids (no object is ever made). */
+function routerModule(classNames: string[]): string {
   return `import { DurableObject } from "cloudflare:workers";
-// the owner of an id among several processes: ids are hashes, so their first 32 bits spread evenly
-const owner = (hosts, id) => hosts.length === 1 ? hosts[0] : hosts[parseInt(id.slice(0, 8), 16) % hosts.length];
-function routed(className) {
-  return class extends DurableObject {
-    constructor(ctx, env) {
-      super(ctx, env);
-      const id = ctx.id.toString();
-      const remote = env.DEBUG.connect(owner(env.ROUTES[className], id)).getActor(env.SERVICE, className, id);
-      this.remote = remote;
-      return new Proxy(this, {
-        get(target, prop) {
-          if (prop === "fetch") return (request) => remote.fetch(request);
-          return Reflect.has(target, prop) ? Reflect.get(target, prop) : Reflect.get(remote, prop);
-        },
-      });
-    }
-    fetch(request) {
-      return this.remote.fetch(request);
-    }
-  };
-}
-${classNames.map((c) => `export const ${c} = routed(${JSON.stringify(c)});`).join("\n")}
+${classNames.map((c) => `export class ${c} extends DurableObject {}`).join("\n")}
 `;
 }
+
+/**
+ * A routed namespace (a wrapped binding's module): ids from IDS, a real namespace of the class's
+ * unique key; get(id) the object of that id in its owner among HOSTS, over the debug port.
+ */
+const ROUTE_MODULE = `// the owner of an id among several processes: ids are hashes, so their first 32 bits spread evenly
+const owner = (hosts, id) => (hosts.length === 1 ? hosts[0] : hosts[parseInt(id.slice(0, 8), 16) % hosts.length]);
+export default function (env) {
+  const { IDS, DEBUG, HOSTS, SERVICE, CLASS } = env;
+  const get = (id) => {
+    const hex = id.toString();
+    return DEBUG.connect(owner(HOSTS, hex)).getActor(SERVICE, CLASS, hex);
+  };
+  return {
+    idFromName: (name) => IDS.idFromName(name),
+    idFromString: (hex) => IDS.idFromString(hex),
+    newUniqueId: (options) => IDS.newUniqueId(options),
+    get,
+    getByName: (name) => get(IDS.idFromName(name)),
+  };
+}
+`;
 
 type DurableObjectDesignator =
   | { className: string; scriptName?: string; useSQLite?: boolean; unsafeUniqueKey?: string }
   | string;
 
-/** The Worker's durableObjects with `routed` classes bound to the router (same unique keys). */
-function routeBindings(
-  worker: WorkerOptions & { name: string },
-  routed: (className: string) => boolean,
-): Record<string, DurableObjectDesignator> {
-  const out: Record<string, DurableObjectDesignator> = {};
-  for (const [binding, d] of Object.entries(worker.durableObjects ?? {})) {
-    const designator = (typeof d === "string" ? { className: d } : d) as Exclude<
-      DurableObjectDesignator,
-      string
-    >;
-    out[binding] = routed(designator.className)
-      ? { ...designator, scriptName: ROUTER, unsafeUniqueKey: `${worker.name}-${designator.className}` }
-      : designator;
-  }
-  return out;
-}
-
-function classesOf(worker: WorkerOptions): string[] {
-  return Object.values((worker.durableObjects ?? {}) as Record<string, DurableObjectDesignator>).map((d) =>
-    typeof d === "string" ? d : d.className,
+const designatorsOf = (worker: WorkerOptions) =>
+  Object.entries((worker.durableObjects ?? {}) as Record<string, DurableObjectDesignator>).map(
+    ([binding, d]) => [binding, typeof d === "string" ? { className: d } : d] as const,
   );
-}
 
-/** The router Worker, forwarding to `routes` over the debug port binding (debug-port-plugin.ts). */
-function routerWorker(worker: WorkerOptions & { name: string }, routes: Routes): WorkerOptions {
-  const classes = Object.keys(routes);
-  return {
-    name: ROUTER,
-    compatibilityDate: worker.compatibilityDate,
-    modules: [{ type: "ESModule", path: "router.mjs", contents: routerModule(classes) }],
-    bindings: { ROUTES: routes, SERVICE: serviceOf(worker.name) },
-    unsafeBindings: [
-      {
-        name: "DEBUG",
-        type: "workerdDebugPort",
-        plugin: {
-          package: new URL("debug-port-plugin.ts", import.meta.url).pathname,
-          name: "edgeplane-debug-port",
+const debugPortBinding = {
+  name: "DEBUG",
+  type: "workerdDebugPort",
+  plugin: {
+    package: new URL("debug-port-plugin.ts", import.meta.url).pathname,
+    name: "edgeplane-debug-port",
+  },
+  options: {},
+};
+
+/**
+ * The Worker with each class that `owners` names bound to a routed namespace instead, and the
+ * Workers that takes: the router (the id namespaces) and one wrapped binding per routed class.
+ */
+function routed(worker: WorkerOptions & { name: string }, owners: Record<string, string[]>): WorkerOptions[] {
+  const durableObjects: Record<string, DurableObjectDesignator> = {};
+  const wrappedBindings: Record<string, { scriptName: string }> = {};
+  for (const [binding, d] of designatorsOf(worker)) {
+    if (owners[d.className]) wrappedBindings[binding] = { scriptName: routeOf(d.className) };
+    else durableObjects[binding] = d;
+  }
+  const classes = Object.keys(owners);
+  const routes = classes.map(
+    (c) =>
+      ({
+        name: routeOf(c),
+        modules: [{ type: "ESModule", path: "route.mjs", contents: ROUTE_MODULE }],
+        bindings: { HOSTS: owners[c], SERVICE: serviceOf(worker.name), CLASS: c },
+        durableObjects: {
+          IDS: { className: c, scriptName: ROUTER, unsafeUniqueKey: `${worker.name}-${c}`, useSQLite: true },
         },
-        options: {},
-      },
-    ],
-    // the stand-ins keep nothing: no storage of theirs anywhere
-    unsafeEphemeralDurableObjects: true,
-  } as WorkerOptions;
+        unsafeBindings: [debugPortBinding],
+      }) as WorkerOptions,
+  );
+  return [
+    {
+      ...worker,
+      durableObjects,
+      wrappedBindings: { ...worker.wrappedBindings, ...wrappedBindings },
+    } as WorkerOptions,
+    {
+      name: ROUTER,
+      compatibilityDate: worker.compatibilityDate,
+      modules: [{ type: "ESModule", path: "router.mjs", contents: routerModule(classes) }],
+      // its namespaces make ids only: no storage of theirs anywhere
+      unsafeEphemeralDurableObjects: true,
+    } as WorkerOptions,
+    ...routes,
+  ];
 }
 
-/** The front process's Workers: the Worker with STORE routed to the hosts, and the router. */
+/** The front process's Workers: the Worker with STORE routed to the hosts, and what that takes. */
 export function frontWorkers(worker: WorkerOptions & { name: string }, hosts: string[]): WorkerOptions[] {
-  return [
-    { ...worker, durableObjects: routeBindings(worker, (c) => c === SPREAD_CLASS) } as WorkerOptions,
-    routerWorker(worker, { [SPREAD_CLASS]: hosts }),
-  ];
+  return routed(worker, { [SPREAD_CLASS]: hosts });
 }
 
 /**
  * A store host's Workers: the Worker keeping StoreShard objects (unbound: its STORE goes to the
- * owner like every other binding), and a router to the hosts for StoreShard and to the front
- * for every other class.
+ * owner like every other binding) with StoreShard routed to the hosts and every other class
+ * to the front, and what that takes.
  */
 export function hostWorkers(
   worker: WorkerOptions & { name: string },
   front: string,
   hosts: string[],
 ): WorkerOptions[] {
-  const routes: Routes = {};
-  for (const c of classesOf(worker)) routes[c] = c === SPREAD_CLASS ? hosts : [front];
+  const owners: Record<string, string[]> = {};
+  for (const [, d] of designatorsOf(worker))
+    owners[d.className] = d.className === SPREAD_CLASS ? hosts : [front];
   const { unsafeDirectSockets: _sockets, ...rest } = worker as WorkerOptions & {
     unsafeDirectSockets?: unknown;
   };
+  const [main, ...others] = routed(rest as WorkerOptions & { name: string }, owners);
   return [
-    {
-      ...rest,
-      durableObjects: routeBindings(worker, () => true),
-      additionalUnboundDurableObjects: [{ className: SPREAD_CLASS, useSQLite: true }],
-    } as WorkerOptions,
-    routerWorker(worker, routes),
+    { ...main, additionalUnboundDurableObjects: [{ className: SPREAD_CLASS, useSQLite: true }] },
+    ...others,
   ];
 }
