@@ -14,6 +14,9 @@
 //   their SQLite under the host's own directory. Its own bindings of every class are such
 //   namespaces too: STORE to the owning host (a shard calling a shard), the others back to the
 //   front. So every object of a class lives in exactly one process.
+// - A virtual cluster's shards stay in the front process (docs/clusters.md): each object reads
+//   its cluster off its own name (ctx.id.name), and an id sent over the debug port carries no
+//   name, so they are made there by name. The root cluster's shards are the ones spread.
 // - Ids are the same everywhere: every namespace of a class has the same unique key
 //   (`edgeplane-StoreShard`, the one-process key), so an id made anywhere names the same
 //   object in its owner, and one-process state keeps its names.
@@ -45,8 +48,11 @@ ${classNames.map((c) => `export class ${c} extends DurableObject {}`).join("\n")
 const ROUTE_MODULE = `// the owner of an id among several processes: ids are hashes, so their first 32 bits spread evenly
 const owner = (hosts, id) => (hosts.length === 1 ? hosts[0] : hosts[parseInt(id.slice(0, 8), 16) % hosts.length]);
 export default function (env) {
-  const { IDS, DEBUG, HOSTS, SERVICE, CLASS } = env;
+  const { IDS, DEBUG, HOSTS, SERVICE, CLASS, LOCAL, CHILD_PREFIX } = env;
   const get = (id) => {
+    // a virtual cluster's object stays here, made by name: it reads its cluster off its name,
+    // which an id sent over the debug port does not carry
+    if (LOCAL && id.name?.startsWith(CHILD_PREFIX)) return LOCAL.get(LOCAL.idFromName(id.name));
     const hex = id.toString();
     return DEBUG.connect(owner(HOSTS, hex)).getActor(SERVICE, CLASS, hex);
   };
@@ -82,8 +88,16 @@ const debugPortBinding = {
 /**
  * The Worker with each class that `owners` names bound to a routed namespace instead, and the
  * Workers that takes: the router (the id namespaces) and one wrapped binding per routed class.
+ * `keepChildren`: the classes whose objects of virtual clusters stay in this process.
  */
-function routed(worker: WorkerOptions & { name: string }, owners: Record<string, string[]>): WorkerOptions[] {
+function routed(
+  worker: WorkerOptions & { name: string },
+  owners: Record<string, string[]>,
+  keepChildren: string[] = [],
+): WorkerOptions[] {
+  const root = String(
+    (worker.bindings as Record<string, unknown> | undefined)?.EDGEPLANE_CLUSTER ?? "default",
+  );
   const durableObjects: Record<string, DurableObjectDesignator> = {};
   const wrappedBindings: Record<string, { scriptName: string }> = {};
   for (const [binding, d] of designatorsOf(worker)) {
@@ -96,9 +110,13 @@ function routed(worker: WorkerOptions & { name: string }, owners: Record<string,
       ({
         name: routeOf(c),
         modules: [{ type: "ESModule", path: "route.mjs", contents: ROUTE_MODULE }],
-        bindings: { HOSTS: owners[c], SERVICE: serviceOf(worker.name), CLASS: c },
+        bindings: { HOSTS: owners[c], SERVICE: serviceOf(worker.name), CLASS: c, CHILD_PREFIX: `${root}@` },
         durableObjects: {
           IDS: { className: c, scriptName: ROUTER, unsafeUniqueKey: `${worker.name}-${c}`, useSQLite: true },
+          // this process's own class (the one-process unique key), for virtual clusters' objects
+          ...(keepChildren.includes(c)
+            ? { LOCAL: { className: c, scriptName: worker.name, useSQLite: true } }
+            : {}),
         },
         unsafeBindings: [debugPortBinding],
       }) as WorkerOptions,
@@ -122,7 +140,7 @@ function routed(worker: WorkerOptions & { name: string }, owners: Record<string,
 
 /** The front process's Workers: the Worker with STORE routed to the hosts, and what that takes. */
 export function frontWorkers(worker: WorkerOptions & { name: string }, hosts: string[]): WorkerOptions[] {
-  return routed(worker, { [SPREAD_CLASS]: hosts });
+  return routed(worker, { [SPREAD_CLASS]: hosts }, [SPREAD_CLASS]);
 }
 
 /**

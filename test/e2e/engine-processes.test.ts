@@ -4,7 +4,7 @@
 // scheduled onto the simulated node; each host keeps its shards' SQLite under its own dir; a
 // restart over the same state keeps every object; another count for that state dir is refused;
 // a kill -9 of a store host restarts the engine whole; SIGTERM leaves no workerd behind.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -206,11 +206,38 @@ describe.skipIf(!hasKubectl)("EDGEPLANE_ENGINE_PROCESSES=2", () => {
       await k(t, ["get", "deployment", "web", "-n", "procs-a", "-o", "jsonpath={.status.readyReplicas}"]),
     ).toBe("2");
 
-    // every shard's SQLite is in a store host's dir: both hold some, the front none
+    // every shard's SQLite is in a store host's dir: both hold some, the front none (so far)
     const files = shardFiles();
     expect(files.front).toBe(0);
     expect(files.hosts[0]).toBeGreaterThan(0);
     expect(files.hosts[1]).toBeGreaterThan(0);
+
+    // a virtual cluster: its objects read their cluster off their names, so its shards stay in
+    // the front, made by name; its controllers make a Deployment's ReplicaSet and pod
+    const made = spawnSync(
+      process.execPath,
+      [join(REPO, "cli/bin/edgeplane.mjs"), "cluster", "create", "team-a"],
+      {
+        env: { ...process.env, EDGEPLANE_STATE_DIR: stateDir, KUBECONFIG: t.kubeconfigPath },
+        encoding: "utf8",
+      },
+    );
+    expect(made.status, made.stderr).toBe(0);
+    const team: Target = { ...t, kubeconfigPath: made.stdout.trim().split("\n").pop()! };
+    await k(team, ["create", "configmap", "only-in-team-a"]);
+    await k(team, ["create", "deployment", "w", "--image=nginx"]);
+    await until(
+      "the virtual cluster's controllers to make the Deployment's pod",
+      async () => {
+        const r = await kubectl(team, ["get", "pods", "-l", "app=w", "-o", "name"]);
+        return r.code === 0 && r.stdout.startsWith("pod/w-");
+      },
+      30_000,
+      300,
+    );
+    expect(await k(team, ["get", "configmaps", "-o", "name"])).toContain("configmap/only-in-team-a");
+    expect(await k(t, ["get", "configmaps", "-A", "-o", "name"])).not.toContain("only-in-team-a");
+    expect(shardFiles().front).toBeGreaterThan(0);
 
     const s = await stop(l);
     expect(s.code).toBe(0);
