@@ -152,13 +152,21 @@ if (tied && !process.env.MINIFLARE_WORKERD_PATH) {
   process.env.MINIFLARE_WORKERD_PATH = WORKERD_TIED;
 }
 
-/** The pid of the workerd this process runs (its one workerd child), if it can be found. */
+/** the store hosts' workerd pids (EDGEPLANE_ENGINE_PROCESSES > 1) */
+const hostPids: number[] = [];
+
+/** The pid of the front workerd this process runs (its workerd child that is no store host's). */
 function workerdPid(): number | undefined {
   try {
     for (const task of readdirSync(`/proc/${process.pid}/task`))
       for (const child of readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").split(" ")) {
         const pid = Number(child);
-        if (pid > 0 && readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd") return pid;
+        if (
+          pid > 0 &&
+          !hostPids.includes(pid) &&
+          readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd"
+        )
+          return pid;
       }
   } catch {
     // /proc not there, or the child gone meanwhile
@@ -284,7 +292,9 @@ if (config.storeHosts) {
         ports[i + 1],
       ),
     );
-    log(`store host ${i} up (debug port ${hostDebug[i]}, state ${join(dir, String(i))})`);
+    const hostPid = workerdPid();
+    if (hostPid) hostPids.push(hostPid);
+    log(`store host ${i} up (pid ${hostPid}, debug port ${hostDebug[i]}, state ${join(dir, String(i))})`);
   }
   const [main, ...routing] = frontWorkers(worker, hostDebug);
   options = {
@@ -306,7 +316,9 @@ function hostOutput(i: number, stdout: Readable, stderr: Readable) {
   readline.createInterface(stderr).on("line", (line) => console.error(`[store host ${i}] ${line}`));
   stdout.once("end", () => {
     if (closing) return;
-    log(`store host ${i} (workerd) exited: stopping the engine (its shards are unreachable)`);
+    log(
+      `store host ${i} (workerd, pid ${hostPids[i]}) exited: stopping the engine (its shards are unreachable)`,
+    );
     void close(1);
   });
 }
