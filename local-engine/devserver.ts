@@ -202,7 +202,9 @@ export function engineProcesses(stateDir: string, requested?: number): number {
   const env = process.env.EDGEPLANE_ENGINE_PROCESSES;
   const asked = requested ?? (env ? Number(env) : undefined);
   if (asked !== undefined && !(Number.isInteger(asked) && asked >= 1 && asked <= 64))
-    throw new Error(`EDGEPLANE_ENGINE_PROCESSES must be a whole number from 1 to 64, not "${env}"`);
+    throw new Error(
+      `EDGEPLANE_ENGINE_PROCESSES must be a whole number from 1 to 64, not "${requested ?? env}"`,
+    );
   const file = join(stateDir, "state", PROCESSES_FILE);
   let made: number | undefined;
   if (existsSync(file)) made = Number(readFileSync(file, "utf8").trim());
