@@ -19,6 +19,7 @@ export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   trace: { file: "trace.ts" },
   dashboard: { file: "dashboard.ts" },
   leases: { file: "leases.ts" },
+  "engine-processes": { file: "engine-processes.ts" },
 };
 
 function runOne(name: string): boolean {

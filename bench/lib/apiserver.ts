@@ -69,15 +69,25 @@ export function snapshotSources(dir: string): string {
   return root;
 }
 
-/** vars: Worker variables for the engine (e.g. a cluster CIDR wide enough for the bench's nodes). */
-export async function startApiServer(opts: { vars?: Record<string, string> } = {}): Promise<ApiServer> {
+/**
+ * vars: Worker variables for the engine (e.g. a cluster CIDR wide enough for the bench's nodes);
+ * engineProcesses: EDGEPLANE_ENGINE_PROCESSES for it (else the environment's, else the default).
+ */
+export async function startApiServer(
+  opts: { vars?: Record<string, string>; engineProcesses?: number } = {},
+): Promise<ApiServer> {
   const dir = mkdtempSync(join(tmpdir(), "edgeplane-bench-"));
   const root = snapshotSources(dir);
   const dev = (await import(pathToFileURL(join(root, "local-engine/devserver.ts")).href)) as typeof DevServer;
   const stateDir = join(dir, "state");
   let s: Awaited<ReturnType<typeof dev.startDevServer>>;
   try {
-    s = await dev.startDevServer({ stateDir, quiet: true, vars: opts.vars });
+    s = await dev.startDevServer({
+      stateDir,
+      quiet: true,
+      vars: opts.vars,
+      engineProcesses: opts.engineProcesses,
+    });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
