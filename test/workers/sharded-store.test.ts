@@ -372,4 +372,16 @@ describe("pods over 4 shards", () => {
       first.close();
     }
   });
+
+  it("answers a malformed vector or continue token with a 400 Status", async () => {
+    for (const path of [
+      "/api/v1/pods?resourceVersion=1.2&resourceVersionMatch=Exact",
+      "/api/v1/pods?resourceVersion=1.x.2.3&resourceVersionMatch=Exact",
+      "/api/v1/pods?watch=1&resourceVersion=1.2",
+      "/api/v1/pods?limit=2&continue=bm90LWEtdG9rZW4",
+    ]) {
+      const r = await api(t, "GET", path);
+      expect([path, r.status, r.json?.kind, r.json?.reason]).toEqual([path, 400, "Status", "BadRequest"]);
+    }
+  });
 });
