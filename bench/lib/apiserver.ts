@@ -69,15 +69,20 @@ export function snapshotSources(dir: string): string {
   return root;
 }
 
-/** vars: Worker variables for the engine (e.g. a cluster CIDR wide enough for the bench's nodes). */
-export async function startApiServer(opts: { vars?: Record<string, string> } = {}): Promise<ApiServer> {
+/**
+ * vars: Worker variables for the engine (e.g. a cluster CIDR wide enough for the bench's nodes);
+ * inspectorPort: workerd's DevTools inspector there (for a CPU profile).
+ */
+export async function startApiServer(
+  opts: { vars?: Record<string, string>; inspectorPort?: number } = {},
+): Promise<ApiServer> {
   const dir = mkdtempSync(join(tmpdir(), "edgeplane-bench-"));
   const root = snapshotSources(dir);
   const dev = (await import(pathToFileURL(join(root, "local-engine/devserver.ts")).href)) as typeof DevServer;
   const stateDir = join(dir, "state");
   let s: Awaited<ReturnType<typeof dev.startDevServer>>;
   try {
-    s = await dev.startDevServer({ stateDir, quiet: true, vars: opts.vars });
+    s = await dev.startDevServer({ stateDir, quiet: true, vars: opts.vars, inspectorPort: opts.inspectorPort });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
