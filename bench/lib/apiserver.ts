@@ -82,7 +82,12 @@ export async function startApiServer(
   const stateDir = join(dir, "state");
   let s: Awaited<ReturnType<typeof dev.startDevServer>>;
   try {
-    s = await dev.startDevServer({ stateDir, quiet: true, vars: opts.vars, inspectorPort: opts.inspectorPort });
+    s = await dev.startDevServer({
+      stateDir,
+      quiet: true,
+      vars: opts.vars,
+      inspectorPort: opts.inspectorPort,
+    });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
