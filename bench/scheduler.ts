@@ -300,7 +300,8 @@ async function main(): Promise<void> {
     const loadBefore = load1();
     if (profileLeases) await inspector?.start();
     await new Promise((r) => setTimeout(r, LEASE_WINDOW_S * 1000));
-    if (profileLeases && inspector) await reportProfile(inspector, "profile-scheduler-leases", "the leases window");
+    if (profileLeases && inspector)
+      await reportProfile(inspector, "profile-scheduler-leases", "the leases window");
     const wall = performance.now() - w0;
     const c1 = groupCpu(api.pgid);
     const s1 = sim.stats();

@@ -79,7 +79,7 @@ describe("change events decoded once per isolate", () => {
     // lightened as each informer's cache keeps pods
     expect(a.metadata.managedFields).toBeUndefined();
     expect(a.spec?.volumes).toBeUndefined();
-    expect((a.spec?.containers as { volumeMounts?: unknown }[])[0]!.volumeMounts).toBeUndefined();
+    expect((a.spec!.containers as { volumeMounts?: unknown }[])[0]!.volumeMounts).toBeUndefined();
   });
 
   it("decodes a resource with one subscriber alone, and bounds what waits for a subscriber", () => {
