@@ -80,10 +80,12 @@ async function bind(
     });
     pod.status.conditions = conditions;
     try {
+      // the pod as read is the update's base: encoded here, staged by the shard as sent
+      // (prepared.ts), where a whole update is parsed, compared and encoded again there
       await store.update(
         pod,
         { expectRV: pod.metadata.resourceVersion, dryRun: w.dryRun },
-        undefined,
+        pod,
         bindingTrace(w, pod, start),
       );
       return respondWith(w, SUCCESS_201, 201);
