@@ -47,6 +47,49 @@ export const MAX_SPAN_BYTES = 2048;
 /** Bounds on a header's spans, so a node cannot grow a pod's trace without end. */
 export const MAX_HEADER_SPANS = 48;
 
+/**
+ * Container restarts a pod's trace keeps, the newest: each restart is one span (step 9.3,
+ * `start <container> (restart N)`, detail.restart = N) in a window of its own, so a pod that
+ * crash-loops for a day neither fills its trace nor loses its latest restarts. The first start's
+ * spans and everything else share the rest of MAX_SPANS_PER_POD.
+ */
+export const MAX_RESTART_SPANS = 10;
+
+/** The name of a restart's span: the container and which restart it is (its restartCount). */
+export function restartSpanName(container: string, restart: number): string {
+  return `start ${container} (restart ${restart})`;
+}
+
+/** Whether a span is one of a container restart (kept in the restarts' window). */
+export function isRestartSpan(s: TraceSpan): boolean {
+  return s.step === "9.3" && typeof s.detail?.restart === "number";
+}
+
+/**
+ * Says on each container's oldest kept restart how many of its earlier restarts the trace does
+ * not hold (`detail.earlierRestartsDropped`): restarts are numbered, so a first kept restart N
+ * means N - 1 went before it (dropped by the window, or never traced). Returns the spans, those
+ * it changed copied.
+ */
+export function noteDroppedRestarts(spans: TraceSpan[]): TraceSpan[] {
+  const oldest = new Map<string, number>();
+  spans.forEach((s, i) => {
+    if (!isRestartSpan(s)) return;
+    const c = String(s.detail?.container ?? s.name);
+    const j = oldest.get(c);
+    if (j === undefined || (spans[j].detail?.restart as number) > (s.detail?.restart as number))
+      oldest.set(c, i);
+  });
+  if (oldest.size === 0) return spans;
+  const out = [...spans];
+  for (const i of oldest.values()) {
+    const dropped = (spans[i].detail?.restart as number) - 1;
+    if (dropped > 0)
+      out[i] = { ...spans[i], detail: { ...spans[i].detail, earlierRestartsDropped: dropped } };
+  }
+  return out;
+}
+
 /** Whether tracing is on for these Worker variables (EDGEPLANE_TRACE=off switches it off). */
 export function tracingEnabled(env: unknown): boolean {
   const v = (env as { EDGEPLANE_TRACE?: string } | undefined)?.EDGEPLANE_TRACE;

@@ -95,13 +95,27 @@ export function objectEnv(ctx: DurableObjectState, env: Env): Env {
   return key.split("@").length === 3 ? childEnv(env, key) : env;
 }
 
-/** A cluster's object limit and its counts as last published (docs/clusters.md). */
+/** A cluster's object limits and its counts as last published (docs/clusters.md). */
 export interface ClusterUsage {
   name: string;
   /** spec.limits.objects */
   objects?: number;
+  /** spec.limits' count/<resource>[.<group>], by the name status.counts gives the resource */
+  perResource?: Record<string, number>;
   /** status.counts: objects per resource */
   counts: Record<string, number>;
+}
+
+/** A Cluster object's object limits: spec.limits.objects and its count/<resource> keys. */
+export function objectLimitsOf(obj: unknown): Pick<ClusterUsage, "objects" | "perResource"> {
+  const limits = (obj as { spec?: { limits?: Record<string, unknown> } })?.spec?.limits;
+  if (!limits || typeof limits !== "object") return {};
+  const objects = typeof limits.objects === "number" && limits.objects > 0 ? limits.objects : undefined;
+  let perResource: Record<string, number> | undefined;
+  for (const [k, v] of Object.entries(limits))
+    if (k.startsWith("count/") && typeof v === "number" && Number.isInteger(v) && v >= 0)
+      (perResource ??= {})[k.slice("count/".length)] = v;
+  return { objects, perResource };
 }
 
 /** per cluster key, in this isolate: noted by the Worker's lookup and the manager's publish */

@@ -3,13 +3,16 @@
 // (token clients send none and are unaffected), and accepts any in the handshake; the
 // certificate is judged here, once per connection, as upstream's x509 authenticator judges
 // it: issued and signed by one of the client CAs, within its own and the CA's validity, and
-// for client authentication when it names its usages. CN is the user, O the groups. Each
+// for client authentication when it names its usages. CN is the user, O the groups. One the
+// root's CAs refuse is passed on as it is, for the Worker to check against the CA of the
+// cluster a request names (another cluster's certificates, docs/clusters.md). Each
 // request on the connection then carries the verdict to the Worker, and the fair queue keys
 // the connection by its subject (the credential a token would be).
 import { X509Certificate } from "node:crypto";
 import type tls from "node:tls";
 import {
   CLIENT_CERT_ERROR_HEADER,
+  CLIENT_CERT_HEADER,
   CLIENT_CERT_NOT_BEFORE_HEADER,
   CLIENT_SUBJECT_HEADER,
   FRONT_ONLY_HEADERS,
@@ -91,7 +94,19 @@ export function clientCertJudge(caPem: string, secret: string) {
       why = `malformed certificate: ${(e as Error).message}`;
     }
     if (why || !x)
-      return identity([FRONT_SECRET_HEADER, secret, CLIENT_CERT_ERROR_HEADER, encodeURIComponent(why ?? "")]);
+      // (known to the fair queue by its fingerprint: a level is learned for it only once the
+      // Worker has authenticated it)
+      return identity(
+        [
+          FRONT_SECRET_HEADER,
+          secret,
+          CLIENT_CERT_ERROR_HEADER,
+          encodeURIComponent(why ?? ""),
+          CLIENT_CERT_HEADER,
+          peer.raw.toString("base64"),
+        ],
+        fingerprint ? `x509 certificate ${fingerprint}` : undefined,
+      );
     // upstream takes the last CN (Go's pkix.Name keeps the last one it reads)
     const cn = values(peer.subject?.CN).at(-1) ?? "";
     const dn = subjectDN(cn, values(peer.subject?.O));

@@ -2,8 +2,9 @@
 // token, and a kubeconfig. Used by `npm start`, the tests and the benchmarks alike.
 import { type ChildProcess, execFileSync, type StdioOptions, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
+import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { workerBundle } from "./bundle";
@@ -34,6 +35,12 @@ export interface DevServerOptions {
   diagnosable?: boolean;
   /** how long to wait for /readyz (60 s) */
   timeoutMs?: number;
+  /**
+   * workerd processes holding the store shards (EDGEPLANE_ENGINE_PROCESSES): 1 keeps everything
+   * in one; N > 1 spreads the shards over N of their own besides the front one. By default the
+   * state dir's own count, else 1 on machines with 2 cores or fewer.
+   */
+  engineProcesses?: number;
 }
 
 /** A local control plane started by startDevServer. */
@@ -181,6 +188,42 @@ users:
 `;
 }
 
+/** Where a state dir keeps its count of engine processes (fixed once made). */
+const PROCESSES_FILE = "engine-processes";
+
+/**
+ * The number of workerd processes holding store shards for `stateDir`: `requested` (else
+ * EDGEPLANE_ENGINE_PROCESSES), else what the state dir was made with, else 1 on machines with
+ * 2 cores or fewer and half the cores (at most 8) on bigger ones. A state dir keeps its count:
+ * an object's owner is picked by its id among that many, so another count would lose objects;
+ * asking for another is an error naming both. Records the count in the state dir.
+ */
+export function engineProcesses(stateDir: string, requested?: number): number {
+  const env = process.env.EDGEPLANE_ENGINE_PROCESSES;
+  const asked = requested ?? (env ? Number(env) : undefined);
+  if (asked !== undefined && !(Number.isInteger(asked) && asked >= 1 && asked <= 64))
+    throw new Error(
+      `EDGEPLANE_ENGINE_PROCESSES must be a whole number from 1 to 64, not "${requested ?? env}"`,
+    );
+  const file = join(stateDir, "state", PROCESSES_FILE);
+  let made: number | undefined;
+  if (existsSync(file)) made = Number(readFileSync(file, "utf8").trim());
+  else {
+    // made before the count was kept: one process, if it holds any store shard
+    const shards = join(stateDir, "state", "v3", "do", "edgeplane-StoreShard");
+    if (existsSync(shards) && readdirSync(shards).some((f) => f.endsWith(".sqlite"))) made = 1;
+  }
+  if (asked !== undefined && made !== undefined && asked !== made)
+    throw new Error(
+      `the state dir ${stateDir} was made with EDGEPLANE_ENGINE_PROCESSES=${made} and cannot be opened with ${asked} (objects are placed by that count): use ${made}, or another EDGEPLANE_STATE_DIR`,
+    );
+  const cores = availableParallelism();
+  const n = asked ?? made ?? (cores <= 2 ? 1 : Math.min(8, Math.floor(cores / 2)));
+  mkdirSync(join(stateDir, "state"), { recursive: true });
+  writeFileSync(file, `${n}\n`);
+  return n;
+}
+
 /** The `crons` of wrangler.toml's [triggers]. */
 function wranglerCrons(): string[] {
   const toml = readFileSync(WRANGLER_TOML, "utf8");
@@ -201,7 +244,14 @@ async function spawnEngine(
     internalPort,
     vars,
     front,
-  }: { stateDir: string; internalPort: number; vars: Record<string, string>; front: FrontTls | undefined },
+    processes,
+  }: {
+    stateDir: string;
+    internalPort: number;
+    vars: Record<string, string>;
+    front: FrontTls | undefined;
+    processes: number;
+  },
 ): Promise<() => ChildProcess> {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "", NO_COLOR: "1" };
   const stdio: StdioOptions = opts.quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"];
@@ -258,6 +308,9 @@ async function spawnEngine(
       // the front door runs beside workerd, in the engine's process, not in the caller's
       front,
       launcherFd: 3,
+      // EDGEPLANE_ENGINE_PROCESSES > 1: the store shards in workerd processes of their own
+      storeHosts:
+        processes > 1 ? { count: processes, dir: join(stateDir, "state", "store-hosts") } : undefined,
     } satisfies EngineConfig),
     { mode: 0o600 },
   );
@@ -312,11 +365,12 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     mode: 0o600,
   });
   const engine = opts.engine ?? process.env.EDGEPLANE_DEV_ENGINE ?? "miniflare";
+  const processes = engine === "wrangler" ? 1 : engineProcesses(stateDir, opts.engineProcesses);
   if (engine !== "wrangler") vars.EDGEPLANE_CLIENT_CERT_AUTH ??= "front";
   const frontOpts: FrontTls = { port, cert: pki.cert, key: pki.key, clientCa: pki.caCert };
   const spawnChild = await spawnEngine(
     { ...opts, engine },
-    { stateDir, internalPort, vars, front: engine === "wrangler" ? undefined : frontOpts },
+    { stateDir, internalPort, vars, front: engine === "wrangler" ? undefined : frontOpts, processes },
   );
   let output = "";
   let child: ChildProcess;

@@ -33,6 +33,7 @@ import { Log, LogLevel, Miniflare, type MiniflareOptions } from "miniflare";
 import { type Bundle, type BundleManifest, MANIFEST } from "./bundle";
 import { type FrontDoor, startFront } from "./front-door";
 import { portInUse } from "./port-owner";
+import { frontWorkers, hostWorkers } from "./store-hosts";
 
 /** CONFIG.json, as devserver.ts writes it. */
 export interface EngineConfig extends Bundle {
@@ -57,6 +58,11 @@ export interface EngineConfig extends Bundle {
   cronSeconds?: number;
   /** a pipe from the launcher on this fd: its end means the launcher is gone, and so this goes */
   launcherFd?: number;
+  /**
+   * EDGEPLANE_ENGINE_PROCESSES > 1: the store shards live in `count` workerd processes of their
+   * own (store-hosts.ts), host i's SQLite under `<dir>/<i>`; the rest stays in this one's
+   */
+  storeHosts?: { count: number; dir: string };
 }
 
 const config: EngineConfig = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -107,6 +113,8 @@ const log = (message: string) => console.error(`engine: ${message}`);
 
 let closing = false;
 let front: FrontDoor | undefined;
+/** the store hosts' Miniflares, with EDGEPLANE_ENGINE_PROCESSES > 1 */
+const hosts: Miniflare[] = [];
 let cronTimer: NodeJS.Timeout | undefined;
 async function close(code = 0) {
   if (closing) return;
@@ -115,6 +123,7 @@ async function close(code = 0) {
     clearTimeout(cronTimer);
     await front?.close();
     await mf.dispose();
+    await Promise.all(hosts.map((h) => h.dispose().catch(() => {})));
     if (frontSocket) rmSync(frontSocket.path, { force: true });
   } finally {
     process.exit(code);
@@ -143,13 +152,21 @@ if (tied && !process.env.MINIFLARE_WORKERD_PATH) {
   process.env.MINIFLARE_WORKERD_PATH = WORKERD_TIED;
 }
 
-/** The pid of the workerd this process runs (its one workerd child), if it can be found. */
+/** the store hosts' workerd pids (EDGEPLANE_ENGINE_PROCESSES > 1) */
+const hostPids: number[] = [];
+
+/** The pid of the front workerd this process runs (its workerd child that is no store host's). */
 function workerdPid(): number | undefined {
   try {
     for (const task of readdirSync(`/proc/${process.pid}/task`))
       for (const child of readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").split(" ")) {
         const pid = Number(child);
-        if (pid > 0 && readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd") return pid;
+        if (
+          pid > 0 &&
+          !hostPids.includes(pid) &&
+          readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd"
+        )
+          return pid;
       }
   } catch {
     // /proc not there, or the child gone meanwhile
@@ -167,9 +184,11 @@ function runtimeOutput(stdout: Readable, stderr: Readable) {
   stdout.once("end", () => void crashed());
 }
 
-const options: MiniflareOptions = {
+const name = config.name ?? "edgeplane";
+/** the Worker as every workerd process of the engine runs it (store-hosts.ts) */
+const worker = {
   ...workerOptions,
-  name: config.name ?? "edgeplane",
+  name,
   modules: modules.map((m) => ({ type: m.type, path: join(config.bundleDir, m.path) })),
   modulesRoot: config.bundleDir,
   bindings: {
@@ -178,6 +197,9 @@ const options: MiniflareOptions = {
     ...(relaySecret ? { EDGEPLANE_RELAY_SECRET: relaySecret } : {}),
     ...(frontSecret ? { EDGEPLANE_FRONT_SECRET: frontSecret } : {}),
   },
+};
+const single: MiniflareOptions = {
+  ...worker,
   defaultPersistRoot: config.persistDir,
   // Clients reach our Worker on a direct workerd socket, not through Miniflare's entry
   // Worker (a Worker-to-Worker hop on every request and every chunk of every watch stream:
@@ -201,7 +223,107 @@ const options: MiniflareOptions = {
   handleRuntimeStdio: runtimeOutput,
 } as MiniflareOptions;
 
-let mf = new Miniflare(options);
+/** A free TCP port on 127.0.0.1 (for a workerd debug port). */
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = net.createServer();
+    s.on("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => res(port));
+    });
+  });
+}
+
+/**
+ * Starts a Miniflare whose workerd also serves its debug port on `debugPort` (workerd-tied.sh
+ * reads it from the environment workerd is started with: one start at a time).
+ */
+async function withDebugPort(opts: MiniflareOptions, debugPort: number): Promise<Miniflare> {
+  process.env.EDGEPLANE_DEBUG_PORT = String(debugPort);
+  try {
+    const started = new Miniflare(opts);
+    await started.ready;
+    return started;
+  } finally {
+    delete process.env.EDGEPLANE_DEBUG_PORT;
+  }
+}
+
+// EDGEPLANE_ENGINE_PROCESSES > 1 (config.storeHosts): the store shards' workerd processes, each
+// with a debug port, and this process's workerd routing STORE to them (store-hosts.ts). Their
+// ports are fixed for the life of this process: a crash of any of them stops it (below).
+let options = single;
+let frontDebugPort = 0;
+if (config.storeHosts) {
+  if (process.env.MINIFLARE_WORKERD_PATH !== WORKERD_TIED) {
+    log("EDGEPLANE_ENGINE_PROCESSES > 1 needs setpriv (util-linux) to tie workerd processes to this one");
+    process.exit(1);
+  }
+  const { count, dir } = config.storeHosts;
+  const ports: number[] = [];
+  while (ports.length < count + 1) {
+    const p = await freePort();
+    if (!ports.includes(p)) ports.push(p);
+  }
+  const [frontDebug, ...hostDebug] = ports.map((p) => `127.0.0.1:${p}`);
+  const {
+    unsafeDirectSockets,
+    host,
+    port,
+    cf,
+    inspectorPort,
+    log: mfLog,
+  } = single as MiniflareOptions & {
+    unsafeDirectSockets: unknown;
+  };
+  for (let i = 0; i < count; i++) {
+    hosts.push(
+      await withDebugPort(
+        {
+          host,
+          port: 0,
+          cf,
+          log: mfLog,
+          defaultPersistRoot: join(dir, String(i)),
+          handleRuntimeStdio: (stdout: Readable, stderr: Readable) => hostOutput(i, stdout, stderr),
+          workers: hostWorkers(worker, frontDebug, hostDebug),
+        } as MiniflareOptions,
+        ports[i + 1],
+      ),
+    );
+    const hostPid = workerdPid();
+    if (hostPid) hostPids.push(hostPid);
+    log(`store host ${i} up (pid ${hostPid}, debug port ${hostDebug[i]}, state ${join(dir, String(i))})`);
+  }
+  const [main, ...routing] = frontWorkers(worker, hostDebug);
+  options = {
+    host,
+    port,
+    cf,
+    inspectorPort,
+    log: mfLog,
+    defaultPersistRoot: config.persistDir,
+    handleRuntimeStdio: runtimeOutput,
+    workers: [{ ...main, unsafeDirectSockets }, ...routing],
+  } as MiniflareOptions;
+  frontDebugPort = ports[0];
+}
+
+/** A store host's output, prefixed; its end (it exited) stops the engine: no half an engine. */
+function hostOutput(i: number, stdout: Readable, stderr: Readable) {
+  readline.createInterface(stdout).on("line", (line) => console.log(`[store host ${i}] ${line}`));
+  readline.createInterface(stderr).on("line", (line) => console.error(`[store host ${i}] ${line}`));
+  stdout.once("end", () => {
+    if (closing) return;
+    log(
+      `store host ${i} (workerd, pid ${hostPids[i]}) exited: stopping the engine (its shards are unreachable)`,
+    );
+    void close(1);
+  });
+}
+
+let mf = config.storeHosts ? await withDebugPort(options, frontDebugPort) : new Miniflare(options);
 let pid: number | undefined;
 /** workerd is being started again: the front door answers 503 meanwhile */
 let restarting = false;
@@ -218,6 +340,11 @@ const MAX_FAILED_STARTS = 10;
 /** workerd died under us: 503 at the front door until it is back, then as before. */
 async function crashed() {
   if (closing || restarting) return;
+  if (config.storeHosts) {
+    // the store hosts hold connections to this workerd's debug port: stop all, not half
+    log(`workerd${pid ? ` (pid ${pid})` : ""} exited: stopping the engine and its store hosts`);
+    return void close(1);
+  }
   restarting = true;
   const lost = pid;
   front?.setAvailable(false, "the control plane's engine (workerd) is restarting");

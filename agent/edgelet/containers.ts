@@ -169,11 +169,13 @@ export async function startContainer(
     return false;
   }
   mark(st, `created ${c.name}`);
-  st.trace?.stage("9.3", `create ${c.name}`, { containerId: id.slice(0, 13), restartCount });
+  // a restart is traced as one span of its own, by the caller (pod-sync.ts restartContainer)
+  const traced = restartCount === 0 ? st.trace : undefined;
+  traced?.stage("9.3", `create ${c.name}`, { containerId: id.slice(0, 13), restartCount });
   ctx.events(pod, "Normal", "Created", `Created container ${c.name}`, fp);
   if (ctx.onContainerCreated) {
     await ctx.onContainerCreated(pod, c, id);
-    st.trace?.stage("9.4", `cpu manager ${c.name}`);
+    traced?.stage("9.4", `cpu manager ${c.name}`);
   }
   try {
     await ctx.cri.startContainer(id);
@@ -187,7 +189,7 @@ export async function startContainer(
   }
   st.waiting.delete(c.name);
   mark(st, `started ${c.name}`);
-  st.trace?.stage("9.5", `start ${c.name}`);
+  traced?.stage("9.5", `start ${c.name}`);
   ctx.events(pod, "Normal", "Started", `Started container ${c.name}`, fp);
   if (c.lifecycle?.postStart) {
     const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
@@ -206,7 +208,7 @@ export async function startContainer(
       st.trace?.failed("9.5", `postStart ${c.name}`, `PostStartHookError: ${msg}`);
       return false;
     }
-    st.trace?.stage("9.5", `postStart ${c.name}`);
+    traced?.stage("9.5", `postStart ${c.name}`);
   }
   return true;
 }

@@ -65,8 +65,10 @@ export interface PodState {
   runningAt?: number;
   /** Stages of the first start, ms since seenAt (FLOW steps 6-9), for logs and metrics. */
   timeline: [string, number][];
-  /** the pod's flow trace of its first start (trace.ts); absent for a pod already running */
+  /** the pod's flow trace (trace.ts): its first start, and its restarts only for a pod already running */
   trace?: PodTracer;
+  /** why this agent stopped a container, by container id (a restart's span says so) */
+  killedFor?: Map<string, string>;
 }
 
 /** Records a stage of a pod's first start. */
@@ -85,6 +87,6 @@ export function newPodState(pod: Pod): PodState {
     seenAt: now,
     timeline: [],
     runningAt: running ? now : undefined,
-    trace: running || pod.status?.startTime ? undefined : new PodTracer(now),
+    trace: new PodTracer(now, running || !!pod.status?.startTime),
   };
 }

@@ -91,7 +91,7 @@ async function ensureSandbox(
     st.trace?.failed("7.1", "sandbox", `FailedCreatePodSandBox: ${(e as Error).message}`);
     return "wait";
   }
-  if (st.trace && !st.trace.has("6.7")) await tracePullSecrets(ctx, st);
+  if (st.trace && !st.trace.finished && !st.trace.has("6.7")) await tracePullSecrets(ctx, st);
   // the first container's image is made present while the sandbox starts (off the critical path)
   const first = (pod.spec?.initContainers ?? [])[0] ?? (pod.spec?.containers ?? [])[0];
   if (first && !st.prepulls?.has(first.name)) {
@@ -158,17 +158,64 @@ function inSandbox(rt: PodRuntime, name: string, sandboxId: string): ContainerIn
   return rt.containers.filter((c) => c.name === name && c.sandboxId === sandboxId);
 }
 
-function nextRestartCount(rt: PodRuntime, name: string): number {
-  const prev = rt.containers.find((c) => c.name === name);
-  return prev ? prev.restartCount + 1 : 0;
+/** The container's newest run in any sandbox of the pod (a new sandbox restarts its containers). */
+function previousRun(rt: PodRuntime, name: string): ContainerInfo | undefined {
+  return rt.containers.find((c) => c.name === name);
 }
 
+/** Why a container starts again, for its restart's span (trace.ts). */
+interface RestartWhy {
+  cause: string;
+  /** the back-off waited before this restart (ms) */
+  backOffMs: number;
+  /** when the previous run ended, if it is not the runtime's finishedAt (ms) */
+  since?: number;
+}
+
+/**
+ * Starts container `c`: its first run when `previous` is undefined, else its next (restartCount
+ * one more), traced as one span (9.3, `start <c> (restart N)`) with the previous run's exit and
+ * the back-off waited.
+ */
+async function runContainer(
+  ctx: NodeContext,
+  st: PodState,
+  c: PodContainer,
+  previous: ContainerInfo | undefined,
+  isInit: boolean,
+  why: RestartWhy,
+): Promise<boolean> {
+  const restart = previous ? previous.restartCount + 1 : 0;
+  if (!(await startContainer(ctx, st, c, restart, isInit))) return false;
+  if (!previous) return true;
+  const killed = st.killedFor?.get(previous.id);
+  st.killedFor?.delete(previous.id);
+  const exited = previous.state === "CONTAINER_EXITED";
+  const finished = exited && previous.finishedAt > 0 ? previous.finishedAt / 1e6 : undefined;
+  const detail: Record<string, unknown> = {
+    cause: killed ?? why.cause,
+    previousContainerId: previous.id.slice(0, 13),
+    backOffMs: why.backOffMs,
+  };
+  if (exited) {
+    detail.exitCode = previous.exitCode;
+    if (previous.reason) detail.reason = previous.reason;
+    if (finished) detail.finishedAt = rfc3339(Math.floor(finished));
+  }
+  st.trace?.restart(c.name, restart, why.since ?? finished, detail);
+  return true;
+}
+
+/**
+ * The kubelet's crash-loop back-off: while in it, the ms to wait before the next try; past it,
+ * the back-off that was waited (0 the first time).
+ */
 function crashLoop(
   ctx: NodeContext,
   st: PodState,
   c: PodContainer,
   latest: ContainerInfo,
-): number | undefined {
+): { waitMs: number } | { backOffMs: number } {
   const key = `${st.uid}/${c.name}`;
   const finished = latest.finishedAt > 0 ? Math.floor(latest.finishedAt / 1e6) : Date.now();
   if (ctx.crashBackoff.inBackoff(key, finished)) {
@@ -185,11 +232,15 @@ function crashLoop(
       );
     }
     st.waiting.set(c.name, { reason: "CrashLoopBackOff", message });
-    return Math.max(50, ctx.crashBackoff.remaining(key, finished));
+    return { waitMs: Math.max(50, ctx.crashBackoff.remaining(key, finished)) };
   }
+  const backOffMs = ctx.crashBackoff.delay(key);
   ctx.crashBackoff.next(key);
-  return undefined;
+  return { backOffMs };
 }
+
+/** A container started again in a new sandbox (the old one died). */
+const NEW_SANDBOX: RestartWhy = { cause: "sandbox changed", backOffMs: 0 };
 
 /** Brings the runtime in line with the pod spec. */
 export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResult> {
@@ -236,7 +287,7 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
     const latest = inSandbox(rt, c.name, sandboxId)[0];
     const sidecar = c.restartPolicy === "Always";
     if (!latest) {
-      if (!(await startContainer(ctx, st, c, nextRestartCount(rt, c.name), true)))
+      if (!(await runContainer(ctx, st, c, previousRun(rt, c.name), true, NEW_SANDBOX)))
         return { requeueMs: retryDelay(ctx, st, c) };
       if (!sidecar) {
         await ctx.cache.refreshPod(uid);
@@ -254,9 +305,9 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
       continue;
     }
     if (policy === "Never" && !sidecar) return {}; // the pod has failed
-    const wait = crashLoop(ctx, st, c, latest);
-    if (wait !== undefined) return { requeueMs: wait };
-    if (!(await startContainer(ctx, st, c, latest.restartCount + 1, true)))
+    const loop = crashLoop(ctx, st, c, latest);
+    if ("waitMs" in loop) return { requeueMs: loop.waitMs };
+    if (!(await runContainer(ctx, st, c, latest, true, { cause: "exited", backOffMs: loop.backOffMs })))
       return { requeueMs: retryDelay(ctx, st, c) };
     return {};
   }
@@ -267,13 +318,14 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
   for (const c of pod.spec?.containers ?? []) {
     const latest = inSandbox(rt, c.name, sandboxId)[0];
     if (!latest) {
-      if (!(await startContainer(ctx, st, c, nextRestartCount(rt, c.name), false)))
+      if (!(await runContainer(ctx, st, c, previousRun(rt, c.name), false, NEW_SANDBOX)))
         requeueMs = minReq(requeueMs, retryDelay(ctx, st, c));
       else started++;
       continue;
     }
     if (latest.state === "CONTAINER_RUNNING") {
       if (latest.hash && latest.hash !== containerHash(c)) {
+        const killedAt = Date.now();
         await killContainer(
           ctx,
           st,
@@ -281,7 +333,8 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
           grace,
           `Container ${c.name} definition changed, will be restarted`,
         );
-        if (await startContainer(ctx, st, c, latest.restartCount + 1, false)) started++;
+        const why = { cause: "definition changed", backOffMs: 0, since: killedAt };
+        if (await runContainer(ctx, st, c, latest, false, why)) started++;
         else requeueMs = minReq(requeueMs, retryDelay(ctx, st, c));
         continue;
       }
@@ -300,6 +353,7 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
         });
       } else if (probe.liveFailed || probe.startupFailed) {
         const why = probe.liveFailed ? "liveness" : "startup";
+        (st.killedFor ??= new Map()).set(latest.id, `${why} probe failed`);
         await killContainer(
           ctx,
           st,
@@ -320,12 +374,12 @@ export async function syncPod(ctx: NodeContext, st: PodState): Promise<SyncResul
     ctx.probes.remove(latest.id);
     const restart = policy === "Always" || (policy === "OnFailure" && latest.exitCode !== 0);
     if (!restart) continue;
-    const wait = crashLoop(ctx, st, c, latest);
-    if (wait !== undefined) {
-      requeueMs = minReq(requeueMs, wait);
+    const loop = crashLoop(ctx, st, c, latest);
+    if ("waitMs" in loop) {
+      requeueMs = minReq(requeueMs, loop.waitMs);
       continue;
     }
-    if (!(await startContainer(ctx, st, c, latest.restartCount + 1, false)))
+    if (!(await runContainer(ctx, st, c, latest, false, { cause: "exited", backOffMs: loop.backOffMs })))
       requeueMs = minReq(requeueMs, retryDelay(ctx, st, c));
     else started++;
   }

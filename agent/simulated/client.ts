@@ -71,10 +71,11 @@ export class ApiClient {
     body?: unknown,
     contentType = "application/json",
     lane: Lane = "normal",
+    headers?: Record<string, string>,
   ): Promise<Reply> {
     await this.acquire(lane);
     try {
-      return await this.send(method, path, body, contentType);
+      return await this.send(method, path, body, contentType, headers);
     } finally {
       this.release();
     }
@@ -117,7 +118,13 @@ export class ApiClient {
     for (const q of Object.values(this.queues)) for (const wake of q.splice(0)) wake();
   }
 
-  private send(method: string, path: string, body: unknown, contentType: string): Promise<Reply> {
+  private send(
+    method: string,
+    path: string,
+    body: unknown,
+    contentType: string,
+    headers?: Record<string, string>,
+  ): Promise<Reply> {
     if (this.closed) return Promise.reject(new Error("client closed"));
     this.stats.requests++;
     this.stats.byVerb[method] = (this.stats.byVerb[method] ?? 0) + 1;
@@ -126,6 +133,7 @@ export class ApiClient {
       path,
       body,
       contentType,
+      headers,
       timeoutMs: 30_000,
       onResponse: (status, json, text) => {
         if (status >= 500 || status === 429) {

@@ -13,7 +13,9 @@
 // the restart policy lets it stop (Never, or OnFailure), Failed on a non-zero exit under
 // restartPolicy Never, and otherwise the containers restart (restartCount + 1, the last run
 // in lastState) and run again.
+
 import { rfc3339 } from "../../api/time";
+import { restartSpanName, type TraceSpan } from "../../api/trace";
 import type { ContainerState, ContainerStatus, Pod, PodCondition } from "../lib/kube-types";
 
 export const RUN_SECONDS_ANNOTATION = "sim.edgeplane.dev/run-seconds";
@@ -182,4 +184,31 @@ export function restartedStatusPatch(pod: SimPod, exitCode: number, now = Date.n
       })),
     },
   };
+}
+
+/**
+ * The restart's flow-trace spans (api/trace.ts), one per container, sent with the restart's
+ * status patch as a node agent sends them: the containers end and run again at `now`, at once
+ * (the simulator waits its minimum between runs before the next end, not before the start).
+ */
+export function restartSpans(pod: SimPod, exitCode: number, now = Date.now()): TraceSpan[] {
+  return (pod.status?.containerStatuses ?? []).map((c) => {
+    const restart = (c.restartCount ?? 0) + 1;
+    return {
+      step: "9.3",
+      name: restartSpanName(c.name, restart),
+      component: "edgelet",
+      start: now,
+      end: now,
+      detail: {
+        container: c.name,
+        restart,
+        cause: "exited",
+        exitCode,
+        reason: exitCode === 0 ? "Completed" : "Error",
+        backOffMs: 0,
+        runtime: "simulated",
+      },
+    };
+  });
 }

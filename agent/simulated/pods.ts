@@ -3,6 +3,7 @@
 // containers finish: pod-finish.ts) -> terminating -> gone.
 
 import { contains, type IPv4Net, intToIp, netSize } from "../../api/network";
+import { TRACE_SPANS_HEADER } from "../../api/trace";
 import { Informer } from "../lib/informer";
 import { isPod, type Pod } from "../lib/kube-types";
 import { type ApiClient, sleep, withRetry } from "./client";
@@ -11,6 +12,7 @@ import {
   type LifetimeDefaults,
   lifetimeOf,
   restartedStatusPatch,
+  restartSpans,
   restarts,
   runningSince,
 } from "./pod-finish";
@@ -253,10 +255,13 @@ export class PodSimulator {
       ? restartedStatusPatch(st.pod, life.exitCode)
       : finishedStatusPatch(st.pod, life.exitCode);
     patch.metadata = { uid: st.uid };
+    // a restart's spans go with its status write, as a node agent's do (api/trace.ts)
+    const spans = again ? restartSpans(st.pod, life.exitCode) : [];
+    const headers = spans.length ? { [TRACE_SPANS_HEADER]: JSON.stringify(spans) } : undefined;
     const path = `/api/v1/namespaces/${st.namespace}/pods/${st.name}/status`;
     try {
       const r = await withRetry(
-        () => this.client.request("PATCH", path, patch, "application/merge-patch+json"),
+        () => this.client.request("PATCH", path, patch, "application/merge-patch+json", "normal", headers),
         { stopped: () => this.stopped || st.phase !== "running" },
       );
       if (r.status === 200) {

@@ -3,7 +3,9 @@
 // as soon as its object is stored: its own objects come up on its first request. The name
 // is a DNS-1123 label (it is a URL path segment); "root" is the root cluster's and reserved.
 // Deleting one empties every Durable Object it used (workers/clusters/teardown.ts); its
-// admin credential is its `token` subresource (a TokenRequest, workers/clusters/token.ts).
+// admin credential is its `token` subresource (a TokenRequest, workers/clusters/handlers.ts),
+// or a client certificate of its own CA, its `certificate` subresource (a
+// CertificateSigningRequest whose status carries the certificate).
 import { field, type StatusCause } from "../errors";
 import type { ResourceDef } from "../resource";
 import { STANDARD_VERBS } from "../resource";
@@ -14,6 +16,10 @@ import { ageColumn, column, isObject, nameColumn } from "./common";
 
 export const ROOT_CLUSTER_NAME = "root";
 export const CLUSTERS_GROUP = "tenancy.edgeplane.dev";
+/** spec.limits' keys for one resource's objects: count/<resource>[.<group>] */
+export const COUNT_PREFIX = "count/";
+const LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const COUNT_RESOURCE = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
 
 /** The path a cluster is served under. */
 export function clusterPath(name: string): string {
@@ -40,6 +46,17 @@ function validateCluster(obj: KubeObject, old?: KubeObject): StatusCause[] {
         const v = limits[key];
         if (v !== undefined && v !== null && (typeof v !== "number" || !Number.isInteger(v) || v < 1))
           causes.push(field.invalid(`spec.limits.${key}`, v as number, "must be a positive integer"));
+      }
+      // per resource, as ResourceQuota's object counts: count/pods, count/deployments.apps
+      for (const [key, v] of Object.entries(limits)) {
+        if (!key.startsWith(COUNT_PREFIX)) continue;
+        const path = `spec.limits[${key}]`;
+        if (!COUNT_RESOURCE.test(key.slice(COUNT_PREFIX.length)))
+          causes.push(
+            field.invalid(path, key, "must be count/<resource> or count/<resource>.<group>, in lower case"),
+          );
+        else if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
+          causes.push(field.invalid(path, v as number, "must be a non-negative integer"));
       }
     }
   }
@@ -72,6 +89,13 @@ export const clusters: ResourceDef = {
     status: { kind: "Cluster", verbs: ["get", "patch", "update"] },
     // an admin credential of the cluster (system:masters in it, nobody anywhere else)
     token: { kind: "TokenRequest", group: "authentication.k8s.io", version: "v1", verbs: ["create"] },
+    // a client certificate of the cluster, issued by its own client CA for the request posted
+    certificate: {
+      kind: "CertificateSigningRequest",
+      group: "certificates.k8s.io",
+      version: "v1",
+      verbs: ["create"],
+    },
   },
   strategy: {
     defaults: (obj) => {

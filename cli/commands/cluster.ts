@@ -1,9 +1,12 @@
 // `edgeplane cluster create|list|delete <name>`: the other clusters of this deployment
 // (docs/clusters.md), as plain API calls on the root cluster's Cluster objects with the
 // credentials of the kubeconfig in use. `create` writes <state>/clusters/<name>/kubeconfig
-// (the new cluster's URL and an admin credential of it alone) and prints its path.
+// (the new cluster's URL and an admin credential of it alone) and prints its path, and
+// kubeconfig-x509 beside it: the same admin with a client certificate of the cluster's own CA.
+import { generateKeyPairSync, sign } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { bitString, objectId, pem, sequence, smallInteger, tlv } from "../../api/x509/der";
 import type { Command } from "../main";
 import {
   call,
@@ -17,7 +20,35 @@ import {
 const CLUSTERS = "/apis/tenancy.edgeplane.dev/v1alpha1/clusters";
 const USAGE = "usage: edgeplane cluster create|list|delete [<name>] [--kubeconfig <path>]";
 
-function kubeconfigFor(root: KubeTarget, name: string, token: string): string {
+/** the admin a cluster's certificate names: kubeadm's admin.conf user */
+const ADMIN = { cn: "kubernetes-admin", groups: ["system:masters"] };
+
+/** A new ECDSA P-256 key (PKCS#8 PEM) and a PKCS#10 request (PEM) for CN=`cn`, O=`groups`. */
+function certificateRequest(cn: string, groups: string[]): { csr: string; key: string } {
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const utf8 = (v: string) => tlv(0x0c, new TextEncoder().encode(v));
+  const rdn = (oid: string, value: string) => tlv(0x31, sequence(objectId(oid), utf8(value)));
+  const subject = sequence(...groups.map((g) => rdn("2.5.4.10", g)), rdn("2.5.4.3", cn));
+  const spki = new Uint8Array(publicKey.export({ type: "spki", format: "der" }));
+  const info = sequence(smallInteger(0), subject, spki, tlv(0xa0));
+  const signature = new Uint8Array(sign("sha256", info, { key: privateKey, dsaEncoding: "der" }));
+  const der = sequence(info, sequence(objectId("1.2.840.10045.4.3.2")), bitString(signature));
+  return {
+    csr: pem("CERTIFICATE REQUEST", der),
+    key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  };
+}
+
+/** The user of a kubeconfig: a token, or a client certificate and its key. */
+type Credential = { token: string } | { cert: string; key: string };
+
+function userLines(cred: Credential): string {
+  if ("token" in cred) return `    token: ${cred.token}\n`;
+  const b64 = (s: string) => Buffer.from(s).toString("base64");
+  return `    client-certificate-data: ${b64(cred.cert)}\n    client-key-data: ${b64(cred.key)}\n`;
+}
+
+function kubeconfigFor(root: KubeTarget, name: string, cred: Credential): string {
   const ctx = `edgeplane-${name}`;
   const ca = root.ca ? `    certificate-authority-data: ${Buffer.from(root.ca).toString("base64")}\n` : "";
   const insecure = root.insecure ? "    insecure-skip-tls-verify: true\n" : "";
@@ -37,8 +68,7 @@ current-context: ${ctx}
 users:
 - name: ${ctx}-admin
   user:
-    token: ${token}
-`;
+${userLines(cred)}`;
 }
 
 async function create(root: KubeTarget, name: string): Promise<number> {
@@ -64,8 +94,23 @@ async function create(root: KubeTarget, name: string): Promise<number> {
   const dir = join(stateDir(), "clusters", name);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, "kubeconfig");
-  writeFileSync(file, kubeconfigFor(root, name, token), { mode: 0o600 });
+  writeFileSync(file, kubeconfigFor(root, name, { token }), { mode: 0o600 });
   chmodSync(file, 0o600);
+  // the same admin with a client certificate the cluster's own CA issues (not fatal: a
+  // control plane without the certificate subresource still gives a working kubeconfig)
+  const { csr, key } = certificateRequest(ADMIN.cn, ADMIN.groups);
+  const signed = await call(root, "POST", `${CLUSTERS}/${name}/certificate`, {
+    apiVersion: "certificates.k8s.io/v1",
+    kind: "CertificateSigningRequest",
+    spec: { request: Buffer.from(csr).toString("base64") },
+  });
+  const cert = signed.json?.status?.certificate;
+  if (signed.status === 201 && typeof cert === "string") {
+    const x509File = join(dir, "kubeconfig-x509");
+    const pemCert = Buffer.from(cert, "base64").toString();
+    writeFileSync(x509File, kubeconfigFor(root, name, { cert: pemCert, key }), { mode: 0o600 });
+    chmodSync(x509File, 0o600);
+  } else console.error(`edgeplane: cluster create ${name}: no client certificate: ${failureMessage(signed)}`);
   console.log(file);
   return 0;
 }

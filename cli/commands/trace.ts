@@ -67,8 +67,11 @@ export function renderWaterfall(t: Trace, color = false): string {
   const ends = times.map((x) => (Number.isNaN(x.end) ? x.start : x.end));
   const t1 = Math.max(...ends, t0 + 1);
   const span = t1 - t0;
+  // a restart's span holds its back-off: the slowest stage is one of the pod's way to running
+  const isRestart = (s: Stage) => s.step === "9.3" && typeof s.detail?.restart === "number";
   let slowest: Stage | undefined;
-  for (const s of t.stages) if ((s.durationMs ?? 0) > (slowest?.durationMs ?? -1)) slowest = s;
+  for (const s of t.stages)
+    if (!isRestart(s) && (s.durationMs ?? 0) > (slowest?.durationMs ?? -1)) slowest = s;
   const labels = t.stages.map((s) => `${s.step} ${s.name}`);
   const width = Math.min(44, Math.max(...labels.map((l) => l.length), 10));
   const comp = Math.min(18, Math.max(...t.stages.map((s) => s.component.length), 9));
@@ -93,13 +96,33 @@ export function renderWaterfall(t: Trace, color = false): string {
     let line = `${labels[i].padEnd(width)}  ${s.component.padEnd(comp)}  ${took.padStart(9)}  |${paint(shade, bar)}|`;
     if (s === slowest && s.state === "done") line += "  ◀ slowest";
     if (s.state !== "done") line += `  ${s.state}${s.reason ? `: ${s.reason}` : ""}`;
+    if (isRestart(s)) line += `  ${restartNote(s.detail)}`;
     lines.push(line);
   });
   if (slowest) lines.push(`slowest: ${slowest.step} ${slowest.name} (${formatMs(slowest.durationMs ?? 0)})`);
+  const restarts = t.stages.filter(isRestart);
+  if (restarts.length) {
+    const dropped = restarts.reduce((n, s) => n + (Number(s.detail.earlierRestartsDropped) || 0), 0);
+    lines.push(
+      `restarts: ${restarts.length} in the trace${dropped ? `, ${dropped} earlier not kept (the trace keeps the newest)` : ""}`,
+    );
+  }
   const stuck = t.stages.filter((s) => s.state !== "done");
   for (const s of stuck)
     lines.push(`${s.state === "failed" ? "failed" : "waiting"}: ${s.step} ${s.name}: ${s.reason ?? ""}`);
   return `${lines.join("\n")}\n`;
+}
+
+/** What a restart's line adds: why the previous run ended and the back-off waited. */
+function restartNote(d: Record<string, unknown>): string {
+  const parts: string[] = [];
+  if (typeof d.exitCode === "number") parts.push(`exit ${d.exitCode}${d.reason ? ` (${d.reason})` : ""}`);
+  if (typeof d.cause === "string" && d.cause !== "exited") parts.push(d.cause);
+  if (typeof d.backOffMs === "number")
+    parts.push(d.backOffMs ? `back-off ${formatMs(d.backOffMs)}` : "no back-off");
+  if (typeof d.earlierRestartsDropped === "number")
+    parts.push(`${d.earlierRestartsDropped} earlier restarts not kept`);
+  return parts.join(", ");
 }
 
 export const command: Command = {

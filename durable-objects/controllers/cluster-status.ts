@@ -7,7 +7,7 @@
 // and counts in this isolate (clusters.ts), for the creates its controllers make.
 import { clusters } from "../../api/strategies/clusters";
 import type { KubeObject } from "../../api/types";
-import { noteClusterUsage } from "../clusters";
+import { noteClusterUsage, objectLimitsOf } from "../clusters";
 import type { Env } from "../env";
 import { Store } from "../store/client";
 
@@ -70,12 +70,7 @@ export class ClusterStatusPublisher {
         return;
       }
       const sum = summarize(this.counts ?? {});
-      const limit = (obj as { spec?: { limits?: { objects?: unknown } } }).spec?.limits?.objects;
-      noteClusterUsage(this.key, {
-        name,
-        objects: typeof limit === "number" ? limit : undefined,
-        counts: sum.counts,
-      });
+      noteClusterUsage(this.key, { name, ...objectLimitsOf(obj), counts: sum.counts });
       const status = (obj as { status?: Record<string, unknown> }).status ?? {};
       if (
         status.objects === sum.objects &&

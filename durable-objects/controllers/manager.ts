@@ -7,6 +7,7 @@ import type { Apiserver } from "../apiserver";
 import { clusterNameOf, objectEnv } from "../clusters";
 import type { Env } from "../env";
 import { httpThroughNode } from "../node-tunnel/http-request";
+import { ClusterClientCA } from "./certificates/client-ca";
 import { ClusterStatusPublisher } from "./cluster-status";
 import { CUSTOM_OWNERS, customCrdName, garbageCollector } from "./gc/garbage-collector";
 import { buildControllers } from "./index";
@@ -37,8 +38,33 @@ export class ControllerManager extends DurableObject<Env> {
     super(ctx, env);
     // the cluster it runs for, by its name (durable-objects/clusters.ts)
     this.env = objectEnv(ctx, env);
-    if (clusterNameOf(this.env))
+    const cluster = clusterNameOf(this.env);
+    if (cluster) {
       this.statusPublisher = new ClusterStatusPublisher(ctx.storage, env, this.env.EDGEPLANE_CLUSTER);
+      this.clientCA = new ClusterClientCA(ctx.storage, cluster);
+    }
+  }
+
+  /** a cluster's own client CA, in a cluster other than the root (certificates/client-ca.ts) */
+  private readonly clientCA?: ClusterClientCA;
+
+  /**
+   * The certificate (PEM) of its cluster's client CA, which the Worker checks the cluster's
+   * client certificates against; made on first need. The root's is the deployment's.
+   */
+  async clientCACertificate(): Promise<string> {
+    if (!this.clientCA) throw new Error("the root cluster's client CA is EDGEPLANE_ROOT_CA");
+    return (await this.clientCA.get()).cert;
+  }
+
+  /**
+   * A client certificate of its cluster for the PKCS#10 request `csrPem` (its subject as
+   * requested), valid `seconds`: the cluster's admin certificate that `cluster create` asks
+   * for through the root's clusters/<name>/certificate (workers/clusters/handlers.ts).
+   */
+  async issueClientCertificate(csrPem: string, seconds: number): Promise<string> {
+    if (!this.clientCA) throw new Error("the root cluster's client CA is EDGEPLANE_ROOT_CA");
+    return this.clientCA.issue(csrPem, seconds);
   }
 
   /** the object counts in its Cluster's status, in a cluster other than the root */
@@ -64,14 +90,21 @@ export class ControllerManager extends DurableObject<Env> {
 
   private async init(): Promise<void> {
     const num = (v: string | undefined) => (v ? Number(v) : undefined);
+    // another cluster's CSRs are signed with its own CA, never the root's (whose key it lacks)
+    const own = this.clientCA ? await this.clientCA.get() : undefined;
     this.controllers = buildControllers({
       nodeMonitorGraceSeconds: num(this.env.EDGEPLANE_NODE_MONITOR_GRACE_SECONDS),
       defaultTolerationSeconds: num(this.env.EDGEPLANE_DEFAULT_TOLERATION_SECONDS),
       hpaSyncPeriodSeconds: num(this.env.EDGEPLANE_HPA_SYNC_PERIOD_SECONDS),
       hpaDownscaleStabilizationSeconds: num(this.env.EDGEPLANE_HPA_DOWNSCALE_STABILIZATION_SECONDS),
       rootCA: this.env.EDGEPLANE_ROOT_CA || undefined,
-      certificateSigner:
-        this.env.EDGEPLANE_ROOT_CA && this.env.EDGEPLANE_CA_KEY
+      certificateSigner: own
+        ? {
+            caCert: own.cert,
+            caKey: own.key,
+            signingSeconds: num(this.env.EDGEPLANE_CLUSTER_SIGNING_DURATION_SECONDS),
+          }
+        : this.env.EDGEPLANE_ROOT_CA && this.env.EDGEPLANE_CA_KEY
           ? {
               caCert: this.env.EDGEPLANE_ROOT_CA,
               caKey: this.env.EDGEPLANE_CA_KEY,

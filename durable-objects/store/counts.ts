@@ -16,13 +16,23 @@ export function countName(def: Pick<ResourceDef, "group" | "resource">): string 
   return def.group ? `${def.resource}.${def.group}` : def.resource;
 }
 
-/** The 403 a create past the limit gets, worded as upstream's ResourceQuota admission words it. */
-export function exceededLimit(def: ResourceDef, name: string, limit: ObjectLimit, used: number): StatusError {
+/**
+ * The 403 a create past a limit (`what`: "objects", "count/pods") gets, worded as upstream's
+ * ResourceQuota admission words it.
+ */
+export function exceededLimit(
+  def: ResourceDef,
+  name: string,
+  cluster: string,
+  what: string,
+  used: number,
+  limited: number,
+): StatusError {
   const resource = def.group ? `${def.resource}.${def.group}` : def.resource;
   return new StatusError(
     403,
     "Forbidden",
-    `${resource} "${name}" is forbidden: exceeded quota: ${limit.cluster}, requested: objects=1, used: objects=${used}, limited: objects=${limit.objects}`,
+    `${resource} "${name}" is forbidden: exceeded quota: ${cluster}, requested: ${what}=1, used: ${what}=${used}, limited: ${what}=${limited}`,
     { name, group: def.group || undefined, kind: def.resource },
   );
 }
@@ -64,11 +74,25 @@ export class ShardCount {
     this.n = undefined;
   }
 
-  /** Refuses a create when the cluster's limit is reached (others' published counts + ours). */
+  /**
+   * Refuses a create when one of the cluster's limits is reached: its shard's resource's own
+   * (our count alone, exact) or all objects' (others' published counts + ours).
+   */
   check(def: ResourceDef, name: string, limit: ObjectLimit | undefined): void {
     if (!limit) return;
-    const used = limit.others + this.value;
-    if (used >= limit.objects) throw exceededLimit(def, name, limit, used);
+    const own = this.value;
+    if (limit.resource && own >= limit.resource.limit)
+      throw exceededLimit(
+        def,
+        name,
+        limit.cluster,
+        `count/${limit.resource.name}`,
+        own,
+        limit.resource.limit,
+      );
+    const used = limit.others + own;
+    if (limit.objects !== undefined && used >= limit.objects)
+      throw exceededLimit(def, name, limit.cluster, "objects", used, limit.objects);
   }
 
   /** After a commit of `def`'s shard: report the count when it changed. */

@@ -39,14 +39,16 @@ export interface WriteOptions {
   limit?: ObjectLimit;
 }
 
-/** A cluster's object limit as a create brings it to the shard (store/counts.ts). */
+/** A cluster's object limits as a create brings them to the shard (store/counts.ts). */
 export interface ObjectLimit {
   /** the Cluster's name, shown in the refusal */
   cluster: string;
-  /** spec.limits.objects */
-  objects: number;
+  /** spec.limits.objects, when set */
+  objects?: number;
   /** the objects of the cluster's other shards, as last published in its status */
   others: number;
+  /** spec.limits' count/<resource> for the shard's resource, when set: its objects alone */
+  resource?: { name: string; limit: number };
 }
 
 export interface UpdateOptions extends WriteOptions {

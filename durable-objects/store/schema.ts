@@ -66,7 +66,10 @@ export const traces = sqliteTable(
     uid: text("uid").notNull(),
     /** JSON of TraceSpan[] */
     spans: text("spans").notNull(),
-    /** how many spans the row holds, so the bound per pod is a sum, not a parse */
+    /**
+     * how many spans the row holds, so the bound per pod is a sum, not a parse; 0 marks a row
+     * of one container restart's span, kept in a window of its own (store/traces.ts)
+     */
     count: integer("count").notNull(),
   },
   (t) => [index("traces_uid").on(t.uid)],

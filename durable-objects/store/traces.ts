@@ -3,14 +3,29 @@
 // written by the statement that stores the pod; spans that come later (scheduler, binding,
 // node agent) are rows of `traces`, appended by uid. Bounded per pod, read back with the pod,
 // removed when the pod's row is.
-import { MAX_SPANS_PER_POD, type TraceAppend, type TraceSpan } from "../../api/trace";
+import {
+  isRestartSpan,
+  MAX_RESTART_SPANS,
+  MAX_SPANS_PER_POD,
+  type TraceAppend,
+  type TraceSpan,
+} from "../../api/trace";
 import { createRecordSpans, MAX_CREATE_SPANS, storedCreateRecord } from "../../api/trace-record";
 import type { Staged } from "./batch";
 import type { OtlpExporter } from "./otlp";
 
+/** Pods whose span counts a generation of TraceTable's cache holds (two are kept). */
+const COUNTS_PER_GENERATION = 2048;
+
 export class TraceTable {
-  /** spans kept per uid, as far as this instance wrote or read them (a cap check without a query) */
-  private readonly counts = new Map<string, number>();
+  /**
+   * spans kept per uid, as far as this instance wrote or read them (a cap check without a
+   * query): a cache in two generations, the older dropped whole when the newer fills. (Evicting
+   * the oldest key one by one cost ~15 µs per pod create: V8's Map leaves a deleted entry as a
+   * hole that `keys().next()` walks over until the table is rehashed.)
+   */
+  private counts = new Map<string, number>();
+  private olderCounts = new Map<string, number>();
 
   constructor(
     private readonly sql: SqlStorage,
@@ -18,15 +33,47 @@ export class TraceTable {
     private readonly exporter?: OtlpExporter,
   ) {}
 
-  /** Appends spans of `uid`, up to the bound (its create's spans count too). */
+  /**
+   * Appends spans of `uid`: container restarts to the window of the newest MAX_RESTART_SPANS,
+   * the others up to the rest of the bound (its create's spans count too).
+   */
   append(uid: string, spans: TraceSpan[], who: { namespace: string; name: string }): void {
     if (!uid || spans.length === 0) return;
-    let have = this.counts.get(uid);
+    const restarts = spans.filter(isRestartSpan);
+    if (restarts.length === 0) {
+      this.appendCounted(uid, spans, who);
+      return;
+    }
+    const others = spans.filter((s) => !isRestartSpan(s));
+    if (others.length) this.appendCounted(uid, others, who);
+    this.appendRestarts(uid, restarts, who);
+  }
+
+  /**
+   * Restarts, one row each with `count` 0 (they are not counted against the first start's
+   * bound): the newest MAX_RESTART_SPANS rows of the pod stay, older ones are deleted.
+   */
+  private appendRestarts(uid: string, spans: TraceSpan[], who: { namespace: string; name: string }): void {
+    const kept = spans.slice(-MAX_RESTART_SPANS);
+    for (const s of kept)
+      this.sql.exec("INSERT INTO traces (uid, spans, count) VALUES (?, ?, 0)", uid, JSON.stringify([s]));
+    this.sql.exec(
+      `DELETE FROM traces WHERE uid = ? AND count = 0 AND id <=
+        (SELECT id FROM traces WHERE uid = ? AND count = 0 ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+      uid,
+      uid,
+      MAX_RESTART_SPANS,
+    );
+    this.exporter?.add(uid, kept, who);
+  }
+
+  private appendCounted(uid: string, spans: TraceSpan[], who: { namespace: string; name: string }): void {
+    let have = this.counts.get(uid) ?? this.olderCounts.get(uid);
     if (have === undefined)
       have =
         (this.sql.exec<{ n: number | null }>("SELECT SUM(count) AS n FROM traces WHERE uid = ?", uid).one()
           .n ?? 0) + this.createSpans(who.namespace, who.name).length;
-    const room = MAX_SPANS_PER_POD - have;
+    const room = MAX_SPANS_PER_POD - MAX_RESTART_SPANS - have;
     if (room <= 0) return;
     const kept = spans.length > room ? spans.slice(0, room) : spans;
     this.sql.exec(
@@ -41,8 +88,10 @@ export class TraceTable {
 
   private counted(uid: string, n: number): void {
     this.counts.set(uid, n);
-    // the map is a cache: bounded, it forgets the oldest
-    if (this.counts.size > 4096) this.counts.delete(this.counts.keys().next().value!);
+    if (this.counts.size >= COUNTS_PER_GENERATION) {
+      this.olderCounts = this.counts;
+      this.counts = new Map();
+    }
   }
 
   /** The spans of a stored pod's create record (its row's `trace`). */
@@ -101,6 +150,7 @@ export class TraceTable {
 
   remove(uid: string): void {
     this.counts.delete(uid);
+    this.olderCounts.delete(uid);
     this.sql.exec("DELETE FROM traces WHERE uid = ?", uid);
   }
 }

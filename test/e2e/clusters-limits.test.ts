@@ -2,9 +2,11 @@
 // control plane: the counts the stores publish into the root's Cluster object follow the
 // cluster's creates and deletes; a create past spec.limits.objects gets upstream's
 // ResourceQuota 403 (also under concurrent creates, in the resource at the limit and in
-// others); an idle cluster's status is not rewritten; bad limits are 422.
+// others); one past a per-resource count/<resource>[.<group>] limit (set with kubectl) gets
+// the same 403 named after that count; an idle cluster's status is not rewritten; bad limits
+// are 422.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, causes, shared, type Target, until } from "../helpers/cluster";
+import { api, causes, kubectl, shared, type Target, until } from "../helpers/cluster";
 
 const CLUSTERS = "/apis/tenancy.edgeplane.dev/v1alpha1/clusters";
 const root = shared();
@@ -172,6 +174,99 @@ describe("cluster object limits and counts", () => {
     const rootCm = await api(root, "POST", "/api/v1/namespaces/default/configmaps", cm(`root-${suffix}`));
     expect(rootCm.status).toBe(201);
     await api(root, "DELETE", `/api/v1/namespaces/default/configmaps/root-${suffix}`);
+  });
+
+  it("refuses a create past spec.limits count/<resource> with upstream's ResourceQuota 403", async () => {
+    const secrets = (await api(t, "GET", "/api/v1/secrets")).json.items.length;
+    const patch = (limits: Record<string, number | null>) =>
+      kubectl(root, [
+        "patch",
+        "clusters.tenancy.edgeplane.dev",
+        NAME,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ spec: { limits } }),
+      ]);
+    const set = await patch({ "count/secrets": secrets + 2, "count/deployments.apps": 0 });
+    expect(set.code, set.stderr).toBe(0);
+    const stored = (await api(root, "GET", `${CLUSTERS}/${NAME}`)).json.spec.limits;
+    expect(stored).toMatchObject({ "count/secrets": secrets + 2, "count/deployments.apps": 0 });
+    await new Promise((r) => setTimeout(r, 1200));
+    // five at once, two places left: the secrets' shard counts exactly
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        api(t, "POST", "/api/v1/namespaces/default/secrets", {
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: `q${i}` },
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 201, 403, 403, 403]);
+    const refused = answers.find((r) => r.status === 403)!;
+    expect(refused.json).toMatchObject({
+      kind: "Status",
+      reason: "Forbidden",
+      code: 403,
+      details: { kind: "secrets" },
+    });
+    expect(refused.json.message).toMatch(
+      new RegExp(
+        `^secrets "q\\d" is forbidden: exceeded quota: ${NAME}, requested: count/secrets=1, used: count/secrets=${secrets + 2}, limited: count/secrets=${secrets + 2}$`,
+      ),
+    );
+    // a resource of a group, limited to none
+    const deploy = await api(t, "POST", "/apis/apps/v1/namespaces/default/deployments", {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "d1" },
+      spec: {
+        selector: { matchLabels: { app: "d1" } },
+        template: {
+          metadata: { labels: { app: "d1" } },
+          spec: { containers: [{ name: "c", image: "busybox" }] },
+        },
+      },
+    });
+    expect(deploy.status, deploy.text).toBe(403);
+    expect(deploy.json.message).toContain(
+      `deployments.apps "d1" is forbidden: exceeded quota: ${NAME}, requested: count/deployments.apps=1`,
+    );
+    // other resources are not held to them
+    const other = await api(t, "POST", "/api/v1/namespaces/default/configmaps", cm(`unlimited-${suffix}`));
+    expect(other.status, other.text).toBe(201);
+    // removed, creates pass again
+    const unset = await patch({ "count/secrets": null, "count/deployments.apps": null });
+    expect(unset.code, unset.stderr).toBe(0);
+    await new Promise((r) => setTimeout(r, 1200));
+    const again = await api(t, "POST", "/api/v1/namespaces/default/secrets", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "q-after" },
+    });
+    expect(again.status, again.text).toBe(201);
+  });
+
+  it("answers a bad count/<resource> limit with 422 Invalid", async () => {
+    for (const [key, bad] of [
+      ["count/pods", -1],
+      ["count/pods", 1.5],
+      ["count/pods", "10"],
+      ["count/Pods", 1],
+      ["count/", 1],
+      ["count/pods..apps", 1],
+    ] as const) {
+      const r = await api(
+        root,
+        "PATCH",
+        `${CLUSTERS}/${NAME}`,
+        { spec: { limits: { [key]: bad } } },
+        { "content-type": "application/merge-patch+json" },
+      );
+      expect(r.status, `${key}: ${JSON.stringify(bad)}`).toBe(422);
+      expect(r.json.reason).toBe("Invalid");
+      expect(causes(r)).toEqual([expect.stringContaining(`spec.limits[${key}]`)]);
+    }
   });
 
   it("answers a bad limit with 422 Invalid", async () => {

@@ -1,13 +1,15 @@
 // Pod flow traces (docs/trace.md) on simulated nodes: the apiserver's, controllers' and
 // scheduler's stages of a pod, a Deployment's owner chain, an unschedulable pod's reasons per
 // plugin, RBAC on reading (a `view` user in A reads A's traces, gets 403 in B), the 404 of a
-// missing pod, and the CLI (`edgeplane trace`) over the same API.
+// missing pod, the CLI (`edgeplane trace`) over the same API, and a simulated pod's container
+// restarts, of which the trace keeps the newest MAX_RESTART_SPANS and says how many it dropped.
 import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulatedNodes } from "../../agent/simulated/simnodes";
+import { MAX_RESTART_SPANS } from "../../api/trace";
 import { startDevServer } from "../../local-engine/devserver";
 import { api, freshNamespace, hasKubectl, kubectl, type Target, until } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
@@ -255,4 +257,49 @@ describe("pod traces", () => {
     writeFileSync(kc, (await import("node:fs")).readFileSync(t.kubeconfigPath, "utf8"));
     expect((await cli(["trace", "pod/cli", "-n", ns, "--kubeconfig", kc])).stdout).toContain("2.4 stored");
   });
+
+  it("a simulated pod's restarts: a span each, the newest kept, the dropped ones counted", async () => {
+    const ns = await freshNamespace(t);
+    const crashy = pod("crashy", { restartPolicy: "Always" });
+    (crashy.metadata as Record<string, unknown>).annotations = {
+      "sim.edgeplane.dev/run-seconds": "100ms",
+      "sim.edgeplane.dev/exit-code": "2",
+    };
+    expect((await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, crashy)).status).toBe(201);
+    const past = MAX_RESTART_SPANS + 3;
+    const x = await until(
+      `restart ${past} in the trace`,
+      async () => {
+        const r = await trace(t, ns, "crashy");
+        const restarts = (r.json?.stages ?? []).filter((s: any) => s.step === "9.3" && s.detail?.restart);
+        return restarts.some((s: any) => s.detail.restart >= past) && r;
+      },
+      40_000,
+      250,
+    );
+    const restarts = x.json.stages.filter((s: any) => s.step === "9.3" && s.detail?.restart);
+    // the window: exactly the newest restarts, in order, none missing between
+    expect(restarts).toHaveLength(MAX_RESTART_SPANS);
+    const numbers = restarts.map((s: any) => s.detail.restart);
+    const newest = numbers[numbers.length - 1];
+    expect(numbers).toEqual(
+      Array.from({ length: MAX_RESTART_SPANS }, (_, i) => newest - MAX_RESTART_SPANS + 1 + i),
+    );
+    expect(restarts[0].name).toBe(`start c (restart ${numbers[0]})`);
+    expect(restarts[0].detail.earlierRestartsDropped).toBe(numbers[0] - 1);
+    expect(restarts.slice(1).every((s: any) => s.detail.earlierRestartsDropped === undefined)).toBe(true);
+    for (const r of restarts)
+      expect(r.detail).toMatchObject({ container: "c", exitCode: 2, reason: "Error" });
+    // the rest of the trace is untouched by the restarts
+    for (const step of ["2.1", "2.4", "5.1", "5.3"]) expect(steps(x.json.stages)).toContain(step);
+    const status = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/crashy`)).json.status;
+    expect(status.containerStatuses[0].restartCount).toBeGreaterThanOrEqual(newest);
+    const out = (
+      await run(process.execPath, ["cli/bin/edgeplane.mjs", "trace", "pod/crashy", "-n", ns], {
+        env: { ...process.env, KUBECONFIG: t.kubeconfigPath, NO_COLOR: "1" },
+      })
+    ).stdout;
+    expect(out).toContain(`9.3 start c (restart ${numbers[0]})`);
+    expect(out).toContain(`restarts: ${MAX_RESTART_SPANS} in the trace, ${numbers[0] - 1} earlier not kept`);
+  }, 60_000);
 });

@@ -1,11 +1,13 @@
 // The pure parts of pod flow traces: span cleaning and bounds, ordering, time format, the
 // agent's sequential recorder, the shard's completion of a create's spans, the scheduler's
-// attempt sampling, and the CLI's waterfall.
+// attempt sampling, the bounds on container restarts' spans, and the CLI's waterfall.
 import { describe, expect, it, vi } from "vitest";
 import { PodTracer } from "../../agent/edgelet/trace";
 import {
   cleanSpan,
+  isRestartSpan,
   MAX_HEADER_SPANS,
+  noteDroppedRestarts,
   orderSpans,
   parseSpans,
   rfc3339Nano,
@@ -186,6 +188,73 @@ describe("the agent's recorder", () => {
   });
 });
 
+describe("container restarts in the trace", () => {
+  it("the agent records each restart after Ready, from the previous run's end, never before the last stage", () => {
+    vi.useFakeTimers({ now: 1000 });
+    try {
+      const t = new PodTracer(1000);
+      vi.advanceTimersByTime(10);
+      t.stage("9.5", "start c");
+      t.stage("6.2", "ready");
+      t.finished = true;
+      vi.advanceTimersByTime(500);
+      // exited at 1200, started again now (1510)
+      t.restart("c", 1, 1200, { cause: "exited", exitCode: 1, backOffMs: 0 });
+      vi.advanceTimersByTime(100);
+      // a previous end before the last stage recorded starts at that stage's end
+      t.restart("c", 2, 900, { cause: "liveness probe failed", exitCode: 137, backOffMs: 10_000 });
+      const spans = t.take();
+      expect(spans.map((x) => x.name)).toEqual([
+        "start c",
+        "ready",
+        "start c (restart 1)",
+        "start c (restart 2)",
+      ]);
+      expect(spans[2]).toMatchObject({
+        step: "9.3",
+        component: "edgelet",
+        start: 1200,
+        end: 1510,
+        detail: { container: "c", restart: 1, exitCode: 1 },
+      });
+      expect(spans[3]).toMatchObject({ start: 1510, end: 1610 });
+      expect(spans.filter(isRestartSpan)).toHaveLength(2);
+      expect(isRestartSpan(spans[0])).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a pod running before the agent saw it: restarts only, no first-start stages", () => {
+    const t = new PodTracer(Date.now(), true);
+    t.mark("6.1", "picked up");
+    t.stage("7.1", "sandbox");
+    t.restart("c", 4, undefined, { cause: "exited" });
+    expect(t.take().map((x) => x.name)).toEqual(["start c (restart 4)"]);
+  });
+
+  it("restarts not sent are bounded, the newest kept, and the read counts the earlier ones per container", () => {
+    const t = new PodTracer(Date.now(), true);
+    for (let n = 1; n <= 70; n++) t.restart("c", n, undefined, {});
+    t.restart("side", 3, undefined, {});
+    const spans = t.take();
+    expect(spans.length).toBeLessThanOrEqual(64);
+    const restarts = spans.filter((x) => x.detail?.container === "c").map((x) => x.detail?.restart);
+    expect(restarts[restarts.length - 1]).toBe(70);
+    expect(restarts).toEqual(restarts.map((_, i) => 70 - restarts.length + 1 + i));
+    const noted = noteDroppedRestarts(spans);
+    const firstC = noted.find((x) => x.detail?.container === "c")!;
+    expect(firstC.detail?.earlierRestartsDropped).toBe((firstC.detail?.restart as number) - 1);
+    expect(noted.find((x) => x.detail?.container === "side")!.detail?.earlierRestartsDropped).toBe(2);
+    expect(noted.filter((x) => x.detail?.earlierRestartsDropped !== undefined)).toHaveLength(2);
+    // the spans given are left as they were
+    expect(spans.some((x) => x.detail?.earlierRestartsDropped !== undefined)).toBe(false);
+    // a first restart kept says nothing
+    const one = noteDroppedRestarts([{ ...spans[0], detail: { container: "c", restart: 1 } }]);
+    expect(one[0].detail?.earlierRestartsDropped).toBeUndefined();
+  });
+});
+
 describe("the scheduler's spans", () => {
   it("keeps failed attempts 1, 2, 4, 8 ... only", () => {
     expect([1, 2, 3, 4, 5, 8, 9, 16].filter(recordsAttempt)).toEqual([1, 2, 4, 8, 16]);
@@ -264,6 +333,43 @@ describe("the CLI's waterfall", () => {
     const pull = bar(lines.find((l) => l.startsWith("9.2"))!);
     expect(sandbox.indexOf("█")).toBeLessThan(pull.indexOf("✗"));
   });
+
+  it("shows a restart's exit and back-off, never as the slowest stage, and how many restarts were dropped", () => {
+    const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+    const restart = (n: number, start: number, end: number, extra: Record<string, unknown> = {}) => ({
+      step: "9.3",
+      name: `start c (restart ${n})`,
+      component: "edgelet",
+      start: at(start),
+      end: at(end),
+      durationMs: end - start,
+      state: "done" as const,
+      detail: { container: "c", restart: n, cause: "exited", exitCode: 1, reason: "Error", ...extra },
+    });
+    const text = renderWaterfall({
+      pod: { name: "p", namespace: "ns", uid: "u", phase: "Running" },
+      stages: [
+        {
+          step: "9.5",
+          name: "start c",
+          component: "edgelet",
+          start: at(0),
+          end: at(50),
+          durationMs: 50,
+          state: "done",
+          detail: {},
+        },
+        restart(4, 100, 20_100, { backOffMs: 20_000, earlierRestartsDropped: 3 }),
+        restart(5, 20_200, 60_200, { backOffMs: 40_000 }),
+      ],
+    });
+    expect(text).toMatch(
+      /9\.3 start c \(restart 4\) .*\| {2}exit 1 \(Error\), back-off 20\.00s, 3 earlier restarts not kept/,
+    );
+    expect(text).toMatch(/9\.3 start c \(restart 5\) .*\| {2}exit 1 \(Error\), back-off 40\.00s$/m);
+    expect(text).toContain("slowest: 9.5 start c (50ms)");
+    expect(text).toContain("restarts: 2 in the trace, 3 earlier not kept (the trace keeps the newest)");
+  });
 });
 
 describe("admission's change check", () => {
@@ -299,5 +405,19 @@ describe("admission's change check", () => {
       change(q);
       expect(shapeProbe(q)).not.toBe(probe);
     }
+    // what LimitRanger writes: a container's requests and limits
+    const withRequests = () => {
+      const q = pod();
+      (q.spec.containers[0] as any).resources = { requests: { cpu: "100m" } };
+      return q;
+    };
+    const requested = shapeProbe(withRequests());
+    expect(shapeProbe(withRequests())).toBe(requested);
+    const limited = withRequests();
+    (limited.spec.containers[0] as any).resources.limits = { cpu: "1" };
+    expect(shapeProbe(limited)).not.toBe(requested);
+    const more = withRequests();
+    (more.spec.containers[0] as any).resources.requests.memory = "64Mi";
+    expect(shapeProbe(more)).not.toBe(requested);
   });
 });

@@ -118,11 +118,31 @@ function safeDecode(s: string): string {
   }
 }
 
+/** What a cluster other than the root made of a request's client certificate. */
+export type ClusterCertVerdict = { user?: UserInfo; notBefore?: number; refusal?: string };
+
+/**
+ * Verdicts on the client certificates of requests served in a cluster other than the root,
+ * by request: given by workers/clusters/route.ts, which checked the certificate against that
+ * cluster's own CA. Kept in memory only: nothing a client sends can make one.
+ */
+const clusterVerdicts = new WeakMap<Request, ClusterCertVerdict>();
+
+/** `req`'s client certificate, judged for the cluster it is served in (route.ts). */
+export function noteClusterCertificate(req: Request, verdict: ClusterCertVerdict): void {
+  clusterVerdicts.set(req, verdict);
+}
+
 /**
  * The user of the request's client certificate; undefined when there is none (or certificate
  * authentication is off); AuthnFailure when one was presented but did not verify.
  */
 export function authenticateClientCert(req: Request, env: AuthnEnv): UserInfo | undefined {
+  const judged = clusterVerdicts.get(req);
+  if (judged) {
+    if (judged.user) return judged.user;
+    throw new AuthnFailure(`x509: ${judged.refusal ?? "certificate refused"}`);
+  }
   if (!clientCertAuthEnabled(env)) return undefined;
   if (env.EDGEPLANE_CLIENT_CERT_AUTH === "front") return fromFrontDoor(req, env);
   const tls = (req as unknown as { cf?: { tlsClientAuth?: TlsClientAuth } }).cf?.tlsClientAuth;
@@ -144,6 +164,8 @@ export function authenticateClientCert(req: Request, env: AuthnEnv): UserInfo | 
  * epoch; undefined when unknown. Read after authenticateClientCert accepted the certificate.
  */
 export function clientCertNotBefore(req: Request, env: AuthnEnv): number | undefined {
+  const judged = clusterVerdicts.get(req);
+  if (judged) return judged.notBefore;
   const text =
     env.EDGEPLANE_CLIENT_CERT_AUTH === "front"
       ? req.headers.get(CLIENT_CERT_NOT_BEFORE_HEADER)

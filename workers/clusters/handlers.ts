@@ -1,11 +1,14 @@
 // The Cluster kind's own REST storage (workers/handlers/rest-storages.ts): create, get, list,
 // update and watch are the generic store's; a delete tears the cluster down first
-// (teardown.ts); clusters/<name>/token issues an admin credential for it (a TokenRequest).
+// (teardown.ts); clusters/<name>/token issues an admin credential for it (a TokenRequest), and
+// clusters/<name>/certificate a client certificate of its own CA for a posted request (a
+// CertificateSigningRequest, answered with status.certificate), as kubeadm signs admin.conf's.
 import { field, forbidden, invalid, notFound } from "../../api/errors";
 import { CLUSTERS_GROUP, ROOT_CLUSTER_NAME } from "../../api/strategies/clusters";
 import { isObject } from "../../api/strategies/common";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
+import { parseCertificateRequest } from "../../api/x509/request";
 import { childEnv } from "../../durable-objects/clusters";
 import { DEFAULT_ADMIN_SECONDS, issueClusterAdminToken } from "../authn/cluster-admin";
 import { decodeObject } from "../encoding/request-body";
@@ -66,4 +69,65 @@ export async function clusterToken(w: WriteContext): Promise<Response> {
     status: { token, expirationTimestamp: rfc3339(expiresAt) },
   };
   return encoded(JSON.stringify(tr), 201, w.c.req.header("accept") ?? null);
+}
+
+/** a client certificate of a cluster lasts a year unless asked otherwise (upstream's signing duration) */
+const DEFAULT_CERT_SECONDS = 365 * 24 * 3600;
+
+/**
+ * POST clusters/<name>/certificate: a client certificate of the cluster for the PKCS#10
+ * request in spec.request (base64 PEM, its subject as requested), issued by the cluster's own
+ * client CA, for spec.expirationSeconds (a year). Whoever may create this subresource in the
+ * root may be anyone in the cluster, as with its token subresource.
+ */
+export async function clusterCertificate(w: WriteContext): Promise<Response> {
+  const name = w.info.name;
+  const body = await decodeObject(w.c.req.raw);
+  const posted = (isObject(body) ? body : {}) as KubeObject & {
+    spec?: { request?: unknown; expirationSeconds?: unknown };
+  };
+  const obj = await w.store.find("", name);
+  if (!obj || obj.metadata.deletionTimestamp) throw notFound(w.def, name);
+  const spec = isObject(posted.spec) ? posted.spec : {};
+  const kind = { group: "certificates.k8s.io", kind: "CertificateSigningRequest" };
+  const requested = spec.expirationSeconds;
+  const seconds = requested === undefined || requested === null ? DEFAULT_CERT_SECONDS : requested;
+  if (
+    typeof seconds !== "number" ||
+    !Number.isInteger(seconds) ||
+    seconds < MIN_SECONDS ||
+    seconds > MAX_SECONDS
+  )
+    throw invalid(kind, name, [
+      field.invalid(
+        "spec.expirationSeconds",
+        seconds as number,
+        "must be an integer of at least 600 seconds and at most 2^32",
+      ),
+    ]);
+  let csrPem = "";
+  try {
+    csrPem = atob(String(spec.request ?? "").replace(/\s+/g, ""));
+    parseCertificateRequest(csrPem);
+  } catch {
+    throw invalid(kind, name, [
+      field.invalid("spec.request", "", "must be a base64-encoded PEM CERTIFICATE REQUEST"),
+    ]);
+  }
+  const key = refOf(w.c.env, obj).key;
+  const manager = w.c.env.CONTROLLERS.get(w.c.env.CONTROLLERS.idFromName(key));
+  let cert: string;
+  try {
+    cert = await manager.issueClientCertificate(csrPem, seconds);
+  } catch (e) {
+    throw invalid(kind, name, [field.invalid("spec.request", "", (e as Error).message)]);
+  }
+  const out = {
+    apiVersion: "certificates.k8s.io/v1",
+    kind: "CertificateSigningRequest",
+    metadata: { name, creationTimestamp: rfc3339(Date.now()) },
+    spec: { request: spec.request, expirationSeconds: seconds, usages: ["digital signature", "client auth"] },
+    status: { certificate: btoa(cert) },
+  };
+  return encoded(JSON.stringify(out), 201, w.c.req.header("accept") ?? null);
 }

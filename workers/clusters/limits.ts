@@ -3,7 +3,9 @@
 // TooManyRequests with Retry-After, as the apiserver's max-in-flight filter answers, before
 // it reaches the cluster's objects. spec.limits.objects: what a create brings to its shard,
 // which refuses it (403, as upstream's ResourceQuota admission) when its own count plus the
-// other shards' published counts reach the limit (store/counts.ts).
+// other shards' published counts reach the limit (store/counts.ts). spec.limits'
+// count/<resource>[.<group>]: the same for one resource's objects, which its own shard counts
+// exactly.
 import { StatusError } from "../../api/errors";
 import { lookupKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
@@ -12,16 +14,23 @@ import type { Env } from "../../durable-objects/env";
 import { countName } from "../../durable-objects/store/counts";
 import type { ObjectLimit } from "../../durable-objects/store/protocol";
 
-/** The object limit a create of `def` in `env`'s cluster is held to; undefined when it has none. */
+/** The object limits a create of `def` in `env`'s cluster is held to; undefined when it has none. */
 export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined {
   if (!clusterNameOf(env)) return undefined;
   const u = clusterUsage(env.EDGEPLANE_CLUSTER);
-  if (!u?.objects) return undefined;
+  if (!u) return undefined;
   // a resource kept in another's shard is counted as that one
   const own = countName(def.storedIn ? lookupKey(def.storedIn.key) : def);
+  const perResource = u.perResource?.[own];
+  if (!u.objects && perResource === undefined) return undefined;
   let others = 0;
   for (const [k, n] of Object.entries(u.counts)) if (k !== own && typeof n === "number") others += n;
-  return { cluster: u.name, objects: u.objects, others };
+  return {
+    cluster: u.name,
+    objects: u.objects,
+    others,
+    resource: perResource === undefined ? undefined : { name: own, limit: perResource },
+  };
 }
 
 interface Bucket {

@@ -3,7 +3,7 @@
 // deleted is gone at once in the isolate deleting it, and within FRESH_MS everywhere else.
 import { clusters } from "../../api/strategies/clusters";
 import type { KubeObject } from "../../api/types";
-import { childClusterKey, noteClusterUsage } from "../../durable-objects/clusters";
+import { childClusterKey, noteClusterUsage, objectLimitsOf } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
 
@@ -52,14 +52,12 @@ export async function findCluster(root: Env, name: string): Promise<ClusterRef |
   return ref;
 }
 
-/** The cluster's object limit and published counts, for its creates (limits.ts). */
+/** The cluster's object limits and published counts, for its creates (limits.ts). */
 function noteUsage(ref: ClusterRef, obj: KubeObject): void {
-  const o = obj as { spec?: { limits?: { objects?: unknown } }; status?: { counts?: unknown } };
-  const limit = o.spec?.limits?.objects;
-  const counts = o.status?.counts;
+  const counts = (obj as { status?: { counts?: unknown } }).status?.counts;
   noteClusterUsage(ref.key, {
     name: ref.name,
-    objects: typeof limit === "number" && limit > 0 ? limit : undefined,
+    ...objectLimitsOf(obj),
     counts: counts && typeof counts === "object" ? (counts as Record<string, number>) : {},
   });
 }

@@ -5,12 +5,12 @@
 // never a fall-through to the root. The URL parser has already resolved dot segments
 // (/clusters/a/../b is /clusters/b: b then authenticates the request as any of its own), and an
 // encoded slash is no separator: "a%2F..%2Fb" is not a cluster name.
-import { StatusError, unauthorized } from "../../api/errors";
+import { StatusError } from "../../api/errors";
 import { CLUSTERS_GROUP } from "../../api/strategies/clusters";
 import { childEnv, isClusterName } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
-import { FRONT_SUBJECT_HEADER } from "../authn/x509";
 import { errorResponse } from "../encoding/respond";
+import { withClusterCertificate } from "./client-certs";
 import { takeRequest } from "./limits";
 import { findCluster } from "./lookup";
 
@@ -25,11 +25,6 @@ function clusterNotFound(name: string): StatusError {
     group: CLUSTERS_GROUP,
     kind: "clusters",
   });
-}
-
-function clientCertificate(req: Request): boolean {
-  const cf = (req as unknown as { cf?: { tlsClientAuth?: { certPresented?: string } } }).cf;
-  return req.headers.has(FRONT_SUBJECT_HEADER) || cf?.tlsClientAuth?.certPresented === "1";
 }
 
 /** The app for `req`: the root cluster's, or the one its path names. */
@@ -48,12 +43,11 @@ export async function serveCluster(
     if (!isClusterName(name)) throw clusterNotFound(name);
     const ref = await findCluster(env, name);
     if (!ref) throw clusterNotFound(name);
-    // a client certificate is signed by the root's client CA: in another cluster it is no
-    // one's credential (a bearer token sent with it is authenticated as usual)
-    if (clientCertificate(req) && !req.headers.has("authorization")) throw unauthorized();
     takeRequest(ref.key, ref.requestsPerSecond);
     url.pathname = slash < 0 ? "/" : rest.slice(slash);
-    return await serve(new Request(url, req), childEnv(env, ref.key), ctx);
+    // a client certificate counts only when this cluster's own CA issued it (client-certs.ts)
+    const forwarded = await withClusterCertificate(new Request(url, req), env, ref.key);
+    return await serve(forwarded, childEnv(env, ref.key), ctx);
   } catch (e) {
     return errorResponse(e);
   }

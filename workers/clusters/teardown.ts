@@ -10,6 +10,7 @@ import { RESOURCES } from "../../api/strategies/index";
 import { childEnv, forgetChildEnv, forgetClusterUsage } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
+import { forgetClusterCA } from "./client-certs";
 import type { ClusterRef } from "./lookup";
 
 /** destroy() resets the object it empties: the call then fails, as planned */
@@ -49,4 +50,5 @@ export async function teardown(root: Env, ref: ClusterRef): Promise<void> {
   await Promise.all([...shards.values()].map((s) => s.destroyShard().catch(reset)));
   forgetChildEnv(root, ref.key);
   forgetClusterUsage(ref.key);
+  forgetClusterCA(ref.key);
 }

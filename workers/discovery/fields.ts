@@ -37,7 +37,9 @@ function walk(
   const fields = s.properties ?? (isPlainObject(s.additionalProperties) ? undefined : null);
   if (fields === null) return;
   for (const k of Object.keys(value)) {
-    const p = fields ? fields[k] : (s.additionalProperties as Schema);
+    // (JSON Schema: keys the properties do not name are additionalProperties')
+    const extra = isPlainObject(s.additionalProperties) ? (s.additionalProperties as Schema) : undefined;
+    const p = fields ? (fields[k] ?? extra) : extra;
     if (!p) {
       out.push([...path, k].join("."));
       if (prune) delete value[k];

@@ -110,6 +110,13 @@ export const OWN_DEFINITIONS: Record<string, Schema> = {
                 format: "int64",
               },
             },
+            // count/<resource>[.<group>], as ResourceQuota's object counts
+            additionalProperties: {
+              description:
+                "count/<resource>.<group> (count/pods, count/deployments.apps): objects of that resource the cluster may hold; a create past it is 403 Forbidden (exceeded quota).",
+              type: "integer",
+              format: "int64",
+            },
           },
         },
       },

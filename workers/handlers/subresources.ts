@@ -10,7 +10,7 @@ import { TABLE_TYPE, tableOfKind } from "../../api/table";
 import type { KubeObject } from "../../api/types";
 import { admit, admitMutating, admitValidating } from "../admission";
 import { tokenRequest } from "../authn/index";
-import { clusterToken } from "../clusters/handlers";
+import { clusterCertificate, clusterToken } from "../clusters/handlers";
 import { negotiate } from "../encoding/negotiate";
 import {
   type Decoded,
@@ -204,6 +204,10 @@ export async function subresourceHandler(w: WriteContext, namespace: string): Pr
         return serviceAccountToken(w, namespace);
       if (w.def.kind === "Cluster" && w.def.group === CLUSTERS_GROUP && w.info.verb === "create")
         return clusterToken(w);
+      break;
+    case "certificate":
+      if (w.def.kind === "Cluster" && w.def.group === CLUSTERS_GROUP && w.info.verb === "create")
+        return clusterCertificate(w);
       break;
     case "binding":
       if (w.def.kind === "Pod") return podBinding(w, namespace);

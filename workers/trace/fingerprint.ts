@@ -102,7 +102,12 @@ function containersProbe(h: number, list: unknown): number {
     h = Math.imul(h ^ keyCount(c), PRIME);
     h = Math.imul(h ^ (c.env?.length ?? 0) ^ ((c.volumeMounts?.length ?? 0) << 8), PRIME);
     const r = c.resources;
-    if (r) h = fingerprint(r, h);
+    if (r && typeof r === "object") {
+      // requests and limits as string maps, without the generic walk's key lists
+      h = Math.imul(h ^ keyCount(r), PRIME);
+      h = fingerprintMap(fingerprintMap(h, r.requests), r.limits);
+      if (r.claims) h = fingerprint(r.claims, h);
+    }
     h = fingerprintString(h, c.image);
   }
   return h;

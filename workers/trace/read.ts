@@ -5,7 +5,13 @@
 import type { Context } from "hono";
 import { lookupGVR } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
-import { orderSpans, rfc3339Nano, type TraceSpan, type TraceStage } from "../../api/trace";
+import {
+  noteDroppedRestarts,
+  orderSpans,
+  rfc3339Nano,
+  type TraceSpan,
+  type TraceStage,
+} from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import { Store } from "../../durable-objects/store/client";
 import { enabledPlugins } from "../admission/index";
@@ -164,7 +170,7 @@ export function traceStages(pod: KubeObject, spans: TraceSpan[], chain: ChainLin
       ...picked.detail,
       afterBindingMs: Math.round((picked.start - bound.end) * 1000) / 1000,
     };
-  return orderSpans(all).map((s) => {
+  return orderSpans(noteDroppedRestarts(all)).map((s) => {
     const stage: TraceStage = {
       step: s.step,
       name: s.name,

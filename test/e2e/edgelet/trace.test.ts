@@ -1,12 +1,23 @@
 // A pod's flow trace through a real node (docs/trace.md): `kubectl run` on an edgelet over
 // the machine's containerd gives every FLOW.md stage from authentication to Ready, in order,
 // not overlapping, consistent with the pod's own timestamps, and the CLI prints it; a pod
-// whose pull secret is missing shows the failing image pull with the registry's answer.
+// whose pull secret is missing shows the failing image pull with the registry's answer; a
+// crash-looping container shows one span per restart with its exit and back-off.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { api, hasKubectl, kubectl } from "../../helpers/cluster";
-import { available, BUSYBOX, createPod, PRIVATE, REPO, waitFor, waitPod, withEdgeletNode } from "./harness";
+import {
+  available,
+  BUSYBOX,
+  createPod,
+  getPod,
+  PRIVATE,
+  REPO,
+  waitFor,
+  waitPod,
+  withEdgeletNode,
+} from "./harness";
 
 const run = promisify(execFile);
 const NODE = `trace-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
@@ -138,4 +149,58 @@ describe.skipIf(!available || !hasKubectl)("flow trace on a containerd node", ()
     });
     expect(cli.stdout).toMatch(/9\.2 image pull c .*failed: ErrImagePull: .*127\.0\.0\.1:5001/);
   });
+
+  it("a crash-looping container: one span per restart, after the first start, with its exit and back-off", async () => {
+    await createPod(s.server, s.ns, {
+      metadata: { name: "crashy" },
+      spec: {
+        nodeName: NODE,
+        restartPolicy: "Always",
+        containers: [{ name: "c", image: BUSYBOX, command: ["sh", "-c", "exit 1"] }],
+      },
+    });
+    // restart 1 comes at once, restart 2 after the kubelet's first back-off (10 s)
+    const t = await waitFor(
+      "two restarts in the trace",
+      async () => {
+        const x = await traceOf(s, s.ns, "crashy");
+        return (
+          (x?.stages ?? []).filter((st: any) => st.step === "9.3" && st.detail?.restart).length >= 2 && x
+        );
+      },
+      60_000,
+    );
+    const stages: any[] = t.stages;
+    const restarts = stages.filter((st) => st.step === "9.3" && st.detail?.restart);
+    expect(restarts.map((st) => st.name).slice(0, 2)).toEqual(["start c (restart 1)", "start c (restart 2)"]);
+    // the first start is traced once (create, start), the restarts after it, in order
+    expect(stages.filter((st) => st.name === "create c")).toHaveLength(1);
+    const firstStart = stages.findIndex((st) => st.name === "start c");
+    expect(firstStart).toBeGreaterThan(-1);
+    expect(stages.indexOf(restarts[0])).toBeGreaterThan(firstStart);
+    let last = Date.parse(stages[firstStart].end);
+    for (const r of restarts) {
+      expect(r.component).toBe("edgelet");
+      expect(r.state).toBe("done");
+      expect(Date.parse(r.start)).toBeGreaterThanOrEqual(last);
+      expect(Date.parse(r.end)).toBeGreaterThanOrEqual(Date.parse(r.start));
+      last = Date.parse(r.end);
+      expect(r.detail).toMatchObject({ container: "c", cause: "exited", exitCode: 1, reason: "Error" });
+      expect(r.detail.previousContainerId).toMatch(/^[0-9a-f]{13}$/);
+    }
+    expect(restarts[0].detail.backOffMs).toBe(0);
+    expect(restarts[1].detail.backOffMs).toBe(10_000);
+    // the second waited its back-off: the span runs from the previous exit to the new start
+    expect(restarts[1].durationMs).toBeGreaterThanOrEqual(9_000);
+    const pod = await getPod(s.server, s.ns, "crashy");
+    expect(pod.status.containerStatuses[0].restartCount).toBeGreaterThanOrEqual(2);
+
+    const cli = await run(process.execPath, ["cli/bin/edgeplane.mjs", "trace", "pod/crashy", "-n", s.ns], {
+      cwd: REPO,
+      env: { ...process.env, KUBECONFIG: s.server.kubeconfigPath, NO_COLOR: "1" },
+    });
+    expect(cli.stdout).toMatch(/9\.3 start c \(restart 1\) .*exit 1 \(Error\), no back-off/);
+    expect(cli.stdout).toMatch(/9\.3 start c \(restart 2\) .*exit 1 \(Error\), back-off 10\.00s/);
+    expect(cli.stdout).toMatch(/^restarts: [2-9] in the trace$/m);
+  }, 90_000);
 });

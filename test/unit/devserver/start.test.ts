@@ -107,6 +107,8 @@ function launch(how: "npm" | "node", opts: { port?: number; stateDir?: string } 
       EDGEPLANE_STATE_DIR: stateDir,
       EDGEPLANE_PORT: String(port),
       EDGEPLANE_RUNTIME: "simulated",
+      // one workerd, which the engine host restarts (several: engine-processes.test.ts)
+      EDGEPLANE_ENGINE_PROCESSES: "1",
     };
     const child =
       how === "npm"
