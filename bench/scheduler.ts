@@ -11,12 +11,19 @@
 // Knobs: first argument = node count (5000 writes scheduler-5000.json and skips phase 3),
 // BENCH_SCHED_PODS (10000), BENCH_LEASE_WINDOW (seconds, 60), BENCH_CREATE_SECONDS (cap on the create phase, 150),
 // BENCH_SIM_LEASE_SECONDS
-// (lease renewal period: 10, or 30 above 1,000 nodes), BENCH_BIND_TIMEOUT (seconds, 180).
+// (lease renewal period: 10, or 30 above 1,000 nodes), BENCH_BIND_TIMEOUT (seconds, 180),
+// BENCH_PROFILE=1 (a CPU profile of workerd's isolate over the pod phase, first create -> last
+// bound: self and total time printed, .edgeplane/bench/profile-scheduler.cpuprofile written;
+// BENCH_PROFILE=leases: over the node-leases window instead, to profile-scheduler-leases).
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startSimulatedNodes } from "../agent/simulated/simnodes";
+import { freePort } from "../local-engine/devserver";
 import { type ApiServer, startApiServer } from "./lib/apiserver";
 import { groupCpu } from "./lib/cpu";
 import { expectStatus, keepAliveAgent, request } from "./lib/http";
-import { type Row, table, writeResults } from "./lib/report";
+import { type Inspector, openInspector, selfTimes, topLines, totalTimes } from "./lib/inspector-profile";
+import { REPO_ROOT, type Row, table, writeResults } from "./lib/report";
 import {
   boundByList,
   cores,
@@ -115,8 +122,21 @@ async function deployments(api: ApiServer, tracker: PodTracker): Promise<void> {
   log(`deployments: p50 ${s.p50.toFixed(0)} ms p99 ${s.p99.toFixed(0)} ms (${timeouts} timed out)`);
 }
 
-async function podFlood(api: ApiServer, tracker: PodTracker): Promise<void> {
+/** Stops the inspector's profile, writes it to .edgeplane/bench/<file>.cpuprofile and prints where the time went. */
+async function reportProfile(inspector: Inspector, file: string, what: string): Promise<void> {
+  const profile = await inspector.stop();
+  const dir = join(REPO_ROOT, ".edgeplane/bench");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${file}.cpuprofile`), JSON.stringify(profile));
+  const st = selfTimes(profile);
+  console.log(`isolate busy ${(st.busy / 1000).toFixed(0)} ms over ${what}`);
+  console.log(`\nself time by function:\n${topLines(st.fn, st.busy, 50)}`);
+  console.log(`\ntotal time by function:\n${topLines(totalTimes(profile), st.busy, 80)}`);
+}
+
+async function podFlood(api: ApiServer, tracker: PodTracker, inspector?: Inspector): Promise<void> {
   const d = api.front;
+  await inspector?.start();
   const agent = keepAliveAgent(50);
   const keys: string[] = [];
   const cpu0 = groupCpu(api.pgid);
@@ -163,6 +183,7 @@ async function podFlood(api: ApiServer, tracker: PodTracker): Promise<void> {
   );
   const end = performance.now();
   const cpu = groupCpu(api.pgid);
+  if (inspector) await reportProfile(inspector, "profile-scheduler", "the pod phase");
   const client = process.cpuUsage(client0);
   const bounds = keys.map((k) => tracker.pods.get(k)?.bound).filter((b): b is number => b !== undefined);
   const lastBound = Math.max(...bounds);
@@ -225,7 +246,10 @@ async function main(): Promise<void> {
   log(`starting the control plane; ${NODES} nodes, ${PODS} pods`);
   // a /24 per node out of 10.128.0.0/9 (32,768 nodes): every simulated node gets its pod CIDR,
   // as a cluster of this size would be configured (the default /16 holds 256 nodes)
-  const api = await startApiServer({ vars: { EDGEPLANE_CLUSTER_CIDR: "10.128.0.0/9" } });
+  const inspectorPort = process.env.BENCH_PROFILE ? await freePort() : undefined;
+  const api = await startApiServer({ vars: { EDGEPLANE_CLUSTER_CIDR: "10.128.0.0/9" }, inspectorPort });
+  const inspector = inspectorPort ? await openInspector(inspectorPort) : undefined;
+  const profileLeases = process.env.BENCH_PROFILE === "leases";
   const { url, token } = serverCreds(api.front);
   let tracker: PodTracker | undefined;
   let sim: Awaited<ReturnType<typeof startSimulatedNodes>> | undefined;
@@ -274,7 +298,10 @@ async function main(): Promise<void> {
     const cl0 = process.cpuUsage();
     const w0 = performance.now();
     const loadBefore = load1();
+    if (profileLeases) await inspector?.start();
     await new Promise((r) => setTimeout(r, LEASE_WINDOW_S * 1000));
+    if (profileLeases && inspector)
+      await reportProfile(inspector, "profile-scheduler-leases", "the leases window");
     const wall = performance.now() - w0;
     const c1 = groupCpu(api.pgid);
     const s1 = sim.stats();
@@ -309,7 +336,7 @@ async function main(): Promise<void> {
       await deployments(api, tracker);
     }
     log(`${PODS} pods, 50 clients, ${NAMESPACES.length} namespaces`);
-    await podFlood(api, tracker);
+    await podFlood(api, tracker, profileLeases ? undefined : inspector);
     out.watch_reopens = tracker.reopens;
     const st = sim.stats();
     out.sim_client_failures = st.client.failures;
@@ -317,6 +344,7 @@ async function main(): Promise<void> {
     if (st.client.lastFailure) log(`simulator last failure: ${st.client.lastFailure}`);
   } finally {
     tracker?.close();
+    inspector?.close();
     await sim?.stop().catch(() => undefined);
     await api.stop();
     if (simLog.length > 0) console.log(`simulator log (first ${simLog.length}):\n  ${simLog.join("\n  ")}`);

@@ -71,10 +71,11 @@ export function snapshotSources(dir: string): string {
 
 /**
  * vars: Worker variables for the engine (e.g. a cluster CIDR wide enough for the bench's nodes);
- * engineProcesses: EDGEPLANE_ENGINE_PROCESSES for it (else the environment's, else the default).
+ * engineProcesses: EDGEPLANE_ENGINE_PROCESSES for it (else the environment's, else the default);
+ * inspectorPort: workerd's DevTools inspector there (for a CPU profile).
  */
 export async function startApiServer(
-  opts: { vars?: Record<string, string>; engineProcesses?: number } = {},
+  opts: { vars?: Record<string, string>; engineProcesses?: number; inspectorPort?: number } = {},
 ): Promise<ApiServer> {
   const dir = mkdtempSync(join(tmpdir(), "edgeplane-bench-"));
   const root = snapshotSources(dir);
@@ -87,6 +88,7 @@ export async function startApiServer(
       quiet: true,
       vars: opts.vars,
       engineProcesses: opts.engineProcesses,
+      inspectorPort: opts.inspectorPort,
     });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });

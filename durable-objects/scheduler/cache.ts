@@ -259,8 +259,15 @@ export class SchedulerCache {
 
   // ---- snapshot ----
 
-  /** Brings `s` up to date, copying only nodes changed since its last update. */
+  /**
+   * Brings `s` up to date, copying only nodes changed since its last update. The lists of
+   * nodes with (anti-)affinity pods are rebuilt only when a node copied in or out of them
+   * holds such pods: a pass over every node per cycle otherwise (each binding dirties a node).
+   */
   updateSnapshot(s: Snapshot): void {
+    const withAffinity = (n: NodeInfo | undefined) =>
+      !!n && (n.podsWithAffinity.length > 0 || n.podsWithRequiredAntiAffinity.length > 0);
+    let affinityChanged = false;
     if (s.structure !== this.structure) {
       const oldMap = s.nodeInfoMap;
       s.nodeInfoMap = new Map();
@@ -276,17 +283,19 @@ export class SchedulerCache {
       }
       s.namespaceLabels = new Map(this.namespaces);
       s.structure = this.structure;
+      affinityChanged = true;
     } else {
       for (const name of this.dirty) {
         const ni = this.nodes.get(name);
         const idx = s.index.get(name);
         if (!ni?.node || idx === undefined) continue;
         const copy = ni.clone();
+        if (withAffinity(s.nodeInfoList[idx]) || withAffinity(copy)) affinityChanged = true;
         s.nodeInfoList[idx] = copy;
         s.nodeInfoMap.set(name, copy);
       }
     }
-    if (this.dirty.size > 0 || s.havePodsWithAffinityList.length === 0) {
+    if (affinityChanged) {
       s.havePodsWithAffinityList = s.nodeInfoList.filter((n) => n.podsWithAffinity.length > 0);
       s.havePodsWithRequiredAntiAffinityList = s.nodeInfoList.filter(
         (n) => n.podsWithRequiredAntiAffinity.length > 0,

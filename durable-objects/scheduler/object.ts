@@ -3,6 +3,7 @@
 // is pending, Bindings posted through the apiserver (pods/binding), events as upstream.
 import { DurableObject } from "cloudflare:workers";
 import { lookupGVR } from "../../api/registry";
+import { TRACE_SPANS_HEADER } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import type { Apiserver } from "../apiserver";
 import { clusterNameOf, objectEnv } from "../clusters";
@@ -155,9 +156,8 @@ export class SchedulerObject extends DurableObject<Env> {
         return;
       }
       try {
-        await api.request("POST", pathFor(pods, ns, a.pod.metadata.name, "binding"), a.binding);
+        await this.postBinding(a);
         this.loop.bindingResult(a.key, true, Date.now());
-        this.traces.add(a.pod, [schedulingSpan(a.trace)]);
         void this.record(a.pod, a.event);
       } catch (e) {
         this.loop.bindingResult(a.key, false, Date.now());
@@ -205,15 +205,8 @@ export class SchedulerObject extends DurableObject<Env> {
         if (Date.now() > deadline) throw new Error("timed out waiting for the condition");
         await new Promise((r) => setTimeout(r, 200));
       }
-      const pods = lookupGVR("", "v1", "pods")!;
-      await api.request(
-        "POST",
-        pathFor(pods, a.pod.metadata.namespace, a.pod.metadata.name, "binding"),
-        a.binding,
-      );
+      await this.postBinding(a);
       this.loop.bindingResult(a.key, true, Date.now());
-      this.traces.add(a.pod, [schedulingSpan(a.trace)]);
-      void this.traces.flush();
       void this.record(a.pod, a.event);
     } catch (e) {
       this.loop.bindingResult(a.key, false, Date.now());
@@ -225,6 +218,24 @@ export class SchedulerObject extends DurableObject<Env> {
       } as unknown as KubeObject);
     }
     this.kick();
+  }
+
+  /**
+   * The Binding, with the decision's span (5.1) in TRACE_SPANS_HEADER: the apiserver keeps it
+   * in the pod's update (workers/trace/status.ts), no trace call and commit of its own.
+   */
+  private postBinding(a: Extract<SchedulingAction, { kind: "bind" }>): Promise<unknown> {
+    const pods = lookupGVR("", "v1", "pods")!;
+    const headers = this.traces.enabled
+      ? { [TRACE_SPANS_HEADER]: JSON.stringify([schedulingSpan(a.trace)]) }
+      : undefined;
+    return this.api!.request(
+      "POST",
+      pathFor(pods, a.pod.metadata.namespace, a.pod.metadata.name, "binding"),
+      a.binding,
+      "application/json",
+      headers,
+    );
   }
 
   /** An events.k8s.io-shaped event from the scheduling loop, recorded (and deduplicated) as core/v1. */

@@ -5,6 +5,7 @@ import { StatusError } from "../../api/errors";
 import { resourceKey, viewKey } from "../../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../../api/resource";
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../../api/selectors";
+import type { PodBinding } from "../../api/strategies/pod-binding";
 import { type IncludeObject, tableRow } from "../../api/table";
 import type { TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
@@ -336,6 +337,22 @@ export class Store {
     const body = this.shown(unwrap(r));
     wrote(this.def);
     return body;
+  }
+
+  /**
+   * Binds a pod: its shard applies the Binding to the stored pod and stages the write in one
+   * call (api/strategies/pod-binding.ts); `trace`'s uid is the bound pod's, filled in there.
+   */
+  async bind(
+    namespace: string,
+    name: string,
+    binding: PodBinding,
+    opts: { dryRun?: boolean } = {},
+    trace?: TraceAppend,
+  ): Promise<void> {
+    const s = this.at(namespace, name);
+    unwrap(await s.stub.bind(s.res, namespace, name, binding, opts, trace));
+    if (!opts.dryRun) wrote(this.def);
   }
 
   async remove(

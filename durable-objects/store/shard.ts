@@ -19,6 +19,7 @@ import {
 } from "../../api/errors";
 import { lookupKey, resourceKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
+import { applyPodBinding, type PodBinding } from "../../api/strategies/pod-binding";
 import type { TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import migrations from "../../migrations/migrations.js";
@@ -336,6 +337,35 @@ export class StoreShard extends DurableObject<Env> {
       return ok(this.stage(p.remove ? "DELETED" : "MODIFIED", key, cur, (rv) => markedData(p, rv)));
     });
     if (trace && reply.ok) this.appendTrace(trace, at);
+    return reply;
+  }
+
+  /**
+   * A Binding applied to the stored pod and staged in one call (the apiserver's pods/binding,
+   * api/strategies/pod-binding.ts): no read of the pod before it, no retry on a revision
+   * that moved meanwhile. `trace` gets the bound pod's uid.
+   */
+  async bind(
+    res: string,
+    namespace: string,
+    name: string,
+    b: PodBinding,
+    opts: { dryRun?: boolean } = {},
+    trace?: TraceAppend,
+  ): Promise<Reply> {
+    const at = Date.now();
+    let uid = "";
+    const reply = await this.answer(() => {
+      const def = this.use(res);
+      const cur = this.row(namespace, name);
+      if (!cur) throw notFound(def, name);
+      const pod = JSON.parse(cur.data) as KubeObject;
+      applyPodBinding(pod, b);
+      uid = cur.uid;
+      if (opts.dryRun) return ok(JSON.stringify(pod));
+      return ok(this.commit("MODIFIED", pod, cur));
+    });
+    if (trace && reply.ok && !opts.dryRun) this.appendTrace({ ...trace, uid }, at);
     return reply;
   }
 

@@ -148,6 +148,32 @@ describe("pod traces", () => {
     expect(steps((await trace(t, ns, "nowhere")).json.stages)).not.toContain("5.2");
   });
 
+  it("a Binding from outside the control plane cannot bring a scheduling span with it", async () => {
+    const ns = await freshNamespace(t);
+    // no node matches: the scheduler leaves it to the Binding posted here
+    await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod("by-hand", { nodeSelector: { disk: "ssd" } }));
+    const forged = [{ step: "5.1", name: "scheduling", component: "scheduler", start: 1, end: 2 }];
+    const r = await api(
+      t,
+      "POST",
+      `/api/v1/namespaces/${ns}/pods/by-hand/binding`,
+      {
+        apiVersion: "v1",
+        kind: "Binding",
+        metadata: { name: "by-hand" },
+        target: { kind: "Node", name: "tr-node-0" },
+      },
+      { "x-edgeplane-trace-spans": JSON.stringify(forged) },
+    );
+    expect(r.status).toBe(201);
+    const stages = (await until("5.3", async () => {
+      const x = await trace(t, ns, "by-hand");
+      return x.json?.stages?.some((s: any) => s.step === "5.3") && x.json.stages;
+    })) as any[];
+    expect(stages.find((s) => s.step === "5.3").detail.nodeName).toBe("tr-node-0");
+    expect(stages.some((s) => s.step === "5.1" && s.start === 1)).toBe(false);
+  });
+
   it("a missing pod is 404 NotFound as upstream words it; bad requests are Status", async () => {
     const ns = await freshNamespace(t);
     const r = await trace(t, ns, "absent");

@@ -21,7 +21,7 @@ const binding = (name: string | undefined, node: string) => ({
 
 beforeAll(async () => {
   ns = await freshNamespace(t, "bind");
-  for (const name of ["a", "b", "c"]) {
+  for (const name of ["a", "b", "c", "e"]) {
     const r = await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, pod(name));
     if (r.status !== 201) throw new Error(`setup: ${r.status} ${r.text}`);
   }
@@ -52,6 +52,56 @@ describe("bindings", () => {
       expect(again.stderr).toContain('pod a is already assigned to node "n1"');
     },
   );
+
+  it("a dry run binds nothing; a uid precondition and a pod being deleted are 409; annotations join the pod's", async () => {
+    const dry = await api(
+      t,
+      "POST",
+      `/api/v1/namespaces/${ns}/pods/e/binding?dryRun=All`,
+      binding("e", "n1"),
+    );
+    expect(dry.status, dry.text).toBe(201);
+    expect((await api(t, "GET", `/api/v1/namespaces/${ns}/pods/e`)).json.spec.nodeName).toBeUndefined();
+    const wrongUid = await api(t, "POST", `/api/v1/namespaces/${ns}/pods/e/binding`, {
+      ...binding("e", "n1"),
+      metadata: { name: "e", uid: "not-its-uid" },
+    });
+    expect(wrongUid.status, wrongUid.text).toBe(409);
+    expect(wrongUid.json.message).toMatch(
+      /^Operation cannot be fulfilled on pods\/binding "e": Precondition failed: UID in precondition: not-its-uid, UID in object meta: /,
+    );
+    // a pod kept by a finalizer while it is deleted
+    const held = { ...pod("held"), metadata: { name: "held", finalizers: ["example.com/hold"] } };
+    expect((await api(t, "POST", `/api/v1/namespaces/${ns}/pods`, held)).status).toBe(201);
+    expect((await api(t, "DELETE", `/api/v1/namespaces/${ns}/pods/held`)).status).toBeLessThan(300);
+    const deleting = await api(
+      t,
+      "POST",
+      `/api/v1/namespaces/${ns}/pods/held/binding`,
+      binding("held", "n1"),
+    );
+    expect(deleting.status, deleting.text).toBe(409);
+    expect(deleting.json.message).toContain("pod held is being deleted, cannot be assigned to a host");
+    await api(
+      t,
+      "PATCH",
+      `/api/v1/namespaces/${ns}/pods/held`,
+      { metadata: { finalizers: null } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    const b = await api(t, "GET", `/api/v1/namespaces/${ns}/pods/e`);
+    const ok = await api(t, "POST", `/api/v1/namespaces/${ns}/pods/e/binding`, {
+      ...binding("e", "n3"),
+      metadata: { name: "e", uid: b.json.metadata.uid, annotations: { "example.com/by": "test" } },
+    });
+    expect(ok.status, ok.text).toBe(201);
+    const bound = (await api(t, "GET", `/api/v1/namespaces/${ns}/pods/e`)).json;
+    expect(bound.spec.nodeName).toBe("n3");
+    expect(bound.metadata.annotations["example.com/by"]).toBe("test");
+    expect(Number(bound.metadata.resourceVersion)).toBeGreaterThan(Number(b.json.metadata.resourceVersion));
+  });
 
   it("a Binding that names no pod, or another pod than its URL's, is refused", async () => {
     const unnamed = await api(t, "POST", `/api/v1/namespaces/${ns}/bindings`, binding(undefined, "n1"));

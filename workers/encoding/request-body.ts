@@ -5,6 +5,7 @@ import { concatBytes } from "../../api/bytes";
 import { badRequest, tooLarge, unsupportedMediaType } from "../../api/errors";
 import { decodeKubeProtobuf, isKubeProtobuf } from "../../api/protobuf/decode";
 import { recordAuditRequestObject } from "../audit/index";
+import { internalBody } from "../internal";
 import {
   type KeyScan,
   lineIndex,
@@ -32,9 +33,12 @@ export function mediaType(contentType: string | null): string {
   return (contentType ?? "").split(";")[0].trim().toLowerCase();
 }
 
-/** Reads the body as text, refusing more than the cap without buffering all of it. */
+/**
+ * Reads the body as text, refusing more than the cap without buffering all of it (an
+ * in-process request's text as it was made, internal.ts).
+ */
 export async function readText(req: Request): Promise<string> {
-  return utf8.decode(await readBytes(req));
+  return internalBody(req) ?? utf8.decode(await readBytes(req));
 }
 
 /**
@@ -121,16 +125,18 @@ const JSON_EOF = "couldn't get version/kind; json parse error: unexpected end of
  */
 export async function decodeBody(req: Request, kind?: string): Promise<Decoded> {
   const type = mediaType(req.headers.get("content-type"));
-  const bytes = await readBytes(req);
+  // an in-process request's text as it was made (internal.ts); any other body read whole
+  const made = isKubeProtobuf(type) ? undefined : internalBody(req);
+  const bytes = made === undefined ? await readBytes(req) : undefined;
   let decoded: Decoded;
-  if (isKubeProtobuf(type)) {
+  if (bytes && isKubeProtobuf(type)) {
     if (bytes.byteLength === 0) throw badRequest("the body of the request was empty");
     decoded = { value: decodeKubeProtobuf(bytes).object };
   } else {
-    const text = utf8.decode(bytes);
+    const text = made ?? utf8.decode(bytes);
     const unrecognized = (why: string) =>
       badRequest(
-        `the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(bytes)})`,
+        `the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(bytes ?? new TextEncoder().encode(text))})`,
       );
     // upstream reads an empty JSON body as cut short
     if (kind && !type.includes("yaml") && text.trim() === "") throw unrecognized(JSON_EOF);

@@ -2,7 +2,7 @@
 // or, the older way upstream still serves, to the namespace's bindings with the pod's name as
 // its own. Either sets spec.nodeName once and records PodScheduled=True.
 
-import { badRequest, conflict, field, invalid } from "../../api/errors";
+import { badRequest, field, invalid } from "../../api/errors";
 import { pods, validatePodBinding } from "../../api/strategies/pods";
 import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
@@ -12,10 +12,8 @@ import { decodeBody } from "../encoding/request-body";
 import { bindingTrace } from "../trace/status";
 import { SUCCESS_201 } from "./eviction";
 import { checkFields, objectFound } from "./field-validation";
-import { checkDecodedTypeMeta, isConflict, requestNamespace } from "./prepare";
+import { checkDecodedTypeMeta, requestNamespace } from "./prepare";
 import { respondWith, type WriteContext } from "./write-context";
-
-const BINDING = { group: "", resource: "pods/binding" };
 
 async function decodeBinding(w: WriteContext, namespace: string): Promise<KubeObject> {
   const decoded = await decodeBody(w.c.req.raw, "Binding");
@@ -55,41 +53,15 @@ async function bind(
   const causes = validatePodBinding(b);
   if (causes.length) throw invalid({ group: "", kind: "Binding" }, name, causes);
   await admitValidating(w, "CREATE", b, undefined);
-  for (let attempt = 0; ; attempt++) {
-    const pod = await store.get(namespace, name);
-    if (b.metadata.uid && b.metadata.uid !== pod.metadata.uid)
-      throw conflict(
-        BINDING,
-        name,
-        `Precondition failed: UID in precondition: ${b.metadata.uid}, UID in object meta: ${pod.metadata.uid}`,
-      );
-    if (pod.metadata.deletionTimestamp)
-      throw conflict(BINDING, name, `pod ${name} is being deleted, cannot be assigned to a host`);
-    if (pod.spec?.nodeName)
-      throw conflict(BINDING, name, `pod ${name} is already assigned to node "${pod.spec.nodeName}"`);
-    pod.spec.nodeName = String(b.target.name);
-    if (b.metadata.annotations)
-      pod.metadata.annotations = { ...pod.metadata.annotations, ...b.metadata.annotations };
-    pod.status ??= {};
-    const conditions: any[] = (pod.status.conditions ?? []).filter((c: any) => c.type !== "PodScheduled");
-    conditions.push({
-      type: "PodScheduled",
-      status: "True",
-      lastProbeTime: null,
-      lastTransitionTime: rfc3339(),
-    });
-    pod.status.conditions = conditions;
-    try {
-      await store.update(
-        pod,
-        { expectRV: pod.metadata.resourceVersion, dryRun: w.dryRun },
-        undefined,
-        bindingTrace(w, pod, start),
-      );
-      return respondWith(w, SUCCESS_201, 201);
-    } catch (e) {
-      if (isConflict(e) && attempt < 8) continue;
-      throw e;
-    }
-  }
+  // applied to the stored pod by its shard, in the call that stages the write (pod-binding.ts)
+  const node = String(b.target.name);
+  const target = { metadata: { namespace, name, uid: "" }, spec: { nodeName: node } } as KubeObject;
+  await store.bind(
+    namespace,
+    name,
+    { node, annotations: b.metadata.annotations, uid: b.metadata.uid, at: rfc3339() },
+    { dryRun: w.dryRun },
+    bindingTrace(w, target, start),
+  );
+  return respondWith(w, SUCCESS_201, 201);
 }

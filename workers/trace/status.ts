@@ -4,6 +4,7 @@
 import { parseSpans, TRACE_SPANS_HEADER, type TraceAppend, tracingEnabled } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import type { WriteContext } from "../handlers/write-context";
+import { internalUser } from "../internal";
 
 export function statusTrace(w: WriteContext, old: KubeObject): TraceAppend | undefined {
   if (w.info.subresource !== "status" || w.def.resource !== "pods" || w.def.group !== "" || w.dryRun) return;
@@ -24,17 +25,23 @@ export function statusTrace(w: WriteContext, old: KubeObject): TraceAppend | und
 
 /**
  * A Binding's spans (5.2 the binding write, 5.3 the pod bound), closed by the shard when the
- * pod's update is staged: a node agent can see the pod bound no earlier than that.
+ * pod's update is staged: a node agent can see the pod bound no earlier than that. The
+ * control plane's own scheduler sends its decision (5.1) in TRACE_SPANS_HEADER on the
+ * Binding, so it is kept in the same write instead of a call and a commit of its own; only
+ * an in-process request may (an outside binder speaks for no stage of the trace).
  */
 export function bindingTrace(w: WriteContext, pod: KubeObject, start: number): TraceAppend | undefined {
   if (w.dryRun || !tracingEnabled(w.c.env)) return;
   const node = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+  const header = internalUser(w.c.req.raw) ? w.c.req.header(TRACE_SPANS_HEADER) : undefined;
+  const scheduling = parseSpans(header).filter((s) => s.step === "5.1");
   return {
     namespace: pod.metadata.namespace ?? "",
     name: pod.metadata.name ?? "",
     uid: pod.metadata.uid ?? "",
     closeAtStore: true,
     spans: [
+      ...scheduling,
       {
         step: "5.2",
         name: "binding",

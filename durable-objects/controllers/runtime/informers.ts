@@ -9,6 +9,7 @@ import type { Env } from "../../env";
 import { Store } from "../../store/client";
 import type { StoreShard } from "../../store/shard";
 import { type ShardPlan, shardKey, shardObjectName, shardOf, shardPlan } from "../../store/shard-plan";
+import { decodeChange } from "./shared-changes";
 import { StringPool } from "./strings";
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
@@ -337,8 +338,8 @@ export class Informers {
         return false;
       }
       for (const e of r.events) {
-        const obj = JSON.parse(e.data) as KubeObject;
-        this.apply(res, c, e.type as ChangeType, obj);
+        const { obj, prepared } = decodeChange(res, e.data, (o) => this.prepare(res, o));
+        this.apply(res, c, e.type as ChangeType, obj, prepared);
         c.rvs[i] = Math.max(c.rvs[i] ?? 0, rvOf(obj));
       }
       c.rvs[i] = Math.max(c.rvs[i] ?? 0, r.upTo);
@@ -352,14 +353,20 @@ export class Informers {
     if (c) this.apply(res, c, deleted ? "DELETED" : "MODIFIED", obj);
   }
 
-  private apply(res: string, c: Cache, type: ChangeType, obj: KubeObject): void {
+  /** What the caches keep of an object (lighten), its strings pooled. */
+  private prepare(res: string, obj: KubeObject): void {
+    lighten(res, obj);
+    this.strings.share(obj);
+  }
+
+  /** `prepared`: the object is lightened and pooled already (decodeChange), and shared: read only. */
+  private apply(res: string, c: Cache, type: ChangeType, obj: KubeObject, prepared = false): void {
     const key = keyOf(obj);
     const old = c.byKey.get(key);
     const keep = this.filters[res];
     const kept = !keep || keep(obj);
     if (!old && !kept) return; // never cached
-    lighten(res, obj);
-    this.strings.share(obj);
+    if (!prepared) this.prepare(res, obj);
     if (old && rvOf(old) > rvOf(obj)) return; // already newer (a write-through got ahead)
     if (type === "DELETED" || !kept) {
       if (!old) return;

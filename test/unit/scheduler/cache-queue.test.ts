@@ -89,6 +89,38 @@ describe("SchedulerCache", () => {
     expect(s.numNodes()).toBe(3);
     expect(s.get("b")).toBe(b0);
   });
+
+  it("keeps the lists of nodes with (anti-)affinity pods current as pods come and go", () => {
+    const c = new SchedulerCache();
+    c.addNode(makeNode("a"));
+    c.addNode(makeNode("b"));
+    const s = new Snapshot();
+    c.updateSnapshot(s);
+    c.addPod(makePod("plain", { nodeName: "a" }));
+    c.updateSnapshot(s);
+    expect(s.havePodsWithAffinityList).toEqual([]);
+    const term = { labelSelector: { matchLabels: { app: "x" } }, topologyKey: "kubernetes.io/hostname" };
+    const anti = makePod("anti", {
+      nodeName: "b",
+      spec: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } } },
+    });
+    c.addPod(anti);
+    c.updateSnapshot(s);
+    expect(s.havePodsWithAffinityList.map((n) => n.name)).toEqual(["b"]);
+    expect(s.havePodsWithRequiredAntiAffinityList.map((n) => n.name)).toEqual(["b"]);
+    // a change elsewhere keeps them; the list holds the snapshot's current copy of b
+    c.addPod(makePod("plain2", { nodeName: "a" }));
+    c.updateSnapshot(s);
+    expect(s.havePodsWithAffinityList[0]).toBe(s.get("b"));
+    c.addPod(makePod("plain3", { nodeName: "b" }));
+    c.updateSnapshot(s);
+    expect(s.havePodsWithAffinityList[0]).toBe(s.get("b"));
+    expect(s.havePodsWithAffinityList[0]!.pods.length).toBe(2);
+    c.removePod(anti);
+    c.updateSnapshot(s);
+    expect(s.havePodsWithAffinityList).toEqual([]);
+    expect(s.havePodsWithRequiredAntiAffinityList).toEqual([]);
+  });
 });
 
 describe("SchedulingQueue", () => {
