@@ -2,13 +2,14 @@
 // DevTools inspector on, records a V8 CPU profile of the workerd isolate (Worker and Durable
 // Objects alike) and prints self time by function and by source file.
 //
-//   node --import tsx bench/profile.ts [create|get|status|watch|idle|list] [seconds]
+//   node --import tsx bench/profile.ts [create|get|status|watch|idle|list|lease] [seconds]
 // PROFILE_CLIENTS (concurrent requests, default 10; 1 for watch and list), PROFILE_WATCHERS (1000),
 // PROFILE_VARS (Worker variables, e.g. EDGEPLANE_TRACE=off; comma-separated NAME=value).
 // status: merge patches of pods/status, as a kubelet writes them, over the warm-up's pods.
 // idle: PROFILE_PODS pods (default 10000) are created first, then nothing is sent while the
 // profile runs: what the control plane does on its own (cron, alarms, resyncs).
 // list: PROFILE_PODS pods are created first, then the namespace's pods are listed whole, as JSON.
+// lease: node leases renewed as the kubelet does (an update of the lease it holds, renewTime moved).
 // Writes .edgeplane/bench/profile-<load>.cpuprofile (open it in Chrome DevTools).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -97,7 +98,7 @@ const top = (m: Map<string, number>, total: number, n: number) =>
     .join("\n");
 
 const load = process.argv[2] ?? "create";
-if (!["create", "get", "status", "watch", "idle", "list"].includes(load))
+if (!["create", "get", "status", "watch", "idle", "list", "lease"].includes(load))
   throw new Error(`unknown load ${load}`);
 const seconds = Number(process.argv[3] ?? 10);
 const dir = mkdtempSync(join(tmpdir(), "edgeplane-profile-"));
@@ -139,6 +140,28 @@ try {
       );
   }
   const agent = keepAliveAgent(clients);
+  // the lease load: one lease per warm-up slot, each renewed from the copy its last answer gave
+  const leases = new Map<number, string>();
+  const leasePath = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+  const renew = async (k: number) => {
+    const held = leases.get(k);
+    const now = new Date().toISOString().replace("Z", "000Z");
+    if (!held) {
+      const body = {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name: `node-${k}` },
+        spec: { holderIdentity: `node-${k}`, leaseDurationSeconds: 40, renewTime: now },
+      };
+      const r = await request(t, agent, "POST", leasePath, JSON.stringify(body));
+      leases.set(k, r.body);
+      return;
+    }
+    const lease = JSON.parse(held);
+    lease.spec.renewTime = now;
+    const r = await request(t, agent, "PUT", `${leasePath}/node-${k}`, JSON.stringify(lease));
+    if (r.status === 200) leases.set(k, r.body);
+  };
   let i = 0;
   let ops = 0;
   const run = async (stopAt: number) => {
@@ -147,6 +170,7 @@ try {
         while (performance.now() < stopAt) {
           const n = i++;
           if (load === "list") await request(t, agent, "GET", "/api/v1/namespaces/default/pods");
+          else if (load === "lease") await renew(n % WARM_PODS);
           else if (load === "get")
             await request(t, agent, "GET", `/api/v1/namespaces/default/pods/p-${n % WARM_PODS}`);
           else if (load === "status" && n >= WARM_PODS)
@@ -203,7 +227,7 @@ try {
     `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s = ${((ops * 1000) / ms).toFixed(0)}/s; isolate busy ${((st.total - idle) / 1000).toFixed(0)} ms in all, ${((st.total - idle) / 1000 / ops).toFixed(3)} ms per op`,
   );
   console.log("\nself time by file:\n" + top(st.file, st.total, 20));
-  console.log("\nself time by function:\n" + top(st.fn, st.total, 45));
+  console.log("\nself time by function:\n" + top(st.fn, st.total, Number(process.env.PROFILE_TOP ?? 45)));
 } finally {
   await s.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -18,6 +18,7 @@ export const BENCHMARKS: Record<string, { file: string; args?: string[] }> = {
   clusters: { file: "clusters.ts" },
   trace: { file: "trace.ts" },
   dashboard: { file: "dashboard.ts" },
+  leases: { file: "leases.ts" },
   "engine-processes": { file: "engine-processes.ts" },
 };
 

@@ -15,6 +15,8 @@ export interface Env {
   METRICS: DurableObjectNamespace<MetricsObject>;
   EDGEPLANE_CLUSTER: string;
   EDGEPLANE_WATCH_WINDOW_SECONDS?: string;
+  /** Resources spread over several store shards: "pods=4,events=4,leases=4" (store/shard-plan.ts). */
+  EDGEPLANE_STORE_SHARDS?: string;
   EDGEPLANE_WATCH_WINDOW_EVENTS?: string;
   /** Events expire this many seconds after their last write (--event-ttl; default 3600). */
   EDGEPLANE_EVENT_TTL_SECONDS?: string;

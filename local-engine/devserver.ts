@@ -7,6 +7,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkShardSetting } from "../durable-objects/store/shard-plan";
 import { workerBundle } from "./bundle";
 import type { EngineConfig } from "./engine-host";
 import { startFront } from "./front-door";
@@ -354,6 +355,9 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     EDGEPLANE_APISERVER_ADDRESS: `127.0.0.1:${port}`,
     ...(opts.vars ?? {}),
   };
+  // resources spread over several store shards (durable-objects/store/shard-plan.ts), checked here
+  if (process.env.EDGEPLANE_STORE_SHARDS) vars.EDGEPLANE_STORE_SHARDS ??= process.env.EDGEPLANE_STORE_SHARDS;
+  checkShardSetting(vars.EDGEPLANE_STORE_SHARDS);
   const url = `http://127.0.0.1:${port}`;
   const httpsUrl = `https://127.0.0.1:${port}`;
   const kubeconfigPath = join(stateDir, "kubeconfig");

@@ -27,7 +27,9 @@ export function summarize(counts: Record<string, number>): ClusterCounts {
   let objects = 0;
   for (const k of Object.keys(counts).sort()) {
     if (!counts[k]) continue;
-    sorted[k] = counts[k];
+    // a resource spread over shards reports per shard ("pods", "pods#1", ...): one sum
+    const name = k.includes("#") ? k.slice(0, k.indexOf("#")) : k;
+    sorted[name] = (sorted[name] ?? 0) + counts[k];
     objects += counts[k];
   }
   return { objects, nodes: counts.nodes ?? 0, counts: sorted };

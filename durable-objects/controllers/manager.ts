@@ -168,7 +168,8 @@ export class ControllerManager extends DurableObject<Env> {
   }
 
   /** A store shard committed a change of `res`: pull it (and everything before it). */
-  async poke(res: string, _rv: number): Promise<void> {
+  /** `shard`: which of a spread resource's shards committed (store/shard-plan.ts) */
+  async poke(res: string, _rv: number, shard?: number): Promise<void> {
     await this.start();
     if (res.includes("#")) {
       // a custom resource's objects changed: the collector looks for ones deleted in the
@@ -185,7 +186,7 @@ export class ControllerManager extends DurableObject<Env> {
     }
     // answered once the pull is done: a shard sends no further poke meanwhile (it keeps one
     // pending), so under a write load each pull takes a batch instead of one change per poke
-    await this.informers!.pull(res).catch((e) => console.error(`pull ${res} failed`, e));
+    await this.informers!.pull(res, shard).catch((e) => console.error(`pull ${res} failed`, e));
   }
 
   /** The cron trigger: catch up on every resource and look at every key again. */

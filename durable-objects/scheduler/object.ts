@@ -81,11 +81,12 @@ export class SchedulerObject extends DurableObject<Env> {
     if (!clusterNameOf(this.env)) stayResident(() => this.kick());
   }
 
-  async poke(res: string, _rv: number): Promise<void> {
+  /** `shard`: which of a spread resource's shards committed (store/shard-plan.ts) */
+  async poke(res: string, _rv: number, shard?: number): Promise<void> {
     await this.start();
     // answered once the pull is done: a shard sends no further poke meanwhile (it keeps one
     // pending), so under a write load each pull takes a batch instead of one change per poke
-    await this.informers!.pull(res).catch((e) => console.error(`scheduler pull ${res} failed`, e));
+    await this.informers!.pull(res, shard).catch((e) => console.error(`scheduler pull ${res} failed`, e));
   }
 
   async resync(): Promise<void> {

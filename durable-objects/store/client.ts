@@ -11,6 +11,8 @@ import type { TraceAppend, TraceSpan } from "../../api/trace";
 import type { KubeObject } from "../../api/types";
 import type { Env } from "../env";
 import { supportedFields } from "./fields";
+import { mergedList } from "./merged-list";
+import { mergeWatchStreams, readLines } from "./merged-watch";
 import { preparable, prepareCreate, prepareUpdate, type StoredBase, storedBase } from "./prepared";
 import type {
   DeleteOptions,
@@ -22,6 +24,16 @@ import type {
   WriteOptions,
 } from "./protocol";
 import { RELAY_NO_HEADER } from "./relay";
+import {
+  localVersion,
+  type ShardPlan,
+  shardKey,
+  shardObjectName,
+  shardOf,
+  shardPlan,
+  singleShard,
+  vectorParts,
+} from "./shard-plan";
 
 function unwrap(r: Reply): string {
   if (!r.ok) throw StatusError.fromStatus(r.status);
@@ -75,25 +87,81 @@ function customFieldLabels(labels: string[]): Set<string> {
   return set;
 }
 
-/** A typed handle on one resource's shard. */
+/** The group and plural of a resource key ("/pods", "coordination.k8s.io/leases"). */
+function storedGroupResource(key: string): { group: string; resource: string } {
+  const i = key.indexOf("/");
+  return { group: key.slice(0, i), resource: key.slice(i + 1) };
+}
+
+/** A typed handle on one resource's shards. */
+type ShardStub = DurableObjectStub<import("./shard").StoreShard>;
+
 export class Store {
   readonly key: string;
-  private readonly stub: DurableObjectStub<import("./shard").StoreShard>;
+  /** shard 0's stub: the only one of a resource that is not spread */
+  private readonly stub: ShardStub;
   /** set when the resource is kept in another resource's store, in that resource's shape */
   private readonly view?: StorageView;
+  /** how the resource is spread over shards (shard-plan.ts); one shard unless configured */
+  readonly plan: ShardPlan;
+  private stubs?: ShardStub[];
 
   constructor(
-    env: Env,
+    private readonly env: Env,
     readonly def: ResourceDef,
   ) {
     this.view = def.storedIn;
     this.key = def.storedIn?.key ?? def.custom?.storeKey ?? resourceKey(def);
+    this.plan = def.custom
+      ? { count: 1, by: "namespace" }
+      : shardPlan(env, def.storedIn ? storedGroupResource(this.key) : def);
     this.stub = env.STORE.get(objectId(env.STORE, `${env.EDGEPLANE_CLUSTER}/${shardName(this.key)}`));
   }
 
-  /** Empties and resets this resource's shard (its cluster was deleted: workers/clusters/teardown.ts). */
+  /** Shard i's stub (0 is this.stub). */
+  private shard(i: number): ShardStub {
+    if (i === 0) return this.stub;
+    if (!this.stubs) this.stubs = [];
+    let stub = this.stubs[i];
+    if (!stub) {
+      const name = shardObjectName(`${this.env.EDGEPLANE_CLUSTER}/${shardName(this.key)}`, i);
+      this.stubs[i] = stub = this.env.STORE.get(objectId(this.env.STORE, name));
+    }
+    return stub;
+  }
+
+  /** The shard holding the object named so, and the resource key its calls carry. */
+  private at(namespace: string, name: string): { stub: ShardStub; res: string; i: number } {
+    const i = shardOf(this.plan, namespace, name);
+    return { stub: this.shard(i), res: shardKey(this.key, i), i };
+  }
+
+  private get spread(): boolean {
+    return this.plan.count > 1;
+  }
+
+  /** Shard i's part of a resourceVersion a client gave (a vector's component, else as it is). */
+  private local(rv: string | undefined, i: number): string | undefined {
+    return rv === undefined || !this.spread ? rv : localVersion(rv, i, this.plan.count);
+  }
+
+  /**
+   * The object's own revision in a resourceVersion a client sent with it: of a vector (a watch
+   * across shards gave it), the part of the object's shard; anything else as it is.
+   */
+  ownVersion(rv: string, namespace: string, name: string): string {
+    if (!this.spread) return rv;
+    return localVersion(rv, shardOf(this.plan, namespace, name), this.plan.count);
+  }
+
+  /** The one shard a query can be answered from, if there is one. */
+  private single(q: { namespace?: string; fieldSelector?: string }): number | undefined {
+    return singleShard(this.plan, this.def.namespaced, q.namespace, q.fieldSelector);
+  }
+
+  /** Empties and resets this resource's shards (its cluster was deleted: workers/clusters/teardown.ts). */
   async destroyShard(): Promise<void> {
-    await this.stub.destroy();
+    for (let i = 0; i < this.plan.count; i++) await this.shard(i).destroy();
   }
 
   /** A stored object in this resource's shape. */
@@ -152,7 +220,8 @@ export class Store {
   }
 
   async getText(namespace: string, name: string): Promise<string> {
-    return this.shown(unwrap(await this.stub.get(this.key, namespace, name)));
+    const s = this.at(namespace, name);
+    return this.shown(unwrap(await s.stub.get(s.res, namespace, name)));
   }
 
   /** A stored object read: in this resource's shape, and noted as stored (readAs) for its update. */
@@ -164,12 +233,14 @@ export class Store {
   }
 
   async get(namespace: string, name: string): Promise<KubeObject> {
-    return this.read(unwrap(await this.stub.get(this.key, namespace, name)));
+    const s = this.at(namespace, name);
+    return this.read(unwrap(await s.stub.get(s.res, namespace, name)));
   }
 
   /** The object, or undefined when it does not exist. */
   async find(namespace: string, name: string): Promise<KubeObject | undefined> {
-    const r = await this.stub.get(this.key, namespace, name);
+    const s = this.at(namespace, name);
+    const r = await s.stub.get(s.res, namespace, name);
     if (!r.ok) {
       if (r.status.code === 404) return undefined;
       throw StatusError.fromStatus(r.status);
@@ -183,7 +254,27 @@ export class Store {
    */
   async listStream(q: ListQuery): Promise<ReadableStream<Uint8Array> | undefined> {
     if (this.view) return undefined;
-    return unwrapStream(await this.stub.listStream(this.key, this.query(q)));
+    const one = this.single(q);
+    if (one === undefined) return new Response(await this.mergedList(this.query(q))).body!;
+    return unwrapStream(await this.shard(one).listStream(shardKey(this.key, one), this.localQuery(q, one)));
+  }
+
+  /** A query for shard i alone: a vector resourceVersion given is read as shard i's part. */
+  private localQuery<Q extends ListQuery | WatchQuery>(q: Q, i: number): Q {
+    q = this.query(q);
+    if (!this.spread || !q.resourceVersion) return q;
+    return { ...q, resourceVersion: this.local(q.resourceVersion, i) };
+  }
+
+  /** A list over every shard (merged-list.ts), as JSON. */
+  private mergedList(q: ListQuery): Promise<string> {
+    return mergedList(
+      this.plan.count,
+      { kind: this.def.listKind, apiVersion: apiVersionOf(this.def) },
+      q,
+      async (i, sq) =>
+        new Response(unwrapStream(await this.shard(i).listStream(shardKey(this.key, i), sq))).text(),
+    );
   }
 
   /**
@@ -194,7 +285,11 @@ export class Store {
     // a view whose objects show more than is stored draws its table's rows itself
     const redraw = this.view?.redraws && q.table ? q.table.include : undefined;
     if (redraw) q = { ...q, table: { ...q.table!, include: "Object" } };
-    const stream = unwrapStream(await this.stub.listStream(this.key, this.query(q)));
+    const one = this.single(q);
+    if (one === undefined) return this.shownList(await this.mergedList(this.query(q)), redraw);
+    const stream = unwrapStream(
+      await this.shard(one).listStream(shardKey(this.key, one), this.localQuery(q, one)),
+    );
     return this.shownList(await new Response(stream).text(), redraw);
   }
 
@@ -207,10 +302,11 @@ export class Store {
     // Usually the object is encoded here, once, and the shard only fills in the revision;
     // a dry run, an object kept in another's shape, or one the shard allocates values for
     // (a Service's cluster IP) goes whole.
+    const s = this.at(obj.metadata.namespace ?? "", obj.metadata.name ?? "");
     const r =
       opts.dryRun || this.view || !preparable(this.def)
-        ? await this.stub.create(this.key, this.stored(obj), opts, trace)
-        : await this.stub.createPrepared(this.key, prepareCreate(this.def, obj), trace, opts);
+        ? await s.stub.create(s.res, this.stored(obj), opts, trace)
+        : await s.stub.createPrepared(s.res, prepareCreate(this.def, obj), trace, opts);
     const body = this.shown(unwrap(r));
     wrote(this.def);
     return { body, code: (r.ok && r.code) || 201 };
@@ -228,10 +324,16 @@ export class Store {
     trace?: TraceAppend,
   ): Promise<string> {
     const base = old && readAs.get(old);
+    const s = this.at(obj.metadata.namespace ?? "", obj.metadata.name ?? "");
+    if (this.spread) {
+      opts = { ...opts, expectRV: this.local(opts.expectRV, s.i) };
+      const rv = obj.metadata.resourceVersion;
+      if (rv) obj.metadata.resourceVersion = this.local(rv, s.i);
+    }
     const r =
       base && !opts.dryRun && opts.expectRV === base.resourceVersion && preparable(this.def)
-        ? await this.stub.updatePrepared(this.key, prepareUpdate(this.def, obj, base), trace)
-        : await this.stub.update(this.key, this.stored(obj), opts, trace);
+        ? await s.stub.updatePrepared(s.res, prepareUpdate(this.def, obj, base), trace)
+        : await s.stub.update(s.res, this.stored(obj), opts, trace);
     const body = this.shown(unwrap(r));
     wrote(this.def);
     return body;
@@ -248,7 +350,8 @@ export class Store {
     opts: { dryRun?: boolean } = {},
     trace?: TraceAppend,
   ): Promise<void> {
-    unwrap(await this.stub.bind(this.key, namespace, name, binding, opts, trace));
+    const s = this.at(namespace, name);
+    unwrap(await s.stub.bind(s.res, namespace, name, binding, opts, trace));
     if (!opts.dryRun) wrote(this.def);
   }
 
@@ -257,19 +360,53 @@ export class Store {
     name: string,
     opts: DeleteOptions = {},
   ): Promise<{ body: string; code: number }> {
-    const r = await this.stub.remove(this.key, namespace, name, opts);
+    const s = this.at(namespace, name);
+    const pre = opts.preconditions?.resourceVersion;
+    if (this.spread && pre)
+      opts = { ...opts, preconditions: { ...opts.preconditions, resourceVersion: this.local(pre, s.i) } };
+    const r = await s.stub.remove(s.res, namespace, name, opts);
     const body = this.shown(unwrap(r));
     wrote(this.def);
     return { body, code: (r.ok && r.code) || 200 };
   }
 
   async removeCollection(q: ListQuery, opts: DeleteOptions = {}): Promise<string> {
-    const r = await this.stub.removeCollection(this.key, this.query(q), opts);
-    wrote(this.def); // a failure may come after some objects were deleted
-    return this.shownList(await new Response(unwrapStream(r)).text());
+    const one = this.single(q);
+    if (one !== undefined) {
+      const r = await this.shard(one).removeCollection(shardKey(this.key, one), this.query(q), opts);
+      wrote(this.def); // a failure may come after some objects were deleted
+      return this.shownList(await new Response(unwrapStream(r)).text());
+    }
+    // every shard deletes its part; the answer lists them all, at the vector of their revisions
+    const parts: { metadata?: { resourceVersion?: string }; items?: KubeObject[] }[] = [];
+    try {
+      for (let i = 0; i < this.plan.count; i++) {
+        const r = await this.shard(i).removeCollection(shardKey(this.key, i), this.query(q), opts);
+        parts.push(JSON.parse(await new Response(unwrapStream(r)).text()));
+      }
+    } finally {
+      wrote(this.def);
+    }
+    const list = {
+      kind: this.def.listKind,
+      apiVersion: apiVersionOf(this.def),
+      metadata: { resourceVersion: parts.map((p) => p.metadata?.resourceVersion ?? "0").join(".") },
+      items: parts.flatMap((p) => p.items ?? []),
+    };
+    return this.shownList(JSON.stringify(list));
   }
 
   async watch(query: WatchQuery, signal?: AbortSignal): Promise<Response> {
+    if (this.spread) {
+      const one = this.single(query);
+      // a relay is one shard's: a watch across shards is a stream of its own
+      if (one === undefined) return this.mergedWatch({ ...query, relay: undefined }, signal);
+      return this.shard(one).fetch("https://store/watch", {
+        method: "POST",
+        body: JSON.stringify({ res: shardKey(this.key, one), query: this.watchQuery(query, one) }),
+        signal,
+      });
+    }
     return this.stub.fetch("https://store/watch", {
       method: "POST",
       body: JSON.stringify({ res: this.key, query: this.watchQuery(query) }),
@@ -277,8 +414,74 @@ export class Store {
     });
   }
 
+  /**
+   * A watch over every shard (merged-watch.ts): each shard from its part of the version, or
+   * from its state with the bookmark that ends it; the answer is the first failure, or the
+   * merged stream.
+   */
+  private async mergedWatch(query: WatchQuery, signal?: AbortSignal): Promise<Response> {
+    const n = this.plan.count;
+    const parts = vectorParts(query.resourceVersion, n);
+    if (!parts) {
+      // a plain revision says nothing of the other shards: one ERROR event, 410 Expired (as a
+      // shard answers a version it compacted), and the client lists again
+      const status = new StatusError(410, "Expired", `too old resource version: ${query.resourceVersion}`);
+      return new Response(`${JSON.stringify({ type: "ERROR", object: status.toStatus() })}\n`, {
+        headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
+      });
+    }
+    const fromState = parts[0] === "" || parts[0] === "0" || !!query.sendInitialEvents;
+    const shardQuery = (i: number): WatchQuery => ({
+      ...this.watchQuery(query, i),
+      resourceVersion: parts[i],
+      ...(fromState ? { sendInitialEvents: true, allowWatchBookmarks: true } : {}),
+    });
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    signal?.addEventListener("abort", onAbort);
+    const answers = await Promise.all(
+      parts.map((_, i) =>
+        this.shard(i).fetch("https://store/watch", {
+          method: "POST",
+          body: JSON.stringify({ res: shardKey(this.key, i), query: shardQuery(i) }),
+          signal: controller.signal,
+        }),
+      ),
+    );
+    const failed = answers.find((r) => !r.ok || !r.body);
+    if (failed) {
+      controller.abort();
+      for (const r of answers) if (r !== failed) r.body?.cancel().catch(() => {});
+      return failed;
+    }
+    const stream = mergeWatchStreams(
+      answers.map((r) => r.body!),
+      {
+        start: fromState ? new Array(n).fill(0) : parts.map(Number),
+        fromState,
+        bookmarks: !!query.allowWatchBookmarks,
+        initialEvents: !!query.sendInitialEvents,
+        table: !!query.table,
+      },
+    );
+    const headers = new Headers(answers[0].headers);
+    headers.delete("content-length");
+    return new Response(stream, { headers });
+  }
+
   /** A watch over a hibernatable WebSocket held by the shard; the response is its 101. */
   async watchSocket(query: WatchQuery): Promise<Response> {
+    if (this.spread) {
+      query = { ...query, relay: undefined };
+      const one = this.single(query);
+      if (one === undefined) return this.mergedWatchSocket(query);
+      return this.shard(one).fetch("https://store/watch", {
+        headers: {
+          upgrade: "websocket",
+          "x-watch": JSON.stringify({ res: shardKey(this.key, one), query: this.watchQuery(query, one) }),
+        },
+      });
+    }
     return this.stub.fetch("https://store/watch", {
       headers: {
         upgrade: "websocket",
@@ -287,35 +490,76 @@ export class Store {
     });
   }
 
-  /** Opens the front door's relay to this shard (durable-objects/store/relay.ts): its stream. */
-  async openRelay(no: string): Promise<Response> {
-    return this.stub.fetch("https://store/relay", { headers: { [RELAY_NO_HEADER]: no } });
+  /** A merged watch over a WebSocket this isolate holds: one event per message. */
+  private async mergedWatchSocket(query: WatchQuery): Promise<Response> {
+    const res = await this.mergedWatch(query);
+    if (!res.ok || !res.body) return res;
+    const [client, server] = Object.values(new WebSocketPair());
+    server.accept();
+    const reader = res.body.getReader();
+    server.addEventListener("close", () => reader.cancel().catch(() => {}));
+    void (async () => {
+      try {
+        await readLines(reader, (line) => {
+          server.send(line);
+          return true;
+        });
+        server.close(1000, "watch closed");
+      } catch {
+        try {
+          server.close(1011, "watch failed");
+        } catch {
+          // already closed
+        }
+      }
+    })();
+    return new Response(null, { status: 101, webSocket: client });
   }
 
-  async cancelRelayed(no: string, ids: number[]): Promise<void> {
-    await this.stub.cancelRelayed(no, ids);
+  /** Opens the front door's relay to shard i (durable-objects/store/relay.ts): its stream. */
+  async openRelay(no: string, i = 0): Promise<Response> {
+    return this.shard(i).fetch("https://store/relay", { headers: { [RELAY_NO_HEADER]: no } });
+  }
+
+  async cancelRelayed(no: string, ids: number[], i = 0): Promise<void> {
+    await this.shard(i).cancelRelayed(no, ids);
   }
 
   /** A watch in this resource's shape: the shard converts each event for it. */
-  private watchQuery(q: WatchQuery): WatchQuery {
-    return this.view ? { ...this.query(q), view: viewKey(this.def) } : this.query(q);
+  private watchQuery(q: WatchQuery, shard?: number): WatchQuery {
+    const local = shard === undefined ? this.query(q) : this.localQuery(q, shard);
+    return this.view ? { ...local, view: viewKey(this.def) } : local;
   }
 
   /** Spans for pods of this (pods) shard, in one call; those of a pod that is gone are dropped. */
   async appendTraces(entries: TraceAppend[]): Promise<number> {
-    return this.stub.appendTraces(this.key, entries);
+    if (!this.spread) return this.stub.appendTraces(this.key, entries);
+    const byShard = new Map<number, TraceAppend[]>();
+    for (const e of entries) {
+      const i = shardOf(this.plan, e.namespace, e.name);
+      let list = byShard.get(i);
+      if (!list) byShard.set(i, (list = []));
+      list.push(e);
+    }
+    let kept = 0;
+    for (const [i, list] of byShard) kept += await this.shard(i).appendTraces(shardKey(this.key, i), list);
+    return kept;
   }
 
   /** A pod (as JSON) and its flow-trace spans; 404 as a get's. */
   async podTrace(namespace: string, name: string): Promise<{ body: string; spans: TraceSpan[] }> {
-    const r = (await this.stub.podTrace(this.key, namespace, name)) as
+    const s = this.at(namespace, name);
+    const r = (await s.stub.podTrace(s.res, namespace, name)) as
       | { ok: true; body: string; spans: TraceSpan[] }
       | Extract<Reply, { ok: false }>;
     if (!r.ok) throw StatusError.fromStatus(r.status);
     return { body: r.body, spans: r.spans };
   }
 
+  /** Compacts every shard's change log to its head; shard 0's compaction point. */
   async compactNow(): Promise<number> {
-    return this.stub.compactNow();
+    const points = [];
+    for (let i = 0; i < this.plan.count; i++) points.push(await this.shard(i).compactNow());
+    return points[0];
   }
 }

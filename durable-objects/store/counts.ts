@@ -50,6 +50,8 @@ export class ShardCount {
     private readonly countRows: () => number,
     /** writes what is staged */
     private readonly flush: () => void,
+    /** a spread resource's shard number (shard-plan.ts): shards past the first report as "pods#2" */
+    private readonly shardNo: () => number = () => 0,
   ) {
     this.child = clusterNameOf(env) !== undefined;
   }
@@ -80,7 +82,11 @@ export class ShardCount {
    */
   check(def: ResourceDef, name: string, limit: ObjectLimit | undefined): void {
     if (!limit) return;
-    const own = this.value;
+    // a resource over several shards: the others' part as last published, and ours as it is
+    const own =
+      limit.ownPublished === undefined
+        ? this.value
+        : Math.max(0, limit.ownPublished - (this.reported ?? 0)) + this.value;
     if (limit.resource && own >= limit.resource.limit)
       throw exceededLimit(
         def,
@@ -107,7 +113,7 @@ export class ShardCount {
       this.env.CONTROLLERS.idFromName(this.env.EDGEPLANE_CLUSTER),
     ) as unknown as DurableObjectStub<ControllerManager>;
     stub
-      .reportCount(countName(def), n)
+      .reportCount(this.shardNo() ? `${countName(def)}#${this.shardNo()}` : countName(def), n)
       .then(() => (this.reported = n))
       .catch((e: unknown) => console.error("count report failed", e))
       .finally(() => {

@@ -32,7 +32,7 @@ interface ContinueToken {
   start: [string, string];
 }
 
-function encodeContinue(t: ContinueToken): string {
+export function encodeContinue(t: ContinueToken): string {
   return btoa(JSON.stringify({ v: "meta.k8s.io/v1", rv: t.rv, start: t.start }));
 }
 

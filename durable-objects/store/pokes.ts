@@ -22,6 +22,8 @@ export class Pokes {
     private readonly env: Env,
     /** the shard's head revision, read when a poke goes out */
     private readonly head: () => number,
+    /** the shard's number, when its resource is spread over several (store/shard-plan.ts) */
+    private readonly shardNo: () => number = () => 0,
   ) {}
 
   /** After commits to the resource `key`: wakes whoever subscribes to it. */
@@ -39,7 +41,7 @@ export class Pokes {
     }
     st.inflight = true;
     this.stub(s)
-      .poke(key, this.head())
+      .poke(key, this.head(), this.shardNo())
       .catch((e: unknown) => {
         this.stubs.delete(s);
         console.error(`poke ${s} failed`, e);

@@ -47,6 +47,11 @@ export interface ObjectLimit {
   objects?: number;
   /** the objects of the cluster's other shards, as last published in its status */
   others: number;
+  /**
+   * a resource spread over shards (shard-plan.ts): its own count as last published, all its
+   * shards together; the shard takes its own last report out and its live count in
+   */
+  ownPublished?: number;
   /** spec.limits' count/<resource> for the shard's resource, when set: its objects alone */
   resource?: { name: string; limit: number };
 }

@@ -52,6 +52,7 @@ import type {
 } from "./protocol";
 import { type RecentChange, RecentChanges } from "./recent";
 import { Relays } from "./relay";
+import { splitShardKey } from "./shard-plan";
 import { closeAt, TraceTable } from "./traces";
 import { attachedFilter, serveWatch, watchSockets } from "./watch";
 import { type Change, type WatchFilter, WatchHub } from "./watchers";
@@ -59,6 +60,11 @@ import { type Change, type WatchFilter, WatchHub } from "./watchers";
 export class StoreShard extends DurableObject<Env> {
   readonly sql: SqlStorage;
   readonly db: DrizzleSqliteDODatabase;
+  /**
+   * which shard of its resource this is (store/shard-plan.ts): 0 unless the resource is spread;
+   * learnt from the key its calls carry ("/pods~2")
+   */
+  shardNo = 0;
   /** head revision: the resourceVersion of the last commit */
   revision = 0;
   /** oldest revision a watch may start from is compacted + 1 */
@@ -89,11 +95,16 @@ export class StoreShard extends DurableObject<Env> {
     this.env = objectEnv(ctx, env);
     this.sql = ctx.storage.sql;
     this.db = drizzle(ctx.storage);
-    this.pokes = new Pokes(this.env, () => this.revision);
+    this.pokes = new Pokes(
+      this.env,
+      () => this.revision,
+      () => this.shardNo,
+    );
     this.count = new ShardCount(
       this.env,
       () => this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM objects").one().n,
       () => this.flush(),
+      () => this.shardNo,
     );
     this.hub = new WatchHub(
       () => this.def,
@@ -126,7 +137,10 @@ export class StoreShard extends DurableObject<Env> {
   private use(res: string): ResourceDef {
     if (res === this.defKey) return this.def!;
     if (!this.def) {
-      const def = lookupKey(res);
+      // a spread resource's shard past the first hears its number with its key ("/pods~2")
+      const { key, shard } = splitShardKey(res);
+      this.shardNo = shard;
+      const def = lookupKey(key);
       this.def = def;
       this.defKey = res;
       const allocator = def.strategy.allocator;
@@ -587,7 +601,8 @@ export class StoreShard extends DurableObject<Env> {
     const ttl = this.def && ttlMs(this.def, this.settings);
     if (!ttl) return;
     this.expiryArmed = true;
-    void this.ctx.storage.put(EXPIRY_RESOURCE_KEY, resourceKey(this.def!));
+    // the key this shard is called with: a spread resource's shard learns its number from it
+    void this.ctx.storage.put(EXPIRY_RESOURCE_KEY, this.defKey ?? resourceKey(this.def!));
     void this.ctx.storage.setAlarm(Date.now() + expiryStepMs(ttl));
   }
 

@@ -13,6 +13,7 @@ import { supportedFields } from "./fields";
 import type { WatchQuery } from "./protocol";
 import { RELAY_NO_HEADER, RELAY_OFFER_HEADER, RELAYED_HEADER } from "./relay";
 import type { StoreShard } from "./shard";
+import { shardKey } from "./shard-plan";
 import { type Change, type Sink, socketSink, type Watcher, type WatchFilter } from "./watchers";
 
 /**
@@ -232,6 +233,7 @@ export function openWatch(
   // a relayed watch's events are on the relay already: the front door writes them after this head
   if (relay) return new Response(null, { headers: { ...headers, [RELAYED_HEADER]: relay.no } });
   headers["transfer-encoding"] = "chunked";
-  if (q.relay !== undefined) headers[RELAY_OFFER_HEADER] = def.custom?.storeKey ?? resourceKey(def);
+  if (q.relay !== undefined)
+    headers[RELAY_OFFER_HEADER] = shardKey(def.custom?.storeKey ?? resourceKey(def), shard.shardNo);
   return new Response(readable, { headers });
 }

@@ -13,6 +13,7 @@ import { clusterNameOf, clusterUsage } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
 import { countName } from "../../durable-objects/store/counts";
 import type { ObjectLimit } from "../../durable-objects/store/protocol";
+import { shardPlan } from "../../durable-objects/store/shard-plan";
 
 /** The object limits a create of `def` in `env`'s cluster is held to; undefined when it has none. */
 export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined {
@@ -25,11 +26,14 @@ export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined
   if (!u.objects && perResource === undefined) return undefined;
   let others = 0;
   for (const [k, n] of Object.entries(u.counts)) if (k !== own && typeof n === "number") others += n;
+  const stored = def.storedIn ? lookupKey(def.storedIn.key) : def;
   return {
     cluster: u.name,
     objects: u.objects,
     others,
     resource: perResource === undefined ? undefined : { name: own, limit: perResource },
+    // a resource over several shards: each shard sees the others' part in the published count
+    ownPublished: shardPlan(env, stored).count > 1 ? (u.counts[own] ?? 0) : undefined,
   };
 }
 

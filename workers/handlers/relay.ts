@@ -8,6 +8,7 @@ import { lookupKey } from "../../api/registry";
 import type { Env } from "../../durable-objects/env";
 import { Store } from "../../durable-objects/store/client";
 import { RELAY_NO_HEADER, RELAY_SHARD_HEADER, RELAY_WATCH_HEADER } from "../../durable-objects/store/relay";
+import { splitShardKey } from "../../durable-objects/store/shard-plan";
 import { safeEqual } from "../authn/types";
 
 /** Whether `value` opens with the relay secret: `value` is "<secret>" or "<secret> <rest>". */
@@ -31,14 +32,16 @@ export function relayWatchId(env: Env, req: Request): number | undefined {
  */
 export async function handleRelay(req: Request, env: Env): Promise<Response | undefined> {
   if (fromFrontDoor(env, req.headers.get(RELAY_WATCH_HEADER)) === undefined) return undefined;
-  const key = req.headers.get(RELAY_SHARD_HEADER) ?? "";
+  // a resource spread over shards names its shard after its key (store/shard-plan.ts)
+  const { key, shard } = splitShardKey(req.headers.get(RELAY_SHARD_HEADER) ?? "");
   let store: Store;
   try {
     store = new Store(env, lookupKey(key));
   } catch {
     return new Response(null, { status: 404 });
   }
-  if (req.method === "GET") return store.openRelay(req.headers.get(RELAY_NO_HEADER) ?? "");
+  if (shard >= store.plan.count) return new Response(null, { status: 404 });
+  if (req.method === "GET") return store.openRelay(req.headers.get(RELAY_NO_HEADER) ?? "", shard);
   if (req.method !== "POST") return new Response(null, { status: 405 });
   let body: { no?: unknown; ids?: unknown };
   try {
@@ -47,6 +50,6 @@ export async function handleRelay(req: Request, env: Env): Promise<Response | un
     return new Response(null, { status: 400 });
   }
   if (typeof body?.no !== "string" || !Array.isArray(body.ids)) return new Response(null, { status: 400 });
-  await store.cancelRelayed(body.no, body.ids.map(Number));
+  await store.cancelRelayed(body.no, body.ids.map(Number), shard);
   return new Response(null, { status: 204 });
 }

@@ -299,6 +299,9 @@ async function update(w: WriteContext, namespace: string): Promise<Response> {
   checkName(obj, w.info.name, namespace);
   checkNamespace(w.def, obj, w.info);
   checkFields(w, obj, objectFound(decoded, obj, w.def.kind));
+  // a resource over several shards: a vector a watch gave is read as the object's own shard's part
+  if (obj.metadata.resourceVersion)
+    obj.metadata.resourceVersion = w.store.ownVersion(obj.metadata.resourceVersion, namespace, w.info.name);
   const clientRV = obj.metadata.resourceVersion;
   const old = await w.store.get(namespace, w.info.name);
   if (clientRV && clientRV !== old.metadata.resourceVersion) {
@@ -352,7 +355,10 @@ async function patch(w: WriteContext, namespace: string): Promise<Response> {
       // the patched object is still the one the URL names (upstream: namespace, then name)
       checkNamespace(w.def, next, w.info);
       checkName(next, w.info.name, namespace);
-      const wanted = next.metadata.resourceVersion;
+      const wanted =
+        next.metadata.resourceVersion &&
+        w.store.ownVersion(next.metadata.resourceVersion, namespace, w.info.name);
+      if (wanted) next.metadata.resourceVersion = wanted;
       if (wanted && wanted !== old.metadata.resourceVersion) {
         pinned = true;
         throw staleResourceVersion(w.def, w.info.name);

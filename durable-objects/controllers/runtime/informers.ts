@@ -8,6 +8,7 @@ import type { KubeObject } from "../../../api/types";
 import type { Env } from "../../env";
 import { Store } from "../../store/client";
 import type { StoreShard } from "../../store/shard";
+import { type ShardPlan, shardKey, shardObjectName, shardOf, shardPlan } from "../../store/shard-plan";
 import { decodeChange } from "./shared-changes";
 import { StringPool } from "./strings";
 
@@ -77,7 +78,8 @@ class Cache {
     string,
     { fn: (o: KubeObject) => string[]; map: Map<string, Map<string, KubeObject>> }
   >();
-  rv = 0;
+  /** how far the cache follows each shard of the resource (one, unless it is spread) */
+  rvs: number[] = [0];
 
   /** An index by computed values, built over what is cached and kept as objects come and go. */
   addIndex(name: string, fn: (o: KubeObject) => string[]): void {
@@ -136,8 +138,12 @@ export class Informers {
   private handlers: Handler[] = [];
   private pulling = new Map<string, Promise<void>>();
   private again = new Set<string>();
-  /** each resource's shard stub, kept (see store/pokes.ts); dropped when a pull fails */
-  private stubs = new Map<string, DurableObjectStub<StoreShard>>();
+  /** each resource's shard stubs, kept (see store/pokes.ts); one dropped when its pull fails */
+  private stubs = new Map<string, DurableObjectStub<StoreShard>[]>();
+  /** per resource, the shards poked since its pull began ("all": every shard) */
+  private dirty = new Map<string, Set<number> | "all">();
+  /** how each resource is spread over shards (store/shard-plan.ts) */
+  private plans = new Map<string, ShardPlan>();
   /** repeated values of the cached objects, kept once (strings.ts) */
   private readonly strings = new StringPool();
 
@@ -205,11 +211,13 @@ export class Informers {
     }
     const before = this.cache(res);
     for (const [name, ix] of before.indexes) if (!fresh.indexes.has(name)) fresh.addIndex(name, ix.fn);
+    const plan = this.plan(res);
     for (const [key, o] of before.byKey) {
       const n = fresh.byKey.get(key);
-      if (n ? rvOf(o) > rvOf(n) : rvOf(o) > list.rv) fresh.put(o);
+      const shardRv = list.rvs[shardOf(plan, o.metadata.namespace ?? "", o.metadata.name ?? "")] ?? 0;
+      if (n ? rvOf(o) > rvOf(n) : rvOf(o) > shardRv) fresh.put(o);
     }
-    fresh.rv = list.rv;
+    fresh.rvs = list.rvs;
     this.caches.set(res, fresh);
     for (const [key, obj] of fresh.byKey) {
       const old = before.byKey.get(key);
@@ -223,7 +231,7 @@ export class Informers {
    * Every object of `res`, as the caches keep them (lighten), and the list's revision, read
    * a page at a time (RELIST_PAGE).
    */
-  private async listAll(res: string): Promise<{ items: KubeObject[]; rv: number }> {
+  private async listAll(res: string): Promise<{ items: KubeObject[]; rvs: number[] }> {
     const store = new Store(this.env, lookupKey(res));
     for (;;) {
       const items: KubeObject[] = [];
@@ -239,7 +247,13 @@ export class Informers {
             items.push(obj);
           }
           next = page.metadata?.continue || undefined;
-          if (!next) return { items, rv: Number(page.metadata?.resourceVersion ?? 0) };
+          if (!next)
+            return {
+              items,
+              rvs: String(page.metadata?.resourceVersion ?? "0")
+                .split(".")
+                .map(Number),
+            };
           await nextTurn();
         }
       } catch (e) {
@@ -253,8 +267,14 @@ export class Informers {
     await Promise.all(this.resources.map((r) => this.relist(r)));
   }
 
-  /** Pulls the changes of one resource; concurrent calls coalesce into one more pull. */
-  pull(res: string): Promise<void> {
+  /**
+   * Pulls the changes of one resource (of one of its shards, when `shard` says which poked);
+   * concurrent calls coalesce into one more pull.
+   */
+  pull(res: string, shard?: number): Promise<void> {
+    const d = this.dirty.get(res);
+    if (shard === undefined || this.plan(res).count === 1) this.dirty.set(res, "all");
+    else if (d !== "all") this.dirty.set(res, (d ?? new Set<number>()).add(shard));
     const running = this.pulling.get(res);
     if (running) {
       this.again.add(res);
@@ -264,7 +284,9 @@ export class Informers {
       try {
         do {
           this.again.delete(res);
-          await this.pullOnce(res);
+          const which = this.dirty.get(res) ?? "all";
+          this.dirty.delete(res);
+          await this.pullOnce(res, which);
         } while (this.again.has(res));
       } finally {
         this.pulling.delete(res);
@@ -274,30 +296,54 @@ export class Informers {
     return p;
   }
 
-  private async pullOnce(res: string): Promise<void> {
-    let stub = this.stubs.get(res);
-    if (!stub) {
-      stub = this.env.STORE.get(this.env.STORE.idFromName(`${this.env.EDGEPLANE_CLUSTER}/${res}`));
-      this.stubs.set(res, stub);
+  private plan(res: string): ShardPlan {
+    let plan = this.plans.get(res);
+    if (!plan) {
+      const def = lookupKey(res);
+      plan = def.custom ? { count: 1, by: "namespace" } : shardPlan(this.env, def);
+      this.plans.set(res, plan);
     }
+    return plan;
+  }
+
+  /** Pulls the shards named (or all) of the resource in turn; a relist (410 from any) ends the pull. */
+  private async pullOnce(res: string, which: Set<number> | "all"): Promise<void> {
+    const count = this.plan(res).count;
+    let stubs = this.stubs.get(res);
+    if (!stubs) this.stubs.set(res, (stubs = []));
+    for (let i = 0; i < count; i++) {
+      if (which !== "all" && !which.has(i)) continue;
+      let stub = stubs[i];
+      if (!stub) {
+        const name = shardObjectName(`${this.env.EDGEPLANE_CLUSTER}/${res}`, i);
+        stubs[i] = stub = this.env.STORE.get(this.env.STORE.idFromName(name));
+      }
+      if (!(await this.pullShard(res, i, stub))) return;
+    }
+  }
+
+  /** Pulls one shard's changes; false when the resource was listed again instead. */
+  private async pullShard(res: string, i: number, stub: DurableObjectStub<StoreShard>): Promise<boolean> {
     for (;;) {
-      const r = await stub.changesSince(res, this.cache(res).rv, 2000).catch((e: unknown) => {
-        this.stubs.delete(res);
-        throw e;
-      });
+      const r = await stub
+        .changesSince(shardKey(res, i), this.cache(res).rvs[i] ?? 0, 2000)
+        .catch((e: unknown) => {
+          delete this.stubs.get(res)![i];
+          throw e;
+        });
       // read after the call: a relist replaces a resource's cache
       const c = this.cache(res);
       if (r.expired) {
         await this.relist(res);
-        return;
+        return false;
       }
       for (const e of r.events) {
         const { obj, prepared } = decodeChange(res, e.data, (o) => this.prepare(res, o));
         this.apply(res, c, e.type as ChangeType, obj, prepared);
-        c.rv = Math.max(c.rv, rvOf(obj));
+        c.rvs[i] = Math.max(c.rvs[i] ?? 0, rvOf(obj));
       }
-      c.rv = Math.max(c.rv, r.upTo);
-      if (r.upTo >= r.head) return;
+      c.rvs[i] = Math.max(c.rvs[i] ?? 0, r.upTo);
+      if (r.upTo >= r.head) return true;
     }
   }
 
