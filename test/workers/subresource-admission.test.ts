@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allResources } from "../../api/registry";
 import { startDevServer } from "../../local-engine/devserver";
+import { certificateRequest } from "../helpers/client-certs";
 import { api, freshNamespace, type Target } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
 
@@ -16,10 +17,12 @@ const CSRS = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
 /** resources as a Status names them outside the core group */
 const GROUP_QUALIFIED: Record<string, string> = {
   deployments: "deployments.apps",
+  clusters: "clusters.tenancy.edgeplane.dev",
   certificatesigningrequests: "certificatesigningrequests.certificates.k8s.io",
 };
 
 const ADMREG = "/apis/admissionregistration.k8s.io/v1";
+const CLUSTERS = "/apis/tenancy.edgeplane.dev/v1alpha1/clusters";
 const TOKENS = [
   "tok-node-a,system:node:node-a,u3,system:nodes",
   "tok-node-b,system:node:node-b,u4,system:nodes",
@@ -140,6 +143,11 @@ describe("admission of subresource writes", () => {
         apiVersion: "v1",
         kind: "Node",
         metadata: { name: "sr-node" },
+      }),
+      await api(server, "POST", CLUSTERS, {
+        apiVersion: "tenancy.edgeplane.dev/v1alpha1",
+        kind: "Cluster",
+        metadata: { name: "sr-cluster" },
       }),
       await api(server, "POST", CSRS, {
         apiVersion: "certificates.k8s.io/v1",
@@ -454,6 +462,19 @@ describe("admission of subresource writes", () => {
         path: () => `/api/v1/namespaces/${ns}/serviceaccounts/sr-sa/token`,
         body: () => ({ apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: {} }),
         want: "CREATE serviceaccounts/token as authentication.k8s.io/v1, Kind=TokenRequest",
+        unchanged: async () => {},
+      },
+      {
+        // a client certificate of the cluster: nothing is stored, and none is issued when refused
+        subresource: "certificate",
+        method: "POST",
+        path: () => `${CLUSTERS}/sr-cluster/certificate`,
+        body: () => ({
+          apiVersion: "certificates.k8s.io/v1",
+          kind: "CertificateSigningRequest",
+          spec: { request: Buffer.from(certificateRequest("sr-user").csr).toString("base64") },
+        }),
+        want: "CREATE clusters/certificate as certificates.k8s.io/v1, Kind=CertificateSigningRequest",
         unchanged: async () => {},
       },
       {

@@ -10,6 +10,7 @@ import { rfc3339 } from "../../api/time";
 import type { KubeObject } from "../../api/types";
 import { parseCertificateRequest } from "../../api/x509/request";
 import { childEnv } from "../../durable-objects/clusters";
+import { admitMutating, admitValidating } from "../admission/index";
 import { DEFAULT_ADMIN_SECONDS, issueClusterAdminToken } from "../authn/cluster-admin";
 import { decodeObject } from "../encoding/request-body";
 import { encoded } from "../encoding/respond";
@@ -44,6 +45,11 @@ export async function clusterToken(w: WriteContext): Promise<Response> {
   const posted = (isObject(body) ? body : {}) as KubeObject & { spec?: { expirationSeconds?: unknown } };
   const obj = await w.store.find("", name);
   if (!obj || obj.metadata.deletionTimestamp) throw notFound(w.def, name);
+  // admitted as a CREATE of the TokenRequest posted, as serviceaccounts/token is
+  posted.apiVersion ??= "authentication.k8s.io/v1";
+  posted.kind ??= "TokenRequest";
+  if (!isObject(posted.metadata)) posted.metadata = {};
+  await admitMutating(w, "CREATE", posted, undefined);
   const requested = isObject(posted.spec) ? posted.spec.expirationSeconds : undefined;
   const seconds = requested === undefined || requested === null ? DEFAULT_ADMIN_SECONDS : requested;
   if (
@@ -59,6 +65,7 @@ export async function clusterToken(w: WriteContext): Promise<Response> {
         "must be an integer of at least 600 seconds and at most 2^32",
       ),
     ]);
+  await admitValidating(w, "CREATE", posted, undefined);
   const env = childEnv(w.c.env, refOf(w.c.env, obj).key);
   const { token, expiresAt } = await issueClusterAdminToken(env, seconds);
   const tr = {
@@ -88,6 +95,12 @@ export async function clusterCertificate(w: WriteContext): Promise<Response> {
   };
   const obj = await w.store.find("", name);
   if (!obj || obj.metadata.deletionTimestamp) throw notFound(w.def, name);
+  // admitted as a CREATE of the CertificateSigningRequest posted (mutated as posted, validated
+  // once checked), as serviceaccounts/token admits its TokenRequest
+  posted.apiVersion ??= "certificates.k8s.io/v1";
+  posted.kind ??= "CertificateSigningRequest";
+  if (!isObject(posted.metadata)) posted.metadata = {};
+  await admitMutating(w, "CREATE", posted, undefined);
   const spec = isObject(posted.spec) ? posted.spec : {};
   const kind = { group: "certificates.k8s.io", kind: "CertificateSigningRequest" };
   const requested = spec.expirationSeconds;
@@ -114,6 +127,7 @@ export async function clusterCertificate(w: WriteContext): Promise<Response> {
       field.invalid("spec.request", "", "must be a base64-encoded PEM CERTIFICATE REQUEST"),
     ]);
   }
+  await admitValidating(w, "CREATE", posted, undefined);
   const key = refOf(w.c.env, obj).key;
   const manager = w.c.env.CONTROLLERS.get(w.c.env.CONTROLLERS.idFromName(key));
   let cert: string;
