@@ -17,19 +17,9 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { freePort, startDevServer } from "../local-engine/devserver";
 import { keepAliveAgent, type LineStream, openLineStream, request, type Target } from "./lib/http";
+import { type CpuProfile, selfTimes, topLines } from "./lib/inspector-profile";
 import { podBody } from "./lib/pods";
 import { REPO_ROOT } from "./lib/report";
-
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  samples: number[];
-  timeDeltas: number[];
-}
 
 /** Pods the warm-up creates first; a status load patches these. */
 const WARM_PODS = 200;
@@ -64,38 +54,6 @@ function cdp(url: string) {
     close: () => ws.close(),
   };
 }
-
-function selfTimes(p: Profile) {
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const self = new Map<number, number>();
-  p.samples.forEach((s, i) => {
-    self.set(s, (self.get(s) ?? 0) + (p.timeDeltas[i] ?? 0));
-  });
-  const fn = new Map<string, number>();
-  const file = new Map<string, number>();
-  let total = 0;
-  for (const [nid, us] of self) {
-    const n = byId.get(nid);
-    if (!n) continue;
-    total += us;
-    const f = n.callFrame;
-    const where = f.url.replace(/^.*\//, "") || "(native)";
-    const key = `${f.functionName || "(anonymous)"} ${where}:${f.lineNumber + 1}`;
-    fn.set(key, (fn.get(key) ?? 0) + us);
-    file.set(where, (file.get(where) ?? 0) + us);
-  }
-  return { total, fn, file };
-}
-
-const top = (m: Map<string, number>, total: number, n: number) =>
-  [...m]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(
-      ([k, us]) =>
-        `${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`,
-    )
-    .join("\n");
 
 const load = process.argv[2] ?? "create";
 if (!["create", "get", "status", "watch", "idle", "list", "lease"].includes(load))
@@ -209,7 +167,7 @@ try {
   if (load === "idle") await new Promise((r) => setTimeout(r, seconds * 1000));
   else await run(t0 + seconds * 1000);
   const ms = performance.now() - t0;
-  const { profile } = (await c.send("Profiler.stop")) as { profile: Profile };
+  const { profile } = (await c.send("Profiler.stop")) as { profile: CpuProfile };
   // the isolate's heap after the load: a full collection's pause grows with what is live
   const heap = (await c.send("Runtime.getHeapUsage")) as { usedSize: number; totalSize: number };
   console.log(
@@ -226,8 +184,10 @@ try {
   console.log(
     `${load}: ${ops} ops in ${(ms / 1000).toFixed(1)} s = ${((ops * 1000) / ms).toFixed(0)}/s; isolate busy ${((st.total - idle) / 1000).toFixed(0)} ms in all, ${((st.total - idle) / 1000 / ops).toFixed(3)} ms per op`,
   );
-  console.log("\nself time by file:\n" + top(st.file, st.total, 20));
-  console.log("\nself time by function:\n" + top(st.fn, st.total, Number(process.env.PROFILE_TOP ?? 45)));
+  console.log("\nself time by file:\n" + topLines(st.file, st.total, 20));
+  console.log(
+    "\nself time by function:\n" + topLines(st.fn, st.total, Number(process.env.PROFILE_TOP ?? 45)),
+  );
 } finally {
   await s.stop();
   rmSync(dir, { recursive: true, force: true });
