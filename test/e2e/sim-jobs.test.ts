@@ -100,8 +100,12 @@ describe("Jobs on simulated nodes", () => {
     const seen = new Set<string>();
     // Run k is due at once: the schedule names the minute k minutes back, and the last run is
     // set before it (the controller starts the latest run due since its last one).
+    // each run's due minute is earlier than the last one's: a Job is named after its minute, so
+    // a minute passing between two runs must not make the next one's the same as the last's
+    let lastDue = Number.POSITIVE_INFINITY;
     const run = async (k: number, outcome: "Complete" | "Failed") => {
-      const due = Math.floor(Date.now() / MINUTE) * MINUTE - k * MINUTE;
+      const due = Math.min(Math.floor(Date.now() / MINUTE) * MINUTE - k * MINUTE, lastDue - MINUTE);
+      lastDue = due;
       const schedule = `${new Date(due).getUTCMinutes()} * * * *`;
       expect((await api(t, "PATCH", cronjobs(ns, "hist"), { spec: { schedule } }, MERGE)).status).toBe(200);
       const last = new Date(due - 10 * MINUTE).toISOString().replace(".000", "");
