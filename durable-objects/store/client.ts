@@ -2,7 +2,7 @@
 
 import { shardName } from "../../api/custom/key";
 import { StatusError } from "../../api/errors";
-import { resourceKey, viewKey } from "../../api/registry";
+import { lookupKey, resourceKey, viewKey } from "../../api/registry";
 import { apiVersionOf, type ResourceDef, type StorageView } from "../../api/resource";
 import { checkFieldSelector, formatSelector, parseFieldSelector } from "../../api/selectors";
 import type { PodBinding } from "../../api/strategies/pod-binding";
@@ -25,6 +25,7 @@ import type {
 } from "./protocol";
 import { RELAY_NO_HEADER } from "./relay";
 import {
+  formatVector,
   localVersion,
   type ShardPlan,
   shardKey,
@@ -87,10 +88,19 @@ function customFieldLabels(labels: string[]): Set<string> {
   return set;
 }
 
-/** The group and plural of a resource key ("/pods", "coordination.k8s.io/leases"). */
-function storedGroupResource(key: string): { group: string; resource: string } {
-  const i = key.indexOf("/");
-  return { group: key.slice(0, i), resource: key.slice(i + 1) };
+/**
+ * How a resource's store is spread (shard-plan.ts): a resource kept in another's store
+ * (events.k8s.io's events) goes as that one; a custom resource is never spread (its store key
+ * carries its CRD's stamp).
+ */
+export function resourcePlan(env: Env, def: ResourceDef): ShardPlan {
+  if (def.custom) return { count: 1, by: "namespace" };
+  return shardPlan(env, def.storedIn ? lookupKey(def.storedIn.key) : def);
+}
+
+/** The name of the Durable Object of shard `i` of the store keyed `key` in `cluster`. */
+export function storeObjectName(cluster: string, key: string, i: number): string {
+  return shardObjectName(`${cluster}/${shardName(key)}`, i);
 }
 
 /** A typed handle on one resource's shards. */
@@ -112,10 +122,8 @@ export class Store {
   ) {
     this.view = def.storedIn;
     this.key = def.storedIn?.key ?? def.custom?.storeKey ?? resourceKey(def);
-    this.plan = def.custom
-      ? { count: 1, by: "namespace" }
-      : shardPlan(env, def.storedIn ? storedGroupResource(this.key) : def);
-    this.stub = env.STORE.get(objectId(env.STORE, `${env.EDGEPLANE_CLUSTER}/${shardName(this.key)}`));
+    this.plan = resourcePlan(env, def);
+    this.stub = env.STORE.get(objectId(env.STORE, storeObjectName(env.EDGEPLANE_CLUSTER, this.key, 0)));
   }
 
   /** Shard i's stub (0 is this.stub). */
@@ -124,7 +132,7 @@ export class Store {
     if (!this.stubs) this.stubs = [];
     let stub = this.stubs[i];
     if (!stub) {
-      const name = shardObjectName(`${this.env.EDGEPLANE_CLUSTER}/${shardName(this.key)}`, i);
+      const name = storeObjectName(this.env.EDGEPLANE_CLUSTER, this.key, i);
       this.stubs[i] = stub = this.env.STORE.get(objectId(this.env.STORE, name));
     }
     return stub;
@@ -390,26 +398,19 @@ export class Store {
     const list = {
       kind: this.def.listKind,
       apiVersion: apiVersionOf(this.def),
-      metadata: { resourceVersion: parts.map((p) => p.metadata?.resourceVersion ?? "0").join(".") },
+      metadata: { resourceVersion: formatVector(parts.map((p) => Number(p.metadata?.resourceVersion ?? 0))) },
       items: parts.flatMap((p) => p.items ?? []),
     };
     return this.shownList(JSON.stringify(list));
   }
 
   async watch(query: WatchQuery, signal?: AbortSignal): Promise<Response> {
-    if (this.spread) {
-      const one = this.single(query);
-      // a relay is one shard's: a watch across shards is a stream of its own
-      if (one === undefined) return this.mergedWatch({ ...query, relay: undefined }, signal);
-      return this.shard(one).fetch("https://store/watch", {
-        method: "POST",
-        body: JSON.stringify({ res: shardKey(this.key, one), query: this.watchQuery(query, one) }),
-        signal,
-      });
-    }
-    return this.stub.fetch("https://store/watch", {
+    const one = this.single(query);
+    // a relay is one shard's: a watch across shards is a stream of its own
+    if (one === undefined) return this.mergedWatch({ ...query, relay: undefined }, signal);
+    return this.shard(one).fetch("https://store/watch", {
       method: "POST",
-      body: JSON.stringify({ res: this.key, query: this.watchQuery(query) }),
+      body: JSON.stringify({ res: shardKey(this.key, one), query: this.watchQuery(query, one) }),
       signal,
     });
   }
@@ -471,21 +472,12 @@ export class Store {
 
   /** A watch over a hibernatable WebSocket held by the shard; the response is its 101. */
   async watchSocket(query: WatchQuery): Promise<Response> {
-    if (this.spread) {
-      query = { ...query, relay: undefined };
-      const one = this.single(query);
-      if (one === undefined) return this.mergedWatchSocket(query);
-      return this.shard(one).fetch("https://store/watch", {
-        headers: {
-          upgrade: "websocket",
-          "x-watch": JSON.stringify({ res: shardKey(this.key, one), query: this.watchQuery(query, one) }),
-        },
-      });
-    }
-    return this.stub.fetch("https://store/watch", {
+    const one = this.single(query);
+    if (one === undefined) return this.mergedWatchSocket({ ...query, relay: undefined });
+    return this.shard(one).fetch("https://store/watch", {
       headers: {
         upgrade: "websocket",
-        "x-watch": JSON.stringify({ res: this.key, query: this.watchQuery(query) }),
+        "x-watch": JSON.stringify({ res: shardKey(this.key, one), query: this.watchQuery(query, one) }),
       },
     });
   }
@@ -526,8 +518,8 @@ export class Store {
   }
 
   /** A watch in this resource's shape: the shard converts each event for it. */
-  private watchQuery(q: WatchQuery, shard?: number): WatchQuery {
-    const local = shard === undefined ? this.query(q) : this.localQuery(q, shard);
+  private watchQuery(q: WatchQuery, shard: number): WatchQuery {
+    const local = this.localQuery(q, shard);
     return this.view ? { ...local, view: viewKey(this.def) } : local;
   }
 

@@ -51,7 +51,7 @@ export class ShardCount {
     /** writes what is staged */
     private readonly flush: () => void,
     /** a spread resource's shard number (shard-plan.ts): shards past the first report as "pods#2" */
-    private readonly shardNo: () => number = () => 0,
+    private readonly shardNo: () => number,
   ) {
     this.child = clusterNameOf(env) !== undefined;
   }

@@ -8,7 +8,7 @@ import { badRequest, expired } from "../../api/errors";
 import type { KubeObject } from "../../api/types";
 import { encodeContinue } from "./list";
 import type { ListQuery } from "./protocol";
-import { formatVector, isVector } from "./shard-plan";
+import { formatVector, vectorParts } from "./shard-plan";
 
 interface MergedToken {
   rvs: number[];
@@ -87,20 +87,16 @@ export async function mergedList(
             },
       );
   } else {
-    let parts: (string | undefined)[];
     let match = q.resourceVersionMatch;
     const rv = q.resourceVersion;
-    if (rv && rv !== "0" && isVector(rv)) {
-      parts = rv.split(".");
-      if (parts.length !== count || parts.some((p) => !/^\d+$/.test(p!)))
-        throw badRequest(`invalid resource version: ${rv}`);
-    } else if (rv && rv !== "0") {
+    let parts: (string | undefined)[] | undefined = vectorParts(rv, count);
+    if (!parts) {
       // a plain number says nothing of the other shards
-      if (!/^\d+$/.test(rv)) throw badRequest(`invalid resourceVersion: ${rv}`);
+      if (!/^\d+$/.test(rv!)) throw badRequest(`invalid resourceVersion: ${rv}`);
       if (match === "Exact") throw expired(`too old resource version: ${rv}`);
       parts = new Array(count).fill(undefined);
       match = undefined;
-    } else parts = new Array(count).fill(rv);
+    }
     for (let i = 0; i < count; i++)
       queries.push({ ...base, continue: undefined, resourceVersion: parts[i], resourceVersionMatch: match });
   }

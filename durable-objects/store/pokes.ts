@@ -23,7 +23,7 @@ export class Pokes {
     /** the shard's head revision, read when a poke goes out */
     private readonly head: () => number,
     /** the shard's number, when its resource is spread over several (store/shard-plan.ts) */
-    private readonly shardNo: () => number = () => 0,
+    private readonly shardNo: () => number,
   ) {}
 
   /** After commits to the resource `key`: wakes whoever subscribes to it. */

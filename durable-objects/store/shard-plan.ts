@@ -111,7 +111,7 @@ function selectedName(fieldSelector: string | undefined): string | undefined {
   return undefined;
 }
 
-/** The name of shard `i`'s Durable Object (every shard's calls carry the resource's key). */
+/** The name of shard `i`'s Durable Object: shard 0's is `base` (an unspread resource's), shard i's "<base>~i". */
 export function shardObjectName(base: string, i: number): string {
   return i === 0 ? base : `${base}~${i}`;
 }
@@ -137,6 +137,11 @@ export function splitShardKey(res: string): { key: string; shard: number } {
 /** A vector resourceVersion: each shard's revision. */
 export function formatVector(revs: readonly number[]): string {
   return revs.join(".");
+}
+
+/** Each shard's revision in a list's resourceVersion (a plain number: the one shard's). */
+export function parseVector(rv: string): number[] {
+  return rv.split(".").map(Number);
 }
 
 export function isVector(rv: string): boolean {

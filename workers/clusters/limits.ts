@@ -11,9 +11,9 @@ import { lookupKey } from "../../api/registry";
 import type { ResourceDef } from "../../api/resource";
 import { clusterNameOf, clusterUsage } from "../../durable-objects/clusters";
 import type { Env } from "../../durable-objects/env";
+import { resourcePlan } from "../../durable-objects/store/client";
 import { countName } from "../../durable-objects/store/counts";
 import type { ObjectLimit } from "../../durable-objects/store/protocol";
-import { shardPlan } from "../../durable-objects/store/shard-plan";
 
 /** The object limits a create of `def` in `env`'s cluster is held to; undefined when it has none. */
 export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined {
@@ -21,19 +21,19 @@ export function objectLimit(env: Env, def: ResourceDef): ObjectLimit | undefined
   const u = clusterUsage(env.EDGEPLANE_CLUSTER);
   if (!u) return undefined;
   // a resource kept in another's shard is counted as that one
-  const own = countName(def.storedIn ? lookupKey(def.storedIn.key) : def);
+  const stored = def.storedIn ? lookupKey(def.storedIn.key) : def;
+  const own = countName(stored);
   const perResource = u.perResource?.[own];
   if (!u.objects && perResource === undefined) return undefined;
   let others = 0;
   for (const [k, n] of Object.entries(u.counts)) if (k !== own && typeof n === "number") others += n;
-  const stored = def.storedIn ? lookupKey(def.storedIn.key) : def;
   return {
     cluster: u.name,
     objects: u.objects,
     others,
     resource: perResource === undefined ? undefined : { name: own, limit: perResource },
     // a resource over several shards: each shard sees the others' part in the published count
-    ownPublished: shardPlan(env, stored).count > 1 ? (u.counts[own] ?? 0) : undefined,
+    ownPublished: resourcePlan(env, def).count > 1 ? (u.counts[own] ?? 0) : undefined,
   };
 }
 

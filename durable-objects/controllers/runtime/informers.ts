@@ -6,9 +6,9 @@ import { StatusError } from "../../../api/errors";
 import { lookupKey } from "../../../api/registry";
 import type { KubeObject } from "../../../api/types";
 import type { Env } from "../../env";
-import { Store } from "../../store/client";
+import { resourcePlan, Store, storeObjectName } from "../../store/client";
 import type { StoreShard } from "../../store/shard";
-import { type ShardPlan, shardKey, shardObjectName, shardOf, shardPlan } from "../../store/shard-plan";
+import { parseVector, type ShardPlan, shardKey, shardOf } from "../../store/shard-plan";
 import { decodeChange } from "./shared-changes";
 import { StringPool } from "./strings";
 
@@ -247,13 +247,7 @@ export class Informers {
             items.push(obj);
           }
           next = page.metadata?.continue || undefined;
-          if (!next)
-            return {
-              items,
-              rvs: String(page.metadata?.resourceVersion ?? "0")
-                .split(".")
-                .map(Number),
-            };
+          if (!next) return { items, rvs: parseVector(String(page.metadata?.resourceVersion ?? "0")) };
           await nextTurn();
         }
       } catch (e) {
@@ -299,8 +293,7 @@ export class Informers {
   private plan(res: string): ShardPlan {
     let plan = this.plans.get(res);
     if (!plan) {
-      const def = lookupKey(res);
-      plan = def.custom ? { count: 1, by: "namespace" } : shardPlan(this.env, def);
+      plan = resourcePlan(this.env, lookupKey(res));
       this.plans.set(res, plan);
     }
     return plan;
@@ -315,7 +308,7 @@ export class Informers {
       if (which !== "all" && !which.has(i)) continue;
       let stub = stubs[i];
       if (!stub) {
-        const name = shardObjectName(`${this.env.EDGEPLANE_CLUSTER}/${res}`, i);
+        const name = storeObjectName(this.env.EDGEPLANE_CLUSTER, res, i);
         stubs[i] = stub = this.env.STORE.get(this.env.STORE.idFromName(name));
       }
       if (!(await this.pullShard(res, i, stub))) return;
