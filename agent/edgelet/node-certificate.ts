@@ -4,7 +4,7 @@
 // the control plane's csrapproving controller approves at once for bootstrap tokens and its
 // signer issues; the node then authenticates with the certificate instead of a token.
 import { generateKeyPairSync, sign, X509Certificate } from "node:crypto";
-import { bitString, objectId, pem, sequence, smallInteger, tlv } from "../../api/x509/der";
+import { encodeCertificateRequest } from "../../api/x509/request";
 import { type Api, errorText, sleep } from "./api";
 
 /** The part of a CertificateSigningRequest's status the node reads. */
@@ -19,17 +19,14 @@ export const KUBELET_CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client-kubele
 /** A new ECDSA P-256 key (PKCS#8 PEM) and a PKCS#10 request (PEM) for the node's client certificate. */
 export function nodeCertificateRequest(nodeName: string): { csr: string; key: string } {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const utf8 = (s: string) => tlv(0x0c, new TextEncoder().encode(s));
-  const rdn = (oid: string, value: string) => tlv(0x31, sequence(objectId(oid), utf8(value)));
-  const subject = sequence(rdn("2.5.4.10", "system:nodes"), rdn("2.5.4.3", `system:node:${nodeName}`));
   const spki = new Uint8Array(publicKey.export({ type: "spki", format: "der" }));
-  const info = sequence(smallInteger(0), subject, spki, tlv(0xa0));
-  const signature = new Uint8Array(sign("sha256", info, { key: privateKey, dsaEncoding: "der" }));
-  const der = sequence(info, sequence(objectId("1.2.840.10045.4.3.2")), bitString(signature));
-  return {
-    csr: pem("CERTIFICATE REQUEST", der),
-    key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
-  };
+  const csr = encodeCertificateRequest(
+    `system:node:${nodeName}`,
+    ["system:nodes"],
+    spki,
+    (info) => new Uint8Array(sign("sha256", info, { key: privateKey, dsaEncoding: "der" })),
+  );
+  return { csr, key: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
 }
 
 /**

@@ -3,16 +3,22 @@
 // subjectAltName extension requested (as encoded, and how many names of each kind), and
 // whether its signature verifies, with WebCrypto (ECDSA P-256/P-384, RSA PKCS#1 v1.5).
 import {
+  bitString,
   childrenOf,
   contentsOf,
   type Der,
   DerError,
   ecdsaRaw,
+  objectId,
   oidText,
+  pem,
   pemBlock,
   rawOf,
   readDer,
+  sequence,
+  smallInteger,
   stringOf,
+  tlv,
 } from "./der";
 
 export const OID = {
@@ -25,6 +31,27 @@ export const OID = {
   p256: "1.2.840.10045.3.1.7",
   p384: "1.3.132.0.34",
 } as const;
+
+/**
+ * A PKCS#10 request (PEM) for CN=`cn`, O=`groups`, of the EC key whose SubjectPublicKeyInfo
+ * is `spki`, signed ECDSA with SHA-256 by `sign` (which answers the DER signature of what it
+ * is given): the caller holds the key.
+ */
+export function encodeCertificateRequest(
+  cn: string,
+  groups: string[],
+  spki: Uint8Array,
+  sign: (info: Uint8Array) => Uint8Array,
+): string {
+  const utf8 = (v: string) => tlv(0x0c, new TextEncoder().encode(v));
+  const rdn = (oid: string, value: string) => tlv(0x31, sequence(objectId(oid), utf8(value)));
+  const subject = sequence(...groups.map((g) => rdn(OID.organization, g)), rdn(OID.commonName, cn));
+  const info = sequence(smallInteger(0), subject, spki, tlv(0xa0));
+  const der = sequence(info, sequence(objectId(ECDSA_WITH_SHA256)), bitString(sign(info)));
+  return pem("CERTIFICATE REQUEST", der);
+}
+
+const ECDSA_WITH_SHA256 = "1.2.840.10045.4.3.2";
 
 export interface SubjectNames {
   /** the last CN (as Go keeps it), "" when none */

@@ -6,7 +6,7 @@
 import { generateKeyPairSync, sign } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bitString, objectId, pem, sequence, smallInteger, tlv } from "../../api/x509/der";
+import { encodeCertificateRequest } from "../../api/x509/request";
 import type { Command } from "../main";
 import {
   call,
@@ -26,17 +26,14 @@ const ADMIN = { cn: "kubernetes-admin", groups: ["system:masters"] };
 /** A new ECDSA P-256 key (PKCS#8 PEM) and a PKCS#10 request (PEM) for CN=`cn`, O=`groups`. */
 function certificateRequest(cn: string, groups: string[]): { csr: string; key: string } {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const utf8 = (v: string) => tlv(0x0c, new TextEncoder().encode(v));
-  const rdn = (oid: string, value: string) => tlv(0x31, sequence(objectId(oid), utf8(value)));
-  const subject = sequence(...groups.map((g) => rdn("2.5.4.10", g)), rdn("2.5.4.3", cn));
   const spki = new Uint8Array(publicKey.export({ type: "spki", format: "der" }));
-  const info = sequence(smallInteger(0), subject, spki, tlv(0xa0));
-  const signature = new Uint8Array(sign("sha256", info, { key: privateKey, dsaEncoding: "der" }));
-  const der = sequence(info, sequence(objectId("1.2.840.10045.4.3.2")), bitString(signature));
-  return {
-    csr: pem("CERTIFICATE REQUEST", der),
-    key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
-  };
+  const csr = encodeCertificateRequest(
+    cn,
+    groups,
+    spki,
+    (info) => new Uint8Array(sign("sha256", info, { key: privateKey, dsaEncoding: "der" })),
+  );
+  return { csr, key: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
 }
 
 /** The user of a kubeconfig: a token, or a client certificate and its key. */

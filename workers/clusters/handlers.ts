@@ -38,33 +38,64 @@ export async function deleteCluster(w: WriteContext): Promise<Response> {
   }
 }
 
-/** POST clusters/<name>/token: an admin credential of the cluster (system:masters there only). */
-export async function clusterToken(w: WriteContext): Promise<Response> {
-  const name = w.info.name;
+/**
+ * What a cluster's credential subresource (token, certificate) was posted, admitted as a
+ * CREATE of that kind (mutated as posted; validated by the caller once checked, as
+ * serviceaccounts/token admits its TokenRequest), and the live Cluster it names (404 when it is
+ * gone or going).
+ */
+async function postedFor(
+  w: WriteContext,
+  kind: { apiVersion: string; kind: string },
+): Promise<{ posted: KubeObject & { spec?: Record<string, unknown> }; obj: KubeObject }> {
   const body = await decodeObject(w.c.req.raw);
-  const posted = (isObject(body) ? body : {}) as KubeObject & { spec?: { expirationSeconds?: unknown } };
-  const obj = await w.store.find("", name);
-  if (!obj || obj.metadata.deletionTimestamp) throw notFound(w.def, name);
-  // admitted as a CREATE of the TokenRequest posted, as serviceaccounts/token is
-  posted.apiVersion ??= "authentication.k8s.io/v1";
-  posted.kind ??= "TokenRequest";
+  const posted = (isObject(body) ? body : {}) as KubeObject & { spec?: Record<string, unknown> };
+  const obj = await w.store.find("", w.info.name);
+  if (!obj || obj.metadata.deletionTimestamp) throw notFound(w.def, w.info.name);
+  posted.apiVersion ??= kind.apiVersion;
+  posted.kind ??= kind.kind;
   if (!isObject(posted.metadata)) posted.metadata = {};
   await admitMutating(w, "CREATE", posted, undefined);
-  const requested = isObject(posted.spec) ? posted.spec.expirationSeconds : undefined;
-  const seconds = requested === undefined || requested === null ? DEFAULT_ADMIN_SECONDS : requested;
+  return { posted, obj };
+}
+
+/** spec.expirationSeconds of a credential asked for (`fallback` when unset), 422 unless in range. */
+function expirationSeconds(
+  requested: unknown,
+  fallback: number,
+  kind: { group: string; kind: string },
+  name: string,
+): number {
+  const seconds = requested === undefined || requested === null ? fallback : requested;
   if (
     typeof seconds !== "number" ||
     !Number.isInteger(seconds) ||
     seconds < MIN_SECONDS ||
     seconds > MAX_SECONDS
   )
-    throw invalid({ group: "authentication.k8s.io", kind: "TokenRequest" }, name, [
+    throw invalid(kind, name, [
       field.invalid(
         "spec.expirationSeconds",
         seconds as number,
         "must be an integer of at least 600 seconds and at most 2^32",
       ),
     ]);
+  return seconds;
+}
+
+/** POST clusters/<name>/token: an admin credential of the cluster (system:masters there only). */
+export async function clusterToken(w: WriteContext): Promise<Response> {
+  const name = w.info.name;
+  const { posted, obj } = await postedFor(w, {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenRequest",
+  });
+  const seconds = expirationSeconds(
+    isObject(posted.spec) ? posted.spec.expirationSeconds : undefined,
+    DEFAULT_ADMIN_SECONDS,
+    { group: "authentication.k8s.io", kind: "TokenRequest" },
+    name,
+  );
   await admitValidating(w, "CREATE", posted, undefined);
   const env = childEnv(w.c.env, refOf(w.c.env, obj).key);
   const { token, expiresAt } = await issueClusterAdminToken(env, seconds);
@@ -89,35 +120,13 @@ const DEFAULT_CERT_SECONDS = 365 * 24 * 3600;
  */
 export async function clusterCertificate(w: WriteContext): Promise<Response> {
   const name = w.info.name;
-  const body = await decodeObject(w.c.req.raw);
-  const posted = (isObject(body) ? body : {}) as KubeObject & {
-    spec?: { request?: unknown; expirationSeconds?: unknown };
-  };
-  const obj = await w.store.find("", name);
-  if (!obj || obj.metadata.deletionTimestamp) throw notFound(w.def, name);
-  // admitted as a CREATE of the CertificateSigningRequest posted (mutated as posted, validated
-  // once checked), as serviceaccounts/token admits its TokenRequest
-  posted.apiVersion ??= "certificates.k8s.io/v1";
-  posted.kind ??= "CertificateSigningRequest";
-  if (!isObject(posted.metadata)) posted.metadata = {};
-  await admitMutating(w, "CREATE", posted, undefined);
+  const { posted, obj } = await postedFor(w, {
+    apiVersion: "certificates.k8s.io/v1",
+    kind: "CertificateSigningRequest",
+  });
   const spec = isObject(posted.spec) ? posted.spec : {};
   const kind = { group: "certificates.k8s.io", kind: "CertificateSigningRequest" };
-  const requested = spec.expirationSeconds;
-  const seconds = requested === undefined || requested === null ? DEFAULT_CERT_SECONDS : requested;
-  if (
-    typeof seconds !== "number" ||
-    !Number.isInteger(seconds) ||
-    seconds < MIN_SECONDS ||
-    seconds > MAX_SECONDS
-  )
-    throw invalid(kind, name, [
-      field.invalid(
-        "spec.expirationSeconds",
-        seconds as number,
-        "must be an integer of at least 600 seconds and at most 2^32",
-      ),
-    ]);
+  const seconds = expirationSeconds(spec.expirationSeconds, DEFAULT_CERT_SECONDS, kind, name);
   let csrPem = "";
   try {
     csrPem = atob(String(spec.request ?? "").replace(/\s+/g, ""));
