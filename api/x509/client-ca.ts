@@ -27,6 +27,7 @@ import {
   tlv,
 } from "./der";
 import { namesOf, type SubjectNames } from "./request";
+import { extension, extensionValue } from "./sign";
 
 /** A CA's certificate and private key (PKCS#8), both PEM. */
 export interface ClientCA {
@@ -40,9 +41,6 @@ const ANY_USAGE = "2.5.29.37.0";
 /** a CA made now is valid from five minutes ago (clock skew) */
 const BACKDATE_MS = 5 * 60_000;
 const DAY_MS = 24 * 3600_000;
-
-const extension = (oid: string, critical: boolean, value: Uint8Array) =>
-  sequence(objectId(oid), ...(critical ? [booleanTrue()] : []), octetString(value));
 
 /** A new CA named CN=`commonName`, valid for `days` (ten years) from `now`. */
 export async function createClientCA(commonName: string, now = Date.now(), days = 3650): Promise<ClientCA> {
@@ -111,15 +109,9 @@ function parseCertificate(der: Uint8Array): Parsed {
   const [, , issuer, validity, subject, spki] = f;
   if (!spki) throw new DerError("x509: malformed tbs certificate");
   const [from, to] = childrenOf(der, validity);
-  let extKeyUsages: string[] | undefined;
-  const exts = f.find((e) => e.tag === 0xa3);
-  if (exts)
-    for (const ext of childrenOf(der, childrenOf(der, exts)[0])) {
-      const parts = childrenOf(der, ext);
-      if (oidText(contentsOf(der, parts[0])) !== "2.5.29.37") continue;
-      const value = contentsOf(der, parts[parts.length - 1]);
-      extKeyUsages = childrenOf(value, readDer(value)).map((e) => oidText(contentsOf(value, e)));
-    }
+  const usages = extensionValue(der, f, "2.5.29.37");
+  const extKeyUsages =
+    usages && childrenOf(usages, readDer(usages)).map((e) => oidText(contentsOf(usages, e)));
   const sig = contentsOf(der, sigEl);
   return {
     tbs: rawOf(der, tbsEl),

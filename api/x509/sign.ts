@@ -8,6 +8,7 @@ import {
   booleanTrue,
   childrenOf,
   contentsOf,
+  type Der,
   ecdsaSignature,
   explicit,
   integer,
@@ -45,15 +46,8 @@ export function caFields(certPem: string): Omit<SigningCA, "key"> {
   const f = fields[0].tag === 0xa0 ? fields.slice(1) : fields; // past the version
   const [, , , validity, subject] = f;
   const [, notAfter] = childrenOf(der, validity);
-  let keyId: Uint8Array | undefined;
-  const exts = f.find((e) => e.tag === 0xa3);
-  if (exts)
-    for (const ext of childrenOf(der, childrenOf(der, exts)[0])) {
-      const parts = childrenOf(der, ext);
-      if (oidText(contentsOf(der, parts[0])) !== "2.5.29.14") continue;
-      const value = contentsOf(der, parts[parts.length - 1]);
-      keyId = contentsOf(value, readDer(value));
-    }
+  const keyIdValue = extensionValue(der, f, "2.5.29.14");
+  const keyId = keyIdValue && contentsOf(keyIdValue, readDer(keyIdValue));
   return {
     subject: rawOf(der, subject),
     names: namesOf(der, subject),
@@ -115,8 +109,23 @@ function keyUsageBits(bits: number[]): Uint8Array {
   return tlv(0x03, new Uint8Array([bytes.length * 8 - n]), bytes);
 }
 
-const extension = (oid: string, critical: boolean, value: Uint8Array) =>
+/** A certificate extension: its OID, whether it is critical, and its value (DER). */
+export const extension = (oid: string, critical: boolean, value: Uint8Array) =>
   sequence(objectId(oid), ...(critical ? [booleanTrue()] : []), octetString(value));
+
+/**
+ * The value (DER, inside its OCTET STRING) of the extension `oid` among a certificate's TBS
+ * fields past the version (`fields`), undefined when it has none.
+ */
+export function extensionValue(der: Uint8Array, fields: Der[], oid: string): Uint8Array | undefined {
+  const exts = fields.find((e) => e.tag === 0xa3);
+  if (!exts) return undefined;
+  for (const ext of childrenOf(der, childrenOf(der, exts)[0])) {
+    const parts = childrenOf(der, ext);
+    if (oidText(contentsOf(der, parts[0])) === oid) return contentsOf(der, parts[parts.length - 1]);
+  }
+  return undefined;
+}
 
 export interface IssueOptions {
   usages: string[];
