@@ -9,6 +9,7 @@ import net from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CriClient } from "../../agent/cri/client";
+import { childrenOf } from "../helpers/processes";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -40,19 +41,6 @@ export function tied(command: string, args: string[], env: NodeJS.ProcessEnv = p
   child.stderr!.on("data", keep);
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   return { child, out, exited };
-}
-
-/** The children of `pid`, with their command names (from /proc). */
-export function childrenOf(pid: number): { pid: number; comm: string }[] {
-  const out: { pid: number; comm: string }[] = [];
-  try {
-    for (const task of readdirSync(`/proc/${pid}/task`))
-      for (const c of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean))
-        try {
-          out.push({ pid: Number(c), comm: readFileSync(`/proc/${c}/comm`, "utf8").trim() });
-        } catch {}
-  } catch {}
-  return out;
 }
 
 /** Processes whose command line contains `text`. */

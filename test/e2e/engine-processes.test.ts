@@ -11,6 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../local-engine/devserver";
 import { hasKubectl, kubectl, type Target, until } from "../helpers/cluster";
 import { removeStateDir, tempStateDir } from "../helpers/own-server";
+import { alive, childrenOf } from "../helpers/processes";
 
 const REPO = join(__dirname, "../..");
 const stateDir = tempStateDir("edgeplane-procs-");
@@ -21,28 +22,6 @@ const launched: ChildProcess[] = [];
 afterEach(() => {
   for (const c of launched.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
 });
-
-/** The children of `pid` with their command names (from /proc). */
-function children(pid: number): { pid: number; comm: string }[] {
-  const out: { pid: number; comm: string }[] = [];
-  try {
-    for (const task of readdirSync(`/proc/${pid}/task`))
-      for (const c of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean))
-        out.push({ pid: Number(c), comm: readFileSync(`/proc/${c}/comm`, "utf8").trim() });
-  } catch {
-    // gone
-  }
-  return out;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-};
 
 interface Launched {
   child: ChildProcess;
@@ -73,11 +52,11 @@ async function launch(processes: number): Promise<Launched> {
   child.stderr!.on("data", (d) => (out += d));
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   const engine = () => {
-    const host = children(child.pid!).find((c) => c.comm === "node")?.pid;
+    const host = childrenOf(child.pid!).find((c) => c.comm === "node")?.pid;
     if (!host) return undefined;
     return {
       host,
-      workerd: children(host)
+      workerd: childrenOf(host)
         .filter((c) => c.comm === "workerd")
         .map((c) => c.pid),
     };

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../../local-engine/devserver";
 import { removeStateDir, tempStateDir } from "../../helpers/own-server";
+import { alive, childrenOf } from "../../helpers/processes";
 
 const REPO = join(__dirname, "../../..");
 const dirs: string[] = [];
@@ -41,29 +42,6 @@ function processesOf(stateDir: string): number[] {
   }
   return pids;
 }
-
-/** The children of `pid` (from /proc), with their command names. */
-function children(pid: number): { pid: number; comm: string }[] {
-  const out: { pid: number; comm: string }[] = [];
-  try {
-    for (const task of readdirSync(`/proc/${pid}/task`))
-      for (const c of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean))
-        out.push({ pid: Number(c), comm: readFileSync(`/proc/${c}/comm`, "utf8").trim() });
-  } catch {
-    // gone
-  }
-  return out;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    // a zombie is not alive
-    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -132,7 +110,7 @@ function launch(how: "npm" | "node", opts: { port?: number; stateDir?: string } 
       const host = processesOf(stateDir).find((p) =>
         readFileSync(`/proc/${p}/cmdline`, "utf8").includes("engine-host.ts"),
       );
-      const workerd = host && children(host).find((c) => c.comm === "workerd")?.pid;
+      const workerd = host && childrenOf(host).find((c) => c.comm === "workerd")?.pid;
       return host && workerd ? { host, workerd } : undefined;
     };
     const status = async (path: string, token?: string) => {
@@ -158,7 +136,7 @@ async function up(s: Started) {
 
 /** The pid of `npm start`'s node process (start.ts): npm runs it in its place. */
 function startTs(s: Started): number {
-  const tree = [s.child.pid!, ...children(s.child.pid!).map((c) => c.pid)];
+  const tree = [s.child.pid!, ...childrenOf(s.child.pid!).map((c) => c.pid)];
   for (const pid of tree)
     if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("local-engine/start.ts")) return pid;
   throw new Error(`no start.ts under npm (${tree})`);
