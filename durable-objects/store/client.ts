@@ -332,12 +332,9 @@ export class Store {
     trace?: TraceAppend,
   ): Promise<string> {
     const base = old && readAs.get(old);
+    // expectRV is a revision this Store read (a vector a client sent is read as the object's own
+    // shard's by the handler first: ownVersion)
     const s = this.at(obj.metadata.namespace ?? "", obj.metadata.name ?? "");
-    if (this.spread) {
-      opts = { ...opts, expectRV: this.local(opts.expectRV, s.i) };
-      const rv = obj.metadata.resourceVersion;
-      if (rv) obj.metadata.resourceVersion = this.local(rv, s.i);
-    }
     const r =
       base && !opts.dryRun && opts.expectRV === base.resourceVersion && preparable(this.def)
         ? await s.stub.updatePrepared(s.res, prepareUpdate(this.def, obj, base), trace)
